@@ -1,0 +1,211 @@
+"""The small contracts everything plugs into: Model, Phase, Tool, Hook, StopCondition, InputGuard.
+
+Implementations live elsewhere (`_phases/`, `_tool.py`, `_stop.py`, providers); this module only
+says what each piece must offer, so that a user's own piece is as first-class as ours.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from attrs import frozen
+
+from reactloop._decisions import (
+    HookDecision,
+    PhaseDecision,
+    StartDecision,
+    StopSignal,
+    ToolCallDecision,
+)
+from reactloop._errors import ReactLoopError
+from reactloop._messages import ModelDelta, ModelRequest, ModelResponse, ToolCall, ToolSpec
+from reactloop._state import RunContext, RunResult, ToolResult
+
+if TYPE_CHECKING:
+    from reactloop._run import Run
+
+DeltaSink = Callable[[ModelDelta], Awaitable[None]]
+Clock = Callable[[], float]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A language model: one request/response call and one streaming call with the same answer."""
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send the request and return the whole response."""
+        ...
+
+    async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
+        """Send the request, await `on_delta` for each streamed piece, return the whole response."""
+        ...
+
+
+class Phase(Protocol):
+    """One unit of the loop: reads and updates the run, then says what happens next."""
+
+    async def __call__(self, run: Run) -> PhaseDecision:
+        """Do this phase's work on `run` and return a decision."""
+        ...
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A callable the model can ask for; `FunctionTool` (from `@tool`) is the usual one."""
+
+    @property
+    def name(self) -> str:
+        """The name the model uses."""
+        ...
+
+    @property
+    def spec(self) -> ToolSpec:
+        """Name, description and parameter schema as offered to the model."""
+        ...
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds this tool may run; None takes the loop's default."""
+        ...
+
+    @property
+    def exclusive(self) -> bool:
+        """True when this tool must run alone, never beside other calls of its step."""
+        ...
+
+    def parse_arguments(self, arguments: str) -> dict[str, Any]:
+        """Parse and validate the model's JSON arguments; raise `ToolArgumentsError` if invalid."""
+        ...
+
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        """Run the tool with validated arguments; any exception becomes an error result."""
+        ...
+
+
+class HookFailure(enum.StrEnum):
+    """What a hook's own exception does: stop the run with a `HookError`, or be ignored."""
+
+    FAIL_CLOSED = "fail_closed"
+    FAIL_OPEN = "fail_open"
+
+
+class HookPoint(enum.StrEnum):
+    """The points of a run where hooks are called."""
+
+    BEFORE_RUN = "before_run"
+    AFTER_RUN = "after_run"
+    BEFORE_REASONING = "before_reasoning"
+    AFTER_REASONING = "after_reasoning"
+    BEFORE_TOOL_CALL = "before_tool_call"
+    AFTER_TOOL_CALL = "after_tool_call"
+    ON_ERROR = "on_error"
+
+
+class Hook:
+    """Base class for hooks: override the points you need; the rest cost nothing.
+
+    Lower `priority` runs first. `on_raise` says what happens when the hook itself raises:
+    FAIL_CLOSED (default) ends the run with a `HookError`; FAIL_OPEN ignores the hook's decision
+    and reports a `HookFailed` event.
+    """
+
+    priority: ClassVar[int] = 0
+    on_raise: ClassVar[HookFailure] = HookFailure.FAIL_CLOSED
+
+    async def before_run(self, run: Run) -> StartDecision | None:
+        """Before the first iteration; may stop the run."""
+        return None
+
+    async def after_run(self, run: Run, result: RunResult) -> None:
+        """After the run ended, with its result."""
+
+    async def before_reasoning(
+        self, run: Run, request: ModelRequest
+    ) -> HookDecision[ModelRequest] | None:
+        """Before each model call; may replace the request (messages included) or stop."""
+        return None
+
+    async def after_reasoning(
+        self, run: Run, response: ModelResponse
+    ) -> HookDecision[ModelResponse] | None:
+        """After each model call; may replace the response or stop."""
+        return None
+
+    async def before_tool_call(self, run: Run, call: ToolCall) -> ToolCallDecision[ToolCall] | None:
+        """Before one tool call; may change it, reject it alone, or stop the run."""
+        return None
+
+    async def after_tool_call(
+        self, run: Run, call: ToolCall, result: ToolResult
+    ) -> HookDecision[ToolResult] | None:
+        """After one tool call; may replace its result."""
+        return None
+
+    async def on_error(self, run: Run, error: ReactLoopError) -> None:
+        """When a tool call fails or the run fails with a typed error."""
+
+
+class CheckPoint(enum.StrEnum):
+    """Where in an iteration stop conditions are checked."""
+
+    BEFORE_REASONING = "before_reasoning"
+    AFTER_REASONING = "after_reasoning"
+    AFTER_TOOLS = "after_tools"
+
+
+class StopCondition:
+    """Base of stop conditions; combine them with `|` (any of them stops the run).
+
+    `check` returns a `StopSignal` or None. A signal with `cap=True` is a limit: by default the
+    run makes one last model call without tools to get an answer before stopping.
+    """
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """The signal to stop at this point, or None."""
+        raise NotImplementedError
+
+    def tool_call_allowance(self, run: Run) -> int | None:
+        """How many more tool calls this condition allows; None for no limit."""
+        return None
+
+    def __or__(self, other: StopCondition) -> StopCondition:
+        return AnyOf.of(self, other)
+
+
+@frozen
+class AnyOf(StopCondition):
+    """Stops when any of its conditions does (the first in order wins)."""
+
+    conditions: tuple[StopCondition, ...]
+
+    @classmethod
+    def of(cls, *conditions: StopCondition) -> AnyOf:
+        """Flatten nested AnyOf into one."""
+        flat: list[StopCondition] = []
+        for condition in conditions:
+            flat.extend(condition.conditions if isinstance(condition, AnyOf) else (condition,))
+        return cls(tuple(flat))
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """The first signal of any condition."""
+        for condition in self.conditions:
+            signal = condition.check(run, at)
+            if signal is not None:
+                return signal
+        return None
+
+    def tool_call_allowance(self, run: Run) -> int | None:
+        """The smallest allowance of any condition."""
+        allowances = [c.tool_call_allowance(run) for c in self.conditions]
+        known = [a for a in allowances if a is not None]
+        return min(known) if known else None
+
+
+class InputGuard(Protocol):
+    """Checks the user input before any model call; returns a rejection reason or None."""
+
+    def __call__(self, text: str) -> str | None:
+        """None to accept the input, or why it is rejected."""
+        ...

@@ -1,0 +1,101 @@
+"""Closed unions of typed decisions: what phases return to the loop, what hooks return to phases."""
+
+from __future__ import annotations
+
+import enum
+from typing import Generic, TypeAlias, TypeVar
+
+from attrs import frozen
+
+from reactloop._errors import ReactLoopError
+
+T = TypeVar("T")
+
+
+class StopReason(enum.StrEnum):
+    """Why a run ended; `RunResult.stop_detail` says which limit or rule, with its value."""
+
+    COMPLETED = "completed"
+    MAX_ITERATIONS = "max_iterations"
+    MAX_TOOL_CALLS = "max_tool_calls"
+    FINAL_ANSWER = "final_answer"
+    TOOL_CALLED = "tool_called"
+    TOKEN_BUDGET = "token_budget"
+    TIME_BUDGET = "time_budget"
+    CONDITION = "condition"
+    HOOK_STOPPED = "hook_stopped"
+    GUARD_REJECTED = "guard_rejected"
+    ERROR = "error"
+
+
+# --- phase decisions ------------------------------------------------------------------------
+
+
+@frozen
+class Proceed:
+    """Go on to the next phase of the sequence (after the last one: the next iteration)."""
+
+
+@frozen
+class NextIteration:
+    """Skip the rest of this iteration's phases and start the next iteration."""
+
+
+@frozen(eq=False)
+class Stop:
+    """End the run. `output` overrides the final text; None keeps the last assistant text."""
+
+    reason: StopReason
+    detail: str = ""
+    output: str | None = None
+    error: ReactLoopError | None = None
+
+
+@frozen
+class StopSignal:
+    """A stop condition fired: why, which limit, and whether it is a cap (one last call first)."""
+
+    reason: StopReason
+    detail: str
+    cap: bool = False
+    output: str | None = None
+
+
+PhaseDecision: TypeAlias = Proceed | NextIteration | Stop
+
+PROCEED = Proceed()
+NEXT_ITERATION = NextIteration()
+
+
+# --- hook decisions -------------------------------------------------------------------------
+
+
+@frozen
+class Continue:
+    """Let things go on unchanged (returning None from a hook means the same)."""
+
+
+@frozen
+class Override(Generic[T]):
+    """Replace the value at this hook point (request, response, tool call or tool result)."""
+
+    value: T
+
+
+@frozen
+class Reject:
+    """Refuse one tool call; the model receives `message` as that call's error result."""
+
+    message: str
+
+
+@frozen
+class StopRun:
+    """Stop the run at the next safe point; `reason` is kept as the result's stop detail."""
+
+    reason: str
+
+
+HookDecision: TypeAlias = Continue | Override[T] | StopRun
+ToolCallDecision: TypeAlias = Continue | Override[T] | Reject | StopRun
+StartDecision: TypeAlias = Continue | StopRun

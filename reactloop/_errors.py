@@ -1,0 +1,247 @@
+"""The exception tree: every error reactloop raises derives from `ReactLoopError`.
+
+Each error carries a stable `code` (an `ErrorCode`), structured fields, and a message that names the
+broken rule and the offending value::
+
+    ReactLoopError
+    ├── ConfigurationError          configuration   a loop, tool or phase was set up wrongly
+    │   └── ToolDefinitionError     configuration   a function cannot become a tool
+    ├── ModelError                  (per subclass)  the model call failed
+    │   ├── RateLimitedError        rate_limited
+    │   ├── ModelTimeoutError       timeout
+    │   ├── ContextTooLongError     context_too_long
+    │   ├── AuthenticationError     authentication
+    │   ├── InvalidRequestError     invalid_request
+    │   ├── ProviderUnavailableError provider_unavailable
+    │   ├── InvalidResponseError    invalid_response
+    │   └── ScriptExhaustedError    invalid_response  a scripted test model ran out of responses
+    ├── ToolError                   tool_error      a tool call failed; the model reads it
+    │   ├── UnknownToolError        tool_error      the model named a tool that does not exist
+    │   ├── ToolArgumentsError      tool_error      arguments did not match the tool's schema
+    │   ├── ToolTimeoutError        timeout         the tool ran past its timeout
+    │   └── ToolExecutionError      tool_error      the tool raised
+    ├── GuardRejectedError          guard_rejected  an input guard refused the input
+    └── HookError                   hook_rejected   a fail-closed hook raised
+
+Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+
+
+class ErrorCode(enum.StrEnum):
+    """Stable, machine-readable error codes: safe to switch on, log and show in dashboards."""
+
+    RATE_LIMITED = "rate_limited"
+    TIMEOUT = "timeout"
+    CONTEXT_TOO_LONG = "context_too_long"
+    AUTHENTICATION = "authentication"
+    INVALID_REQUEST = "invalid_request"
+    PROVIDER_UNAVAILABLE = "provider_unavailable"
+    TOOL_ERROR = "tool_error"
+    GUARD_REJECTED = "guard_rejected"
+    HOOK_REJECTED = "hook_rejected"
+    INVALID_RESPONSE = "invalid_response"
+    CANCELLED = "cancelled"
+    CONFIGURATION = "configuration"
+    UNKNOWN = "unknown"
+
+
+class ReactLoopError(Exception):
+    """Root of every reactloop error; `code` says which kind it is."""
+
+    code: ErrorCode = ErrorCode.UNKNOWN
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigurationError(ReactLoopError):
+    """A loop, phase or tool was configured in a way that cannot work."""
+
+    code = ErrorCode.CONFIGURATION
+
+
+class ToolDefinitionError(ConfigurationError):
+    """A function cannot be turned into a tool (unsupported annotation, missing hint, ...)."""
+
+    def __init__(self, tool_name: str, problem: str) -> None:
+        super().__init__(f"tool {tool_name!r} cannot be defined: {problem}")
+        self.tool_name = tool_name
+        self.problem = problem
+
+
+class ModelError(ReactLoopError):
+    """The model call failed; subclasses say why and whether a retry can help."""
+
+    code = ErrorCode.UNKNOWN
+    retryable: bool = False
+
+    def __init__(
+        self, message: str, *, status: int | None = None, provider: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.provider = provider
+
+
+class RateLimitedError(ModelError):
+    """The provider refused the call for rate reasons; retryable unless the quota is exhausted."""
+
+    code = ErrorCode.RATE_LIMITED
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = 429,
+        provider: str | None = None,
+        retry_after: float | None = None,
+        quota_exhausted: bool = False,
+    ) -> None:
+        super().__init__(message, status=status, provider=provider)
+        self.retry_after = retry_after
+        self.quota_exhausted = quota_exhausted
+        self.retryable = not quota_exhausted
+
+
+class ModelTimeoutError(ModelError):
+    """The model call (or a stream going idle) exceeded its timeout."""
+
+    code = ErrorCode.TIMEOUT
+    retryable = True
+
+
+class ContextTooLongError(ModelError):
+    """The conversation does not fit the model's context window; retrying cannot help."""
+
+    code = ErrorCode.CONTEXT_TOO_LONG
+
+
+class AuthenticationError(ModelError):
+    """The provider rejected the credentials."""
+
+    code = ErrorCode.AUTHENTICATION
+
+
+class InvalidRequestError(ModelError):
+    """The provider rejected the request as malformed."""
+
+    code = ErrorCode.INVALID_REQUEST
+
+
+class ProviderUnavailableError(ModelError):
+    """The provider is down, overloaded or unreachable; retryable."""
+
+    code = ErrorCode.PROVIDER_UNAVAILABLE
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        provider: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, status=status, provider=provider)
+        self.retry_after = retry_after
+
+
+class InvalidResponseError(ModelError):
+    """The provider answered with something that is not a valid response."""
+
+    code = ErrorCode.INVALID_RESPONSE
+
+
+class ScriptExhaustedError(InvalidResponseError):
+    """A scripted test model was asked for more responses than it was given."""
+
+    def __init__(self, given: int) -> None:
+        super().__init__(
+            f"scripted model has no response left: all {given} scripted responses were used"
+        )
+        self.given = given
+
+
+class ToolError(ReactLoopError):
+    """A tool call failed; the loop turns it into an error result the model can read."""
+
+    code = ErrorCode.TOOL_ERROR
+
+    def __init__(self, message: str, *, tool_name: str) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+
+
+class UnknownToolError(ToolError):
+    """The model asked for a tool that does not exist (a hallucinated name)."""
+
+    def __init__(self, tool_name: str, available: Sequence[str]) -> None:
+        names = ", ".join(available) or "(none)"
+        super().__init__(
+            f"unknown tool {tool_name!r}: the available tools are {names}", tool_name=tool_name
+        )
+        self.available = tuple(available)
+
+
+class ToolArgumentsError(ToolError):
+    """The arguments did not match the tool's parameter schema."""
+
+    def __init__(self, tool_name: str, problems: Sequence[str]) -> None:
+        super().__init__(
+            f"invalid arguments for tool {tool_name!r}: " + "; ".join(problems),
+            tool_name=tool_name,
+        )
+        self.problems = tuple(problems)
+
+
+class ToolTimeoutError(ToolError):
+    """The tool did not finish within its timeout."""
+
+    code = ErrorCode.TIMEOUT
+
+    def __init__(self, tool_name: str, timeout: float) -> None:
+        super().__init__(
+            f"tool {tool_name!r} timed out after {timeout:g} s (its timeout)", tool_name=tool_name
+        )
+        self.timeout = timeout
+
+
+class ToolExecutionError(ToolError):
+    """The tool raised; the original exception is kept as `__cause__`."""
+
+    def __init__(self, tool_name: str, error: BaseException) -> None:
+        super().__init__(
+            f"tool {tool_name!r} raised {type(error).__name__}: {error}", tool_name=tool_name
+        )
+        self.error_type = type(error).__name__
+
+
+class GuardRejectedError(ReactLoopError):
+    """An input guard refused the user input before any model call."""
+
+    code = ErrorCode.GUARD_REJECTED
+
+    def __init__(self, guard: str, reason: str) -> None:
+        super().__init__(f"input rejected by guard {guard}: {reason}")
+        self.guard = guard
+        self.reason = reason
+
+
+class HookError(ReactLoopError):
+    """A hook raised and its failure policy is fail-closed; `__cause__` is the original error."""
+
+    code = ErrorCode.HOOK_REJECTED
+
+    def __init__(self, hook: str, point: str, error: BaseException) -> None:
+        super().__init__(
+            f"hook {hook} failed at {point} (fail-closed): {type(error).__name__}: {error}"
+        )
+        self.hook = hook
+        self.point = point

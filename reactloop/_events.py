@@ -1,0 +1,126 @@
+"""Typed events of a streamed run; `RunFinished` carries the same result that `run()` returns."""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+from attrs import frozen
+
+from reactloop._decisions import PhaseDecision
+from reactloop._errors import ReactLoopError
+from reactloop._messages import ToolCall, Usage
+from reactloop._state import RunResult, Step, ToolResult
+
+
+@frozen
+class RunStarted:
+    """The run began with this input."""
+
+    run_id: str
+    input: str
+
+
+@frozen
+class StepStarted:
+    """Iteration `index` (1-based) began."""
+
+    index: int
+
+
+@frozen
+class PhaseFinished:
+    """A phase returned `decision`."""
+
+    phase: str
+    decision: PhaseDecision
+
+
+@frozen
+class TextDeltaEvent:
+    """A piece of the model's text, as it streams."""
+
+    text: str
+
+
+@frozen
+class ToolCallDeltaEvent:
+    """A piece of a tool call's arguments, as they stream (`index` is the call's position)."""
+
+    index: int
+    arguments_delta: str
+    name: str | None = None
+    call_id: str | None = None
+
+
+@frozen
+class ToolCallStarted:
+    """A tool call passed validation and hooks and is about to run."""
+
+    call: ToolCall
+
+
+@frozen
+class ToolResultEvent:
+    """A tool call ended (or was refused); `ok` is False for an error result."""
+
+    result: ToolResult
+
+    @property
+    def ok(self) -> bool:
+        """True when the call succeeded."""
+        return not self.result.is_error
+
+
+@frozen
+class StepFinished:
+    """Iteration ended; `step` has its response, tool results, usage and duration."""
+
+    step: Step
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens this step used."""
+        return self.step.usage
+
+    @property
+    def duration(self) -> float:
+        """Seconds this step took."""
+        return self.step.duration
+
+
+@frozen(eq=False)
+class HookFailed:
+    """A fail-open hook raised; the run went on without its decision."""
+
+    hook: str
+    point: str
+    error: Exception
+
+
+@frozen(eq=False)
+class RunFinished:
+    """The run ended; `result` is the same object `run()` returns."""
+
+    result: RunResult
+
+
+@frozen(eq=False)
+class ErrorEvent:
+    """A typed error ended the run (the result carries it too)."""
+
+    error: ReactLoopError
+
+
+Event: TypeAlias = (
+    RunStarted
+    | StepStarted
+    | PhaseFinished
+    | TextDeltaEvent
+    | ToolCallDeltaEvent
+    | ToolCallStarted
+    | ToolResultEvent
+    | StepFinished
+    | HookFailed
+    | ErrorEvent
+    | RunFinished
+)

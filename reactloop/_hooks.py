@@ -1,0 +1,142 @@
+"""Runs the hooks of one point in priority order and merges their decisions into one `Verdict`.
+
+Merging is fixed: overrides chain (each hook sees the value the previous ones left), and the
+verdict's precedence is stop over reject over override over continue. A hook that raises is
+handled by its own `on_raise` policy. Turning a verdict's stop into control flow is left to
+`HookDecisionApplier`; the phase that ran the hooks takes the (possibly overridden) value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import attrs
+from attrs import frozen
+
+from reactloop._contracts import Hook, HookFailure, HookPoint
+from reactloop._decisions import Continue, Override, Reject, StopRun
+from reactloop._errors import HookError, ReactLoopError
+from reactloop._events import HookFailed
+from reactloop._messages import ModelRequest, ModelResponse, ToolCall
+from reactloop._state import RunResult, ToolResult
+
+if TYPE_CHECKING:
+    from reactloop._run import Run
+
+T = TypeVar("T")
+_Call = Callable[[Hook, T], Awaitable[object]]
+
+
+@frozen
+class Verdict(Generic[T]):
+    """The merged outcome of one hook point: the value to use, and a stop or rejection if any."""
+
+    value: T
+    stop: StopRun | None = None
+    reject: Reject | None = None
+    error: HookError | None = None
+
+
+def _overrides(hook: Hook, point: HookPoint) -> bool:
+    return getattr(type(hook), point.value) is not getattr(Hook, point.value)
+
+
+@frozen
+class HookSet:
+    """A loop's hooks, sorted by priority and indexed by the points each one implements."""
+
+    by_point: dict[HookPoint, tuple[Hook, ...]]
+
+    @classmethod
+    def of(cls, hooks: Sequence[Hook]) -> HookSet:
+        """Index `hooks`; within one priority they keep the order given."""
+        ordered = sorted(hooks, key=lambda hook: hook.priority)
+        return cls({p: tuple(h for h in ordered if _overrides(h, p)) for p in HookPoint})
+
+    def has(self, point: HookPoint) -> bool:
+        """True when some hook implements `point` (so callers can skip building arguments)."""
+        return bool(self.by_point[point])
+
+    async def before_run(self, run: Run) -> Verdict[None]:
+        """Merge the before-run decisions."""
+        return await self._merge(run, HookPoint.BEFORE_RUN, None, lambda h, _: h.before_run(run))
+
+    async def before_reasoning(self, run: Run, request: ModelRequest) -> Verdict[ModelRequest]:
+        """Merge the before-reasoning decisions over `request`."""
+        point = HookPoint.BEFORE_REASONING
+        return await self._merge(run, point, request, lambda h, v: h.before_reasoning(run, v))
+
+    async def after_reasoning(self, run: Run, response: ModelResponse) -> Verdict[ModelResponse]:
+        """Merge the after-reasoning decisions over `response`."""
+        point = HookPoint.AFTER_REASONING
+        return await self._merge(run, point, response, lambda h, v: h.after_reasoning(run, v))
+
+    async def before_tool_call(self, run: Run, call: ToolCall) -> Verdict[ToolCall]:
+        """Merge the before-tool-call decisions over `call`."""
+        point = HookPoint.BEFORE_TOOL_CALL
+        return await self._merge(run, point, call, lambda h, v: h.before_tool_call(run, v))
+
+    async def after_tool_call(
+        self, run: Run, call: ToolCall, result: ToolResult
+    ) -> Verdict[ToolResult]:
+        """Merge the after-tool-call decisions over `result`."""
+        point = HookPoint.AFTER_TOOL_CALL
+        return await self._merge(run, point, result, lambda h, v: h.after_tool_call(run, call, v))
+
+    async def after_run(self, run: Run, result: RunResult) -> RunResult:
+        """Tell the after-run hooks; a fail-closed failure marks the result failed."""
+        verdict = await self._merge(
+            run, HookPoint.AFTER_RUN, None, lambda h, _: h.after_run(run, result)
+        )
+        if verdict.error is not None and result.error is None:
+            return attrs.evolve(result, error=verdict.error)
+        return result
+
+    async def on_error(self, run: Run, error: ReactLoopError) -> None:
+        """Tell the on-error hooks; their own failures are only reported as events."""
+        for hook in self.by_point[HookPoint.ON_ERROR]:
+            try:
+                await hook.on_error(run, error)
+            except Exception as exc:
+                await run.emit(HookFailed(type(hook).__name__, HookPoint.ON_ERROR.value, exc))
+
+    async def _merge(self, run: Run, point: HookPoint, value: T, call: _Call[T]) -> Verdict[T]:
+        stop: StopRun | None = None
+        reject: Reject | None = None
+        error: HookError | None = None
+        for hook in self.by_point[point]:
+            try:
+                decision = await call(hook, value)
+            except Exception as exc:
+                failure = await _fail(run, hook, point, exc)
+                if failure is None:
+                    continue
+                error = error or failure
+                decision = StopRun(failure.message)
+            if isinstance(decision, Override):
+                value = decision.value
+            elif isinstance(decision, StopRun):
+                stop = stop or decision
+            elif isinstance(decision, Reject):
+                reject = reject or decision
+            elif not (decision is None or isinstance(decision, Continue)):
+                raise _bad_decision(hook, point, decision)
+        return Verdict(value, stop, reject, error)
+
+
+async def _fail(run: Run, hook: Hook, point: HookPoint, exc: Exception) -> HookError | None:
+    name = type(hook).__name__
+    if hook.on_raise is HookFailure.FAIL_OPEN:
+        await run.emit(HookFailed(name, point.value, exc))
+        return None
+    error = HookError(name, point.value, exc)
+    error.__cause__ = exc
+    return error
+
+
+def _bad_decision(hook: Hook, point: HookPoint, decision: Any) -> HookError:
+    problem = TypeError(
+        f"returned {decision!r}; a hook returns None, Continue, Override, Reject or StopRun"
+    )
+    return HookError(type(hook).__name__, point.value, problem)

@@ -1,0 +1,65 @@
+"""Creating a run from a loop's configuration, and turning its final state into a `RunResult`."""
+
+from __future__ import annotations
+
+import inspect
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from reactloop._decisions import Stop
+from reactloop._events import ErrorEvent, StepFinished
+from reactloop._messages import Message, UserMessage
+from reactloop._run import EventSink, LoopConfig, Run
+from reactloop._state import RunContext, RunResult, RunState
+
+
+async def start_run(
+    config: LoopConfig,
+    text: str,
+    *,
+    history: Sequence[Message] = (),
+    deps: Any = None,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    sink: EventSink | None = None,
+) -> Run:
+    """A fresh run: new id, evaluated instructions, the history followed by the user's message."""
+    run_id = uuid.uuid4().hex
+    context = RunContext(run_id=run_id, deps=deps, user_id=user_id, session_id=session_id)
+    instructions = config.instructions
+    if callable(instructions):
+        evaluated = instructions(context)
+        instructions = await evaluated if inspect.isawaitable(evaluated) else evaluated
+    messages: list[Message] = [*history, UserMessage(text)]
+    state = RunState(run_id, messages, instructions, started_at=config.clock())
+    return Run(state, config, context, sink)
+
+
+async def finish_run(run: Run, stop: Stop) -> RunResult:
+    """Close the open step, give unanswered calls a result, build the result, tell the hooks."""
+    state, hooks = run.state, run.config.hooks
+    step = state.close_step(run.now())
+    if step is not None:
+        await run.emit(StepFinished(step))
+    why = f"the run stopped ({stop.reason.value}{': ' + stop.detail if stop.detail else ''})"
+    state.settle_open_calls(why)
+    if stop.error is not None:
+        await run.emit(ErrorEvent(stop.error))
+        await hooks.on_error(run, stop.error)
+    output = stop.output
+    if output is None and stop.error is None:
+        output = state.last_text()
+    result = RunResult(
+        run_id=state.run_id,
+        output=output,
+        stop_reason=stop.reason,
+        stop_detail=stop.detail,
+        messages=tuple(state.messages),
+        steps=tuple(state.steps),
+        usage=state.usage,
+        tools_used=tuple(state.tools_used),
+        duration=run.now() - state.started_at,
+        error=stop.error,
+    )
+    return await hooks.after_run(run, result)

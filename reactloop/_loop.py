@@ -1,0 +1,145 @@
+"""`ReActLoop`: the thin orchestrator. It sequences phases and matches on their decisions."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, assert_never
+
+import anyio
+from anyio.abc import ObjectSendStream
+
+from reactloop._config import ToolLike, build_config
+from reactloop._contracts import Clock, Hook, InputGuard, Model, Phase, StopCondition
+from reactloop._decisions import PROCEED, NextIteration, PhaseDecision, Proceed, Stop, StopReason
+from reactloop._errors import ReactLoopError
+from reactloop._events import (
+    Event,
+    PhaseFinished,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+)
+from reactloop._lifecycle import finish_run, start_run
+from reactloop._messages import Message, ModelSettings, UserMessage
+from reactloop._phases import default_phases, default_start_phases
+from reactloop._run import CapPolicy, Instructions, PrepareStep, Run
+from reactloop._state import RunResult
+
+STREAM_BUFFER = 256
+
+
+class ReActLoop:
+    """A tool-using agent: `start_phases` once, then `phases` each iteration until one stops.
+
+    The instance holds configuration only; any number of runs may execute on it concurrently.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        tools: Sequence[ToolLike] = (),
+        instructions: Instructions = None,
+        hooks: Sequence[Hook] = (),
+        max_iterations: int = 10,
+        max_tool_calls: int | None = None,
+        stop_when: StopCondition | None = None,
+        on_cap: CapPolicy = CapPolicy.FINAL_CALL,
+        tool_timeout: float | None = 60.0,
+        max_concurrency: int | None = None,
+        max_result_chars: int = 20_000,
+        input_guards: Sequence[InputGuard] = (),
+        prepare_step: PrepareStep | None = None,
+        settings: ModelSettings = ModelSettings(),
+        phases: Sequence[Phase] | None = None,
+        start_phases: Sequence[Phase] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.config = build_config(
+            model=model, tools=tools, instructions=instructions, hooks=hooks,
+            max_iterations=max_iterations, max_tool_calls=max_tool_calls, stop_when=stop_when,
+            on_cap=on_cap, tool_timeout=tool_timeout, max_concurrency=max_concurrency,
+            max_result_chars=max_result_chars, input_guards=input_guards,
+            prepare_step=prepare_step, settings=settings, clock=clock,
+        )  # fmt: skip
+        self.phases = tuple(default_phases() if phases is None else phases)
+        self.start_phases = tuple(default_start_phases() if start_phases is None else start_phases)
+
+    async def run(self, text: str, *, history: Sequence[Message] = (), **context: Any) -> RunResult:
+        """Run to the end and return the result; `context` takes deps, user_id, session_id."""
+        run = await start_run(self.config, text, history=history, **context)
+        return await self.drive(run)
+
+    @asynccontextmanager
+    async def stream(
+        self, text: str, *, history: Sequence[Message] = (), **context: Any
+    ) -> AsyncIterator[AsyncIterator[Event]]:
+        """The same run, yielding typed events; leaving the block early cancels the run."""
+        send, receive = anyio.create_memory_object_stream[Event](STREAM_BUFFER)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._produce, text, history, context, send)
+            try:
+                async with receive:
+                    yield receive
+            finally:
+                tasks.cancel_scope.cancel()
+
+    async def _produce(
+        self,
+        text: str,
+        history: Sequence[Message],
+        context: dict[str, Any],
+        send: ObjectSendStream[Event],
+    ) -> None:
+        async with send:
+            run = await start_run(self.config, text, history=history, sink=send.send, **context)
+            await self.drive(run)
+
+    async def drive(self, run: Run) -> RunResult:
+        """Execute a prepared run to its end: the one code path of `run()` and `stream()`."""
+        await run.emit(RunStarted(run.state.run_id, _input_of(run)))
+        try:
+            stop = await self._iterate(run)
+        except ReactLoopError as error:
+            stop = Stop(StopReason.ERROR, error.message, error=error)
+        result = await finish_run(run, stop)
+        await run.emit(RunFinished(result))
+        return result
+
+    async def _iterate(self, run: Run) -> Stop:
+        decision = await self._sequence(run, self.start_phases)
+        while not isinstance(decision, Stop):
+            step = run.state.open_step(run.now())
+            await run.emit(StepStarted(step.index))
+            decision = await self._sequence(run, self.phases)
+            if not isinstance(decision, Stop):
+                await finish_step(run)
+        return decision
+
+    async def _sequence(self, run: Run, phases: Sequence[Phase]) -> PhaseDecision:
+        for phase in phases:
+            decision = await phase(run)
+            if run.listening:
+                await run.emit(PhaseFinished(type(phase).__name__, decision))
+            match decision:
+                case Proceed():
+                    continue
+                case NextIteration() | Stop():
+                    return decision
+                case _:
+                    assert_never(decision)
+        return PROCEED
+
+
+async def finish_step(run: Run) -> None:
+    """Close the iteration's step record and report it."""
+    step = run.state.close_step(run.now())
+    if step is not None:
+        await run.emit(StepFinished(step))
+
+
+def _input_of(run: Run) -> str:
+    last = run.state.messages[-1] if run.state.messages else None
+    return last.content if isinstance(last, UserMessage) else ""

@@ -1,0 +1,204 @@
+"""Provider-neutral values: messages, tool calls, usage, and the model's request and response.
+
+All are frozen attrs classes, so a transcript is plain data that can be compared, hashed,
+serialized and replayed, and no phase can change a message another phase already holds.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Mapping
+from typing import Any, TypeAlias
+
+import orjson
+from attrs import field, frozen
+
+JsonObject: TypeAlias = dict[str, Any]
+
+_call_ids = itertools.count(1)
+
+
+def new_call_id() -> str:
+    """A process-unique tool-call id, for calls built by hand or by test models."""
+    return f"call_{next(_call_ids)}"
+
+
+@frozen
+class Usage:
+    """Tokens one model call (or a whole run) consumed, as the provider reported them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@frozen
+class ToolCall:
+    """One tool call the model asked for; `arguments` is the raw JSON text the model produced."""
+
+    name: str
+    arguments: str = "{}"
+    id: str = field(factory=new_call_id)
+
+    @classmethod
+    def of(
+        cls, name: str, arguments: Mapping[str, Any] | None = None, id: str | None = None
+    ) -> ToolCall:
+        """Build a call from a mapping of arguments (serialized to JSON)."""
+        text = orjson.dumps(dict(arguments or {})).decode()
+        return cls(name, text) if id is None else cls(name, text, id)
+
+
+@frozen
+class SystemMessage:
+    """A system message in the history (the run's instructions travel apart, in the request)."""
+
+    content: str
+
+
+@frozen
+class UserMessage:
+    """What the user said."""
+
+    content: str
+
+
+@frozen
+class AssistantMessage:
+    """What the model said: text and/or tool calls, in the model's order."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    refusal: str | None = None
+
+
+@frozen
+class ToolMessage:
+    """The result of one tool call, as the model will read it."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+
+
+@frozen
+class ToolSpec:
+    """A tool as offered to the model: name, description and JSON schema of its parameters."""
+
+    name: str
+    description: str
+    parameters: JsonObject
+
+
+class ToolChoice(enum.StrEnum):
+    """Whether the model may, must not, or must call a tool."""
+
+    AUTO = "auto"
+    NONE = "none"
+    REQUIRED = "required"
+
+
+@frozen
+class ForcedTool:
+    """Tool choice that forces one named tool."""
+
+    name: str
+
+
+class ResponseFormatKind(enum.StrEnum):
+    """The shape the model's text must take."""
+
+    TEXT = "text"
+    JSON_OBJECT = "json_object"
+    JSON_SCHEMA = "json_schema"
+
+
+@frozen
+class ResponseFormat:
+    """Requested output format; `schema` and `name` apply to JSON_SCHEMA only."""
+
+    kind: ResponseFormatKind = ResponseFormatKind.TEXT
+    name: str = "response"
+    schema: JsonObject | None = None
+    strict: bool = True
+
+
+@frozen
+class ModelSettings:
+    """Sampling and output settings; None leaves the provider's default."""
+
+    temperature: float | None = None
+    max_output_tokens: int | None = None
+    response_format: ResponseFormat | None = None
+    parallel_tool_calls: bool | None = None
+
+
+@frozen
+class ModelRequest:
+    """Everything one model call needs. `instructions` is the system prompt, kept apart."""
+
+    messages: tuple[Message, ...]
+    instructions: str | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | ForcedTool = ToolChoice.AUTO
+    settings: ModelSettings = ModelSettings()
+
+
+class FinishReason(enum.StrEnum):
+    """Why the model stopped producing output."""
+
+    STOP = "stop"
+    TOOL_CALLS = "tool_calls"
+    LENGTH = "length"
+    CONTENT_FILTER = "content_filter"
+    REFUSAL = "refusal"
+    OTHER = "other"
+
+
+@frozen
+class ModelResponse:
+    """One model answer: the assistant message, its usage, and why it finished."""
+
+    message: AssistantMessage
+    usage: Usage = Usage()
+    finish_reason: FinishReason = FinishReason.STOP
+    model: str | None = None
+
+
+@frozen
+class TextDelta:
+    """A piece of streamed text."""
+
+    text: str
+
+
+@frozen
+class ToolCallDelta:
+    """A piece of a streamed tool call; `index` groups the pieces of one call."""
+
+    index: int
+    arguments_delta: str = ""
+    id: str | None = None
+    name: str | None = None
+
+
+ModelDelta: TypeAlias = TextDelta | ToolCallDelta

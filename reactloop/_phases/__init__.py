@@ -1,0 +1,38 @@
+"""The built-in phases and the default sequences."""
+
+from __future__ import annotations
+
+from reactloop._contracts import Phase
+from reactloop._phases.applier import HookDecisionApplier
+from reactloop._phases.guards import IterationGuards
+from reactloop._phases.reasoning import ReasoningPhase
+from reactloop._phases.start import RunStart
+from reactloop._phases.tools import ToolPhase
+
+
+def default_start_phases() -> list[Phase]:
+    """Run once before the first iteration: `RunStart -> HookDecisionApplier`."""
+    return [RunStart(), HookDecisionApplier()]
+
+
+def default_phases() -> list[Phase]:
+    """One iteration: `IterationGuards -> ReasoningPhase -> HookDecisionApplier -> ToolPhase ->
+    HookDecisionApplier`."""
+    return [
+        IterationGuards(),
+        ReasoningPhase(),
+        HookDecisionApplier(),
+        ToolPhase(),
+        HookDecisionApplier(),
+    ]
+
+
+__all__ = [
+    "HookDecisionApplier",
+    "IterationGuards",
+    "ReasoningPhase",
+    "RunStart",
+    "ToolPhase",
+    "default_phases",
+    "default_start_phases",
+]

@@ -1,0 +1,127 @@
+"""Running admitted tool calls: concurrency, exclusivity, timeouts, serialization, truncation."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import attrs
+import orjson
+from attrs import frozen
+
+from reactloop._contracts import HookPoint, Tool
+from reactloop._errors import ToolError, ToolExecutionError, ToolTimeoutError
+from reactloop._events import ToolCallStarted, ToolResultEvent
+from reactloop._messages import ToolCall
+from reactloop._state import ToolResult
+
+if TYPE_CHECKING:
+    from reactloop._run import Run
+
+
+@frozen
+class Admitted:
+    """A call that passed the cap, the hooks and validation, and will run."""
+
+    index: int
+    tool: Tool
+    call: ToolCall
+    arguments: dict[str, Any]
+
+
+def _jsonable(value: Any) -> Any:
+    if attrs.has(type(value)):
+        return attrs.asdict(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=repr)
+    raise TypeError(f"{type(value).__name__} is not JSON-serializable")
+
+
+def render(value: object, limit: int) -> str:
+    """A tool's return value as text: strings as they are, the rest as JSON; cut at `limit`."""
+    if isinstance(value, str):
+        text = value
+    else:
+        text = orjson.dumps(value, default=_jsonable, option=orjson.OPT_NON_STR_KEYS).decode()
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[truncated: {len(text) - limit} of {len(text)} characters cut]"
+
+
+def error_result(call: ToolCall, error: ToolError, duration: float = 0.0) -> ToolResult:
+    """The error result the model sees for a failed or refused call."""
+    return ToolResult(call.id, call.name, error.message, True, error.code, duration)
+
+
+async def _invoke(run: Run, item: Admitted) -> ToolResult:
+    tool, call = item.tool, item.call
+    timeout = tool.timeout if tool.timeout is not None else run.config.tool_timeout
+    started = run.now()
+    error: ToolError | None = None
+    value: object = None
+    with anyio.move_on_after(math.inf if timeout is None else timeout) as scope:
+        try:
+            value = await tool.invoke(item.arguments, run.context)
+        except Exception as exc:
+            error = ToolExecutionError(tool.name, exc)
+            error.__cause__ = exc
+    run.state.note_tool_used(tool.name)
+    duration = run.now() - started
+    if scope.cancelled_caught:
+        error = ToolTimeoutError(tool.name, timeout or 0.0)
+    if error is None:
+        try:
+            content = render(value, run.config.max_result_chars)
+        except (TypeError, orjson.JSONEncodeError) as exc:
+            error = ToolExecutionError(tool.name, TypeError(f"its result cannot be shown: {exc}"))
+        else:
+            return ToolResult(call.id, call.name, content, duration=duration)
+    await run.config.hooks.on_error(run, error)
+    return error_result(call, error, duration)
+
+
+async def run_admitted(run: Run, item: Admitted) -> ToolResult:
+    """Run one call, then let after-tool-call hooks replace its result."""
+    if run.listening:
+        await run.emit(ToolCallStarted(item.call))
+    result = await _invoke(run, item)
+    hooks = run.config.hooks
+    if hooks.has(HookPoint.AFTER_TOOL_CALL):
+        result = (await hooks.after_tool_call(run, item.call, result)).value
+    if run.listening:
+        await run.emit(ToolResultEvent(result))
+    return result
+
+
+def batches(items: Sequence[Admitted]) -> list[list[Admitted]]:
+    """Group calls in order: runs of shareable calls together, each exclusive call alone."""
+    groups: list[list[Admitted]] = []
+    for item in items:
+        if item.tool.exclusive or not groups or groups[-1][0].tool.exclusive:
+            groups.append([item])
+        else:
+            groups[-1].append(item)
+    return groups
+
+
+async def run_concurrently(run: Run, items: Sequence[Admitted], slots: list[Any]) -> None:
+    """Run `items` batch by batch, each batch in one task group; results land in `slots`."""
+    cap = run.config.max_concurrency
+    limiter = anyio.CapacityLimiter(cap) if cap is not None else None
+
+    async def one(item: Admitted) -> None:
+        if limiter is None:
+            slots[item.index] = await run_admitted(run, item)
+            return
+        async with limiter:
+            slots[item.index] = await run_admitted(run, item)
+
+    for group in batches(items):
+        if len(group) == 1:
+            await one(group[0])
+            continue
+        async with anyio.create_task_group() as tasks:
+            for item in group:
+                tasks.start_soon(one, item)

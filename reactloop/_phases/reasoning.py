@@ -1,0 +1,108 @@
+"""`ReasoningPhase`: build the step's request, call the model, record and settle its answer."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING
+
+from reactloop._contracts import CheckPoint, HookPoint, Model
+from reactloop._decisions import PROCEED, PhaseDecision, Stop
+from reactloop._errors import InvalidResponseError
+from reactloop._events import TextDeltaEvent, ToolCallDeltaEvent
+from reactloop._messages import (
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+    ToolChoice,
+)
+from reactloop._phases.applier import park_stop
+from reactloop._run import StepPlan
+
+if TYPE_CHECKING:
+    from reactloop._run import Run
+
+
+async def plan_step(run: Run) -> StepPlan:
+    """The step's model, tools, tool choice and messages, after the loop's `prepare_step`."""
+    config, state = run.config, run.state
+    tools = () if state.finishing is not None else tuple(config.tools.values())
+    choice = ToolChoice.AUTO if tools else ToolChoice.NONE
+    plan = StepPlan(config.model, tools, choice, tuple(state.messages), state.instructions)
+    if config.prepare_step is None:
+        return plan
+    prepared = config.prepare_step(run, plan)
+    return await prepared if inspect.isawaitable(prepared) else prepared
+
+
+def build_request(run: Run, plan: StepPlan) -> ModelRequest:
+    """The provider-neutral request for a plan."""
+    return ModelRequest(
+        messages=plan.messages,
+        instructions=plan.instructions,
+        tools=tuple(tool.spec for tool in plan.tools),
+        tool_choice=plan.tool_choice,
+        settings=run.config.settings,
+    )
+
+
+async def call_model(run: Run, model: Model, request: ModelRequest) -> ModelResponse:
+    """Stream when someone listens (forwarding deltas as events), else one plain request."""
+    if run.listening:
+
+        async def forward(delta: ModelDelta) -> None:
+            if isinstance(delta, TextDelta):
+                await run.emit(TextDeltaEvent(delta.text))
+            else:
+                event = ToolCallDeltaEvent(delta.index, delta.arguments_delta, delta.name, delta.id)
+                await run.emit(event)
+
+        response = await model.stream(request, forward)
+    else:
+        response = await model.request(request)
+    if not isinstance(response, ModelResponse):
+        raise InvalidResponseError(f"model returned {type(response).__name__}, not ModelResponse")
+    return response
+
+
+class ReasoningPhase:
+    """Calls the model once and records its answer.
+
+    Before-reasoning hooks may replace the request or stop; after-reasoning hooks may replace the
+    response or stop (a stop is parked for `HookDecisionApplier`). The phase stops the run itself
+    when the run is finishing (the last, tool-less call after a cap) or a final-answer condition
+    fired. Whether a text-only answer completes the run is `ToolPhase`'s call, so that phases
+    placed in between (reflection) can still ask for another pass.
+    """
+
+    async def __call__(self, run: Run) -> PhaseDecision:
+        """Call the model; proceed, or stop on finishing or a final answer."""
+        hooks = run.config.hooks
+        plan = await plan_step(run)
+        run.step_tools = {tool.name: tool for tool in plan.tools}
+        request = build_request(run, plan)
+        if hooks.has(HookPoint.BEFORE_REASONING):
+            verdict = await hooks.before_reasoning(run, request)
+            if park_stop(run, verdict):
+                return PROCEED
+            request = verdict.value
+        response = await call_model(run, plan.model, request)
+        stopped = False
+        if hooks.has(HookPoint.AFTER_REASONING):
+            verdict_after = await hooks.after_reasoning(run, response)
+            response = verdict_after.value
+            stopped = park_stop(run, verdict_after)
+        run.state.record_response(response)
+        return PROCEED if stopped else settle(run, response)
+
+
+def settle(run: Run, response: ModelResponse) -> PhaseDecision:
+    """Stop when finishing or when a final-answer condition fired; else proceed."""
+    signal = run.config.stop_when.check(run, CheckPoint.AFTER_REASONING)
+    finishing = run.state.finishing
+    if finishing is not None:
+        output = signal.output if signal is not None else response.message.text
+        return Stop(finishing.reason, finishing.detail, output=output)
+    if signal is not None:
+        return Stop(signal.reason, signal.detail, output=signal.output)
+    return PROCEED

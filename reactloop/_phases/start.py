@@ -1,0 +1,39 @@
+"""`RunStart`: input guards and before-run hooks, once, before the first iteration."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
+from reactloop._errors import GuardRejectedError
+from reactloop._messages import UserMessage
+from reactloop._phases.applier import park_stop
+
+if TYPE_CHECKING:
+    from reactloop._run import Run
+
+
+def _user_input(run: Run) -> str:
+    for message in reversed(run.state.messages):
+        if isinstance(message, UserMessage):
+            return message.content
+    return ""
+
+
+def _guard_name(guard: object) -> str:
+    return getattr(guard, "__name__", type(guard).__name__)
+
+
+class RunStart:
+    """Rejects input a guard refuses (with no model call), then asks the before-run hooks."""
+
+    async def __call__(self, run: Run) -> PhaseDecision:
+        """Stop with GUARD_REJECTED, park a hook stop, or proceed."""
+        text = _user_input(run)
+        for guard in run.config.input_guards:
+            reason = guard(text)
+            if reason is not None:
+                error = GuardRejectedError(_guard_name(guard), reason)
+                return Stop(StopReason.GUARD_REJECTED, error.message, error=error)
+        park_stop(run, await run.config.hooks.before_run(run))
+        return PROCEED

@@ -1,0 +1,101 @@
+"""`ToolPhase`: run the tool calls of the step's response, or complete the run if there are none."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reactloop._contracts import CheckPoint, HookPoint
+from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
+from reactloop._errors import ToolArgumentsError, ToolError, UnknownToolError
+from reactloop._events import ToolResultEvent
+from reactloop._messages import ToolCall
+from reactloop._phases._execute import Admitted, error_result, run_concurrently
+from reactloop._phases.applier import park_stop
+from reactloop._state import ToolResult
+
+if TYPE_CHECKING:
+    from reactloop._run import Run
+
+
+class _Refused(ToolError):
+    """A call that was not run (cap reached, rejected by a hook, run stopping)."""
+
+    def __init__(self, call: ToolCall, why: str) -> None:
+        super().__init__(f"tool call {call.name!r} was not run: {why}", tool_name=call.name)
+
+
+async def _admit(run: Run, call: ToolCall, index: int) -> Admitted | ToolError:
+    hooks = run.config.hooks
+    if hooks.has(HookPoint.BEFORE_TOOL_CALL):
+        verdict = await hooks.before_tool_call(run, call)
+        if park_stop(run, verdict):
+            return _Refused(call, "the run is stopping")
+        if verdict.reject is not None:
+            return _Refused(call, f"rejected: {verdict.reject.message}")
+        call = verdict.value
+    tools = run.offered_tools()
+    tool = tools.get(call.name)
+    if tool is None:
+        return UnknownToolError(call.name, sorted(tools))
+    try:
+        return Admitted(index, tool, call, tool.parse_arguments(call.arguments))
+    except ToolArgumentsError as error:
+        return error
+
+
+async def admit_all(run: Run, calls: tuple[ToolCall, ...], slots: list[Any]) -> list[Admitted]:
+    """Decide for each call, in order, whether it runs; refusals go straight into `slots`."""
+    allowance = run.config.stop_when.tool_call_allowance(run)
+    admitted: list[Admitted] = []
+    for index, call in enumerate(calls):
+        if allowance is not None and allowance <= 0:
+            outcome: Admitted | ToolError = _Refused(call, "the run's tool-call limit is reached")
+        else:
+            run.state.tool_calls_made += 1
+            allowance = None if allowance is None else allowance - 1
+            outcome = await _admit(run, call, index)
+        if isinstance(outcome, Admitted):
+            admitted.append(outcome)
+        else:
+            slots[index] = await _refuse(run, call, outcome)
+    if run.pending_stop is not None:
+        for item in admitted:
+            slots[item.index] = await _refuse(run, item.call, _Refused(item.call, "run stopping"))
+        return []
+    return admitted
+
+
+async def _refuse(run: Run, call: ToolCall, error: ToolError) -> ToolResult:
+    result = error_result(call, error)
+    await run.config.hooks.on_error(run, error)
+    if run.listening:
+        await run.emit(ToolResultEvent(result))
+    return result
+
+
+class ToolPhase:
+    """Runs the step's tool calls concurrently, results in the model's order.
+
+    No tool calls means the model answered in text: the run is complete. Unknown tools, invalid
+    arguments, exceptions, timeouts, calls over the cap and calls a hook rejected all become error
+    results the model reads, and the loop goes on.
+    """
+
+    async def __call__(self, run: Run) -> PhaseDecision:
+        """Complete the run, or run the calls and proceed (or stop on a tool-called condition)."""
+        draft = run.state.current
+        if draft is None or draft.response is None:
+            return PROCEED
+        message = draft.response.message
+        if not message.tool_calls:
+            return Stop(StopReason.COMPLETED, output=message.text)
+        slots: list[Any] = [None] * len(message.tool_calls)
+        admitted = await admit_all(run, message.tool_calls, slots)
+        await run_concurrently(run, admitted, slots)
+        run.state.record_tool_results(slots)
+        if run.pending_stop is not None:
+            return PROCEED
+        signal = run.config.stop_when.check(run, CheckPoint.AFTER_TOOLS)
+        if signal is not None:
+            return Stop(signal.reason, signal.detail, output=signal.output)
+        return PROCEED

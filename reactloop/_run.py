@@ -1,0 +1,91 @@
+"""`Run`: what a phase receives. Plain-data `state`, read-only `config`, the tool-facing `context`,
+and the live services of this one run (clock, event sink, a pending hook stop).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from attrs import define, field, frozen
+
+from reactloop._contracts import Clock, InputGuard, Model, StopCondition, Tool
+from reactloop._decisions import Stop
+from reactloop._events import Event
+from reactloop._hooks import HookSet
+from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice
+from reactloop._state import RunContext, RunState
+
+Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
+EventSink = Callable[[Event], Awaitable[None]]
+
+
+class CapPolicy(enum.StrEnum):
+    """What reaching a cap does: one last model call without tools (default), or stop at once."""
+
+    FINAL_CALL = "final_call"
+    STOP_NOW = "stop_now"
+
+
+@frozen
+class StepPlan:
+    """What one model call will use; `prepare_step` may return a changed copy for this step only."""
+
+    model: Model
+    tools: tuple[Tool, ...]
+    tool_choice: ToolChoice | ForcedTool
+    messages: tuple[Message, ...]
+    instructions: str | None
+
+
+PrepareStep = Callable[["Run", StepPlan], StepPlan | Awaitable[StepPlan]]
+
+
+@frozen
+class LoopConfig:
+    """A loop's configuration, shared read-only by all its runs."""
+
+    model: Model
+    tools: Mapping[str, Tool]
+    instructions: Instructions
+    hooks: HookSet
+    stop_when: StopCondition
+    on_cap: CapPolicy
+    tool_timeout: float | None
+    max_concurrency: int | None
+    max_result_chars: int
+    input_guards: tuple[InputGuard, ...]
+    prepare_step: PrepareStep | None
+    settings: ModelSettings
+    clock: Clock
+
+
+@define
+class Run:
+    """One run in progress: the object every phase receives."""
+
+    state: RunState
+    config: LoopConfig
+    context: RunContext[Any]
+    sink: EventSink | None = None
+    pending_stop: Stop | None = field(default=None)
+    step_tools: Mapping[str, Tool] | None = field(default=None)
+
+    @property
+    def listening(self) -> bool:
+        """True when someone consumes events; phases skip building events otherwise."""
+        return self.sink is not None
+
+    async def emit(self, event: Event) -> None:
+        """Deliver an event to the stream's consumer, if there is one."""
+        if self.sink is not None:
+            await self.sink(event)
+
+    def offered_tools(self) -> Mapping[str, Tool]:
+        """The tools the current step offered the model (all the loop's tools by default)."""
+        return self.config.tools if self.step_tools is None else self.step_tools
+
+    def now(self) -> float:
+        """The run's clock, in seconds."""
+        return self.config.clock()

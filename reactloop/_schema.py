@@ -1,0 +1,241 @@
+"""Python annotations -> JSON schema, plus a converter that validates JSON values against it.
+
+Each annotation is compiled once, when a tool is defined, into a schema and a converter function;
+a call then only runs the converters. Supported: str, int, float, bool, None, Any, Literal, Enum,
+list, tuple (fixed and variadic), dict with str keys, Optional and unions, attrs classes, defaults.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, Literal, Union
+
+import attrs
+
+from reactloop._messages import JsonObject
+
+Converter = Callable[[Any, str], Any]
+
+
+class Invalid(Exception):
+    """A value does not match its schema; `path` locates it (e.g. `items[2].city`)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path or 'arguments'}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class UnsupportedType(Exception):
+    """An annotation that has no JSON schema mapping."""
+
+
+def _kind(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _scalar(expected: type, name: str) -> tuple[JsonObject, Converter]:
+    def convert(value: Any, path: str) -> Any:
+        if type(value) is expected:
+            return value
+        raise Invalid(path, f"expected {name}, got {_kind(value)} {value!r}")
+
+    return {"type": name}, convert
+
+
+def _integer(value: Any, path: str) -> int:
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    raise Invalid(path, f"expected integer, got {_kind(value)} {value!r}")
+
+
+def _number(value: Any, path: str) -> float:
+    if type(value) in (int, float):
+        return float(value)
+    raise Invalid(path, f"expected number, got {_kind(value)} {value!r}")
+
+
+def _null(value: Any, path: str) -> None:
+    if value is not None:
+        raise Invalid(path, f"expected null, got {_kind(value)} {value!r}")
+
+
+def _literal(choices: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
+    def convert(value: Any, path: str) -> Any:
+        for choice in choices:
+            if value == choice and type(value) is type(choice):
+                return choice
+        raise Invalid(path, f"expected one of {list(choices)!r}, got {value!r}")
+
+    return {"enum": list(choices)}, convert
+
+
+def _enum(cls: type[enum.Enum]) -> tuple[JsonObject, Converter]:
+    values = [member.value for member in cls]
+
+    def convert(value: Any, path: str) -> Any:
+        try:
+            return cls(value)
+        except ValueError:
+            raise Invalid(path, f"expected one of {values!r}, got {value!r}") from None
+
+    return {"enum": values}, convert
+
+
+def _array(item: Any, out: Callable[[list[Any]], Any]) -> tuple[JsonObject, Converter]:
+    schema, item_convert = compile_type(item)
+
+    def convert(value: Any, path: str) -> Any:
+        if type(value) is not list:
+            raise Invalid(path, f"expected array, got {_kind(value)} {value!r}")
+        return out([item_convert(v, f"{path}[{i}]") for i, v in enumerate(value)])
+
+    return {"type": "array", "items": schema}, convert
+
+
+def _fixed_tuple(items: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
+    compiled = [compile_type(item) for item in items]
+    size = len(compiled)
+
+    def convert(value: Any, path: str) -> Any:
+        if type(value) is not list or len(value) != size:
+            raise Invalid(path, f"expected array of {size} items, got {value!r}")
+        return tuple(
+            c(v, f"{path}[{i}]") for i, ((_, c), v) in enumerate(zip(compiled, value, strict=True))
+        )
+
+    schema: JsonObject = {"type": "array", "prefixItems": [s for s, _ in compiled]}
+    schema.update(minItems=size, maxItems=size)
+    return schema, convert
+
+
+def _mapping(key: Any, item: Any) -> tuple[JsonObject, Converter]:
+    if key not in (str, Any):
+        raise UnsupportedType(f"dict keys must be str, not {key!r}")
+    schema, item_convert = compile_type(item)
+
+    def convert(value: Any, path: str) -> Any:
+        if type(value) is not dict:
+            raise Invalid(path, f"expected object, got {_kind(value)} {value!r}")
+        return {k: item_convert(v, f"{path}.{k}") for k, v in value.items()}
+
+    return {"type": "object", "additionalProperties": schema}, convert
+
+
+def _union(members: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
+    compiled = [compile_type(member) for member in members]
+
+    def convert(value: Any, path: str) -> Any:
+        problems = []
+        for _, member_convert in compiled:
+            try:
+                return member_convert(value, path)
+            except Invalid as exc:
+                problems.append(exc.problem)
+        raise Invalid(path, "matches no alternative: " + " | ".join(problems))
+
+    return {"anyOf": [schema for schema, _ in compiled]}, convert
+
+
+def _attrs_class(cls: type[Any]) -> tuple[JsonObject, Converter]:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: (hints[f.name], f.default) for f in attrs.fields(cls) if f.init}
+    schema, convert_fields = compile_object(fields, {})
+
+    def convert(value: Any, path: str) -> Any:
+        return cls(**convert_fields(value, path))
+
+    return schema, convert
+
+
+_SCALARS: dict[Any, tuple[JsonObject, Converter]] = {
+    str: _scalar(str, "string"),
+    bool: _scalar(bool, "boolean"),
+    int: ({"type": "integer"}, _integer),
+    float: ({"type": "number"}, _number),
+    None: ({"type": "null"}, _null),
+    type(None): ({"type": "null"}, _null),
+    Any: ({}, lambda value, path: value),
+}
+
+
+def compile_type(tp: Any) -> tuple[JsonObject, Converter]:
+    """Compile one annotation into (JSON schema, converter); raise `UnsupportedType` if unmapped."""
+    if tp in _SCALARS:
+        return _SCALARS[tp]
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return _enum(tp)
+    if isinstance(tp, type) and attrs.has(tp):
+        return _attrs_class(tp)
+    return _compile_generic(tp, typing.get_origin(tp), typing.get_args(tp))
+
+
+def _compile_generic(tp: Any, origin: Any, args: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
+    if origin is typing.Annotated:
+        return compile_type(args[0])
+    if origin is Literal:
+        return _literal(args)
+    if origin in (Union, types.UnionType):
+        return _union(args)
+    if origin is list or tp is list:
+        return _array(args[0] if args else Any, list)
+    if origin is tuple or tp is tuple:
+        if not args or (len(args) == 2 and args[1] is Ellipsis):
+            return _array(args[0] if args else Any, tuple)
+        return _fixed_tuple(args)
+    if origin is dict or tp is dict:
+        return _mapping(*(args or (str, Any)))
+    raise UnsupportedType(f"no JSON schema for annotation {tp!r}")
+
+
+_MISSING = attrs.NOTHING
+
+
+def compile_object(
+    fields: dict[str, tuple[Any, Any]], descriptions: dict[str, str]
+) -> tuple[JsonObject, Callable[[Any, str], dict[str, Any]]]:
+    """Compile named fields (annotation, default or NOTHING) into an object schema and converter."""
+    properties: JsonObject = {}
+    converters: dict[str, Converter] = {}
+    required = [name for name, (_, default) in fields.items() if default is _MISSING]
+    for name, (annotation, default) in fields.items():
+        schema, converters[name] = compile_type(annotation)
+        schema = dict(schema)
+        if name in descriptions:
+            schema["description"] = descriptions[name]
+        if default is not _MISSING and _is_json(default):
+            schema["default"] = default.value if isinstance(default, enum.Enum) else default
+        properties[name] = schema
+    object_schema: JsonObject = {"type": "object", "properties": properties}
+    object_schema.update(required=required, additionalProperties=False)
+
+    def convert(value: Any, path: str) -> dict[str, Any]:
+        if type(value) is not dict:
+            raise Invalid(path, f"expected object, got {_kind(value)} {value!r}")
+        return _convert_fields(value, path, converters, required)
+
+    return object_schema, convert
+
+
+def _convert_fields(
+    value: dict[str, Any], path: str, converters: dict[str, Converter], required: list[str]
+) -> dict[str, Any]:
+    prefix = f"{path}." if path else ""
+    unknown = sorted(set(value) - set(converters))
+    if unknown:
+        raise Invalid(path, f"unexpected properties {unknown}; allowed are {sorted(converters)}")
+    missing = [name for name in required if name not in value]
+    if missing:
+        raise Invalid(path, f"missing required properties {missing}")
+    return {name: converters[name](v, prefix + name) for name, v in value.items()}
+
+
+def _is_json(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool | enum.Enum)

@@ -1,0 +1,198 @@
+"""The run's plain data: state, step records, tool results, the tool-facing context and the result.
+
+`RunState` holds only messages, steps and counters (no clients, locks or callables), so that it can
+be serialized, checkpointed and resumed; everything live belongs to `Run` (see `_run.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from attrs import Factory, define, frozen
+
+from reactloop._decisions import StopReason
+from reactloop._errors import ErrorCode, ReactLoopError
+from reactloop._messages import (
+    AssistantMessage,
+    Message,
+    ModelResponse,
+    ToolCall,
+    ToolMessage,
+    Usage,
+)
+
+DepsT = TypeVar("DepsT")
+
+
+@frozen
+class RunContext(Generic[DepsT]):
+    """What a tool (or instructions function) may know about its run; hidden from tool schemas."""
+
+    run_id: str
+    deps: DepsT
+    user_id: str | None = None
+    session_id: str | None = None
+
+
+@frozen
+class ToolResult:
+    """The outcome of one tool call: its content as the model reads it, and whether it failed."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    error_code: ErrorCode | None = None
+    duration: float = 0.0
+
+    def to_message(self) -> ToolMessage:
+        """The transcript message for this result."""
+        return ToolMessage(self.call_id, self.name, self.content, self.is_error)
+
+
+@frozen
+class Step:
+    """One iteration's record: the model response, tool results, usage and duration."""
+
+    index: int
+    response: ModelResponse | None
+    tool_results: tuple[ToolResult, ...]
+    usage: Usage
+    started_at: float
+    duration: float
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls the model asked for in this step."""
+        return () if self.response is None else self.response.message.tool_calls
+
+
+@define
+class StepDraft:
+    """The step in progress; frozen into a `Step` when the iteration ends."""
+
+    index: int
+    started_at: float
+    response: ModelResponse | None = None
+    tool_results: list[ToolResult] = Factory(list)
+    usage: Usage = Usage()
+
+
+@frozen
+class Finishing:
+    """A cap was reached: the next model call is made without tools and then the run stops."""
+
+    reason: StopReason
+    detail: str
+
+
+@define
+class RunState:
+    """Messages, steps and counters of one run: plain data only."""
+
+    run_id: str
+    messages: list[Message]
+    instructions: str | None = None
+    steps: list[Step] = Factory(list)
+    iteration: int = 0
+    tool_calls_made: int = 0
+    usage: Usage = Usage()
+    started_at: float = 0.0
+    finishing: Finishing | None = None
+    current: StepDraft | None = None
+    tools_used: list[str] = Factory(list)
+
+    def open_step(self, now: float) -> StepDraft:
+        """Start the next iteration's step record."""
+        self.iteration += 1
+        self.current = StepDraft(self.iteration, now)
+        return self.current
+
+    def close_step(self, now: float) -> Step | None:
+        """Freeze the current step into `steps`; None when no step was open."""
+        draft = self.current
+        if draft is None:
+            return None
+        self.current = None
+        step = Step(
+            draft.index,
+            draft.response,
+            tuple(draft.tool_results),
+            draft.usage,
+            draft.started_at,
+            now - draft.started_at,
+        )
+        self.steps.append(step)
+        return step
+
+    def record_response(self, response: ModelResponse) -> None:
+        """Append the model's answer to the transcript and to the current step."""
+        self.messages.append(response.message)
+        self.usage = self.usage + response.usage
+        if self.current is not None:
+            self.current.response = response
+            self.current.usage = self.current.usage + response.usage
+
+    def record_tool_results(self, results: list[ToolResult]) -> None:
+        """Append one batch of tool results, in the model's order, to transcript and step."""
+        self.messages.extend(result.to_message() for result in results)
+        if self.current is not None:
+            self.current.tool_results.extend(results)
+
+    def note_tool_used(self, name: str) -> None:
+        """Remember that a tool actually ran (first use order, no repeats)."""
+        if name not in self.tools_used:
+            self.tools_used.append(name)
+
+    def open_tool_calls(self) -> list[ToolCall]:
+        """Calls of the last assistant message that have no result in the transcript yet."""
+        answered: set[str] = set()
+        for message in reversed(self.messages):
+            if isinstance(message, ToolMessage):
+                answered.add(message.call_id)
+            elif isinstance(message, AssistantMessage):
+                return [call for call in message.tool_calls if call.id not in answered]
+        return []
+
+    def settle_open_calls(self, why: str) -> list[ToolResult]:
+        """Give every unanswered call an error result saying it did not run, so no pair breaks."""
+        results = [
+            ToolResult(call.id, call.name, f"not run: {why}", True, ErrorCode.TOOL_ERROR)
+            for call in self.open_tool_calls()
+        ]
+        if results:
+            self.record_tool_results(results)
+        return results
+
+    def last_text(self) -> str | None:
+        """The text of the last assistant message that has any."""
+        for message in reversed(self.messages):
+            if isinstance(message, AssistantMessage) and message.text:
+                return message.text
+        return None
+
+
+@frozen(eq=False)
+class RunResult:
+    """What a run produced and why it ended; `error` is set when it failed."""
+
+    run_id: str
+    output: str | None
+    stop_reason: StopReason
+    stop_detail: str
+    messages: tuple[Message, ...]
+    steps: tuple[Step, ...]
+    usage: Usage
+    tools_used: tuple[str, ...]
+    duration: float
+    error: ReactLoopError | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        """True when the run ended without an error."""
+        return self.error is None
+
+
+def empty_context(run_id: str) -> RunContext[Any]:
+    """A context with no deps, for runs that were given none."""
+    return RunContext(run_id=run_id, deps=None)

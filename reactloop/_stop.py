@@ -1,0 +1,147 @@
+"""Stop conditions: caps (iterations, tool calls, tokens, time, predicates), a final-answer
+marker, and "the model called tool X". Combine them with `|` (see `AnyOf`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from attrs import field, frozen
+
+from reactloop._contracts import CheckPoint, StopCondition
+from reactloop._decisions import StopReason, StopSignal
+from reactloop._errors import ConfigurationError
+from reactloop._state import Step
+
+if TYPE_CHECKING:
+    from reactloop._run import Run
+
+
+def _positive(name: str, value: float) -> None:
+    if value <= 0:
+        raise ConfigurationError(f"{name} must be positive, got {value!r}")
+
+
+@frozen
+class MaxIterations(StopCondition):
+    """Cap: at most `limit` iterations that may call tools."""
+
+    limit: int
+
+    def __attrs_post_init__(self) -> None:
+        _positive("max_iterations", self.limit)
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """Fires before reasoning once `limit` iterations are done."""
+        if at is CheckPoint.BEFORE_REASONING and run.state.iteration > self.limit:
+            return StopSignal(StopReason.MAX_ITERATIONS, f"max_iterations={self.limit}", cap=True)
+        return None
+
+
+@frozen
+class MaxToolCalls(StopCondition):
+    """Cap: at most `limit` tool calls in the run (calls, not iterations)."""
+
+    limit: int
+
+    def __attrs_post_init__(self) -> None:
+        _positive("max_tool_calls", self.limit)
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """Fires before reasoning once `limit` calls were made."""
+        if at is CheckPoint.BEFORE_REASONING and run.state.tool_calls_made >= self.limit:
+            return StopSignal(StopReason.MAX_TOOL_CALLS, f"max_tool_calls={self.limit}", cap=True)
+        return None
+
+    def tool_call_allowance(self, run: Run) -> int | None:
+        """Calls left before the cap."""
+        return max(0, self.limit - run.state.tool_calls_made)
+
+
+@frozen
+class TokenBudget(StopCondition):
+    """Cap: stop once the run's input plus output tokens reach `limit`."""
+
+    limit: int
+
+    def __attrs_post_init__(self) -> None:
+        _positive("token_budget", self.limit)
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """Fires before reasoning once the budget is spent."""
+        used = run.state.usage.total_tokens
+        if at is CheckPoint.BEFORE_REASONING and used >= self.limit:
+            return StopSignal(
+                StopReason.TOKEN_BUDGET, f"token_budget={self.limit} (used {used})", cap=True
+            )
+        return None
+
+
+@frozen
+class TimeBudget(StopCondition):
+    """Cap: stop once the run has lasted `seconds` (checked between steps)."""
+
+    seconds: float
+
+    def __attrs_post_init__(self) -> None:
+        _positive("time_budget", self.seconds)
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """Fires before reasoning once the run's clock passed the budget."""
+        elapsed = run.now() - run.state.started_at
+        if at is CheckPoint.BEFORE_REASONING and elapsed >= self.seconds:
+            detail = f"time_budget={self.seconds:g}s (elapsed {elapsed:.3f}s)"
+            return StopSignal(StopReason.TIME_BUDGET, detail, cap=True)
+        return None
+
+
+@frozen
+class StopWhen(StopCondition):
+    """A user predicate over the steps so far; `cap=False` stops without a last model call."""
+
+    predicate: Callable[[Sequence[Step]], bool]
+    name: str = "predicate"
+    cap: bool = True
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """Fires before reasoning when the predicate holds."""
+        if at is CheckPoint.BEFORE_REASONING and self.predicate(run.state.steps):
+            return StopSignal(StopReason.CONDITION, self.name, cap=self.cap)
+        return None
+
+
+@frozen
+class FinalAnswerMarker(StopCondition):
+    """Stop when the model's text contains `marker`; the output is the text after it."""
+
+    marker: str = "FINAL_ANSWER:"
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """Fires after reasoning when the response text carries the marker."""
+        draft = run.state.current
+        if at is not CheckPoint.AFTER_REASONING or draft is None or draft.response is None:
+            return None
+        text = draft.response.message.text
+        head, found, tail = text.partition(self.marker)
+        if not found:
+            return None
+        output = tail.strip() or head.strip()
+        return StopSignal(StopReason.FINAL_ANSWER, f"marker {self.marker!r}", output=output)
+
+
+@frozen
+class ToolCalled(StopCondition):
+    """Stop after a step in which one of `names` ran successfully; its result is the output."""
+
+    names: frozenset[str] = field(converter=frozenset)
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """Fires after tools when a watched tool returned a result that is not an error."""
+        draft = run.state.current
+        if at is not CheckPoint.AFTER_TOOLS or draft is None:
+            return None
+        for result in draft.tool_results:
+            if result.name in self.names and not result.is_error:
+                detail = f"tool {result.name!r} was called"
+                return StopSignal(StopReason.TOOL_CALLED, detail, output=result.content)
+        return None

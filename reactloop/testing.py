@@ -1,0 +1,283 @@
+"""Fakes for testing agents and single phases; reactloop's own tests use exactly these.
+
+- `ScriptedModel`: canned responses in order; records requests; `assert_complete()`.
+- `FunctionModel`: computes each response from the request.
+- `FakeTool`: a tool that returns, raises or blocks as told, and records its calls.
+- `make_run` / `run_phase`: build a run's state by hand and run one phase on it.
+- `FakeClock`: an injectable clock for time budgets.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
+
+import anyio
+import orjson
+from attrs import define, field
+
+from reactloop._config import ToolLike, build_config
+from reactloop._contracts import DeltaSink, Hook, InputGuard, Phase, StopCondition
+from reactloop._decisions import PhaseDecision
+from reactloop._errors import ScriptExhaustedError, ToolArgumentsError
+from reactloop._events import Event
+from reactloop._messages import (
+    AssistantMessage,
+    FinishReason,
+    Message,
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+from reactloop._run import CapPolicy, Instructions, PrepareStep, Run
+from reactloop._state import RunContext, RunState
+
+ScriptItem = ModelResponse | str | ToolCall | Exception
+
+
+def call(name: str, /, **arguments: Any) -> ToolCall:
+    """A tool call with these arguments, e.g. `call("get_weather", city="Paris")`."""
+    return ToolCall.of(name, arguments)
+
+
+def reply(
+    text: str = "", *calls: ToolCall, usage: Usage | None = None, model: str | None = None
+) -> ModelResponse:
+    """A model response with text and/or tool calls."""
+    reason = FinishReason.TOOL_CALLS if calls else FinishReason.STOP
+    return ModelResponse(AssistantMessage(text, tuple(calls)), usage or Usage(), reason, model)
+
+
+def _as_response(item: ModelResponse | str | ToolCall) -> ModelResponse:
+    if isinstance(item, ModelResponse):
+        return item
+    if isinstance(item, ToolCall):
+        return reply("", item)
+    return reply(item)
+
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+_ARG_CHUNK = 8
+
+
+def deltas_of(response: ModelResponse) -> list[ModelDelta]:
+    """How a streaming provider would deliver `response`: text by words, arguments in pieces."""
+    message = response.message
+    deltas: list[ModelDelta] = [TextDelta(piece) for piece in _WORDS.findall(message.text)]
+    for index, tool_call in enumerate(message.tool_calls):
+        deltas.append(ToolCallDelta(index, "", tool_call.id, tool_call.name))
+        args = tool_call.arguments
+        deltas.extend(
+            ToolCallDelta(index, args[i : i + _ARG_CHUNK]) for i in range(0, len(args), _ARG_CHUNK)
+        )
+    return deltas
+
+
+class _RecordingModel:
+    """Records requests and streams any response as deltas."""
+
+    def __init__(self) -> None:
+        self.requests: list[ModelRequest] = []
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        raise NotImplementedError
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Record the request and answer it."""
+        self.requests.append(request)
+        return await self.respond(request)
+
+    async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
+        """Answer the request, delivering the answer as deltas first."""
+        response = await self.request(request)
+        for delta in deltas_of(response):
+            await on_delta(delta)
+        return response
+
+
+class ScriptedModel(_RecordingModel):
+    """Answers with scripted items in order: responses, texts, tool calls, or errors to raise."""
+
+    def __init__(self, script: Iterable[ScriptItem]) -> None:
+        super().__init__()
+        self.script = list(script)
+        self.position = 0
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        """The next scripted response (or raise the next scripted exception)."""
+        await anyio.lowlevel.checkpoint()
+        if self.position >= len(self.script):
+            raise ScriptExhaustedError(len(self.script))
+        item = self.script[self.position]
+        self.position += 1
+        if isinstance(item, Exception):
+            raise item
+        return _as_response(item)
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted items were not used."""
+        return len(self.script) - self.position
+
+    def assert_complete(self) -> None:
+        """Fail if some scripted items were left unused."""
+        if self.remaining:
+            raise AssertionError(
+                f"scripted model: {self.remaining} of {len(self.script)} responses were not used"
+            )
+
+
+Responder = Callable[[ModelRequest], ModelResponse | str | Awaitable[ModelResponse | str]]
+
+
+class FunctionModel(_RecordingModel):
+    """Computes each response from the request with `fn` (sync or async)."""
+
+    def __init__(self, fn: Responder) -> None:
+        super().__init__()
+        self.fn = fn
+
+    async def respond(self, request: ModelRequest) -> ModelResponse:
+        """Call `fn` on the request."""
+        await anyio.lowlevel.checkpoint()
+        produced = self.fn(request)
+        item = await produced if inspect.isawaitable(produced) else produced
+        return _as_response(item)
+
+
+@define
+class FakeTool:
+    """A tool that returns `result`, raises `raises`, or waits for `gate`; records every call."""
+
+    name: str
+    result: object = "ok"
+    raises: Exception | None = None
+    gate: anyio.Event | None = None
+    timeout: float | None = None
+    exclusive: bool = False
+    parameters: dict[str, Any] = field(factory=lambda: {"type": "object"})
+    calls: list[dict[str, Any]] = field(factory=list)
+    running: int = 0
+    peak_running: int = 0
+
+    @property
+    def spec(self) -> ToolSpec:
+        """A spec with the given parameter schema."""
+        return ToolSpec(self.name, f"fake tool {self.name}", self.parameters)
+
+    def parse_arguments(self, arguments: str) -> dict[str, Any]:
+        """Any JSON object is accepted."""
+        try:
+            value = orjson.loads(arguments or "{}")
+        except orjson.JSONDecodeError as exc:
+            raise ToolArgumentsError(self.name, [f"not JSON: {exc}"]) from None
+        if not isinstance(value, dict):
+            raise ToolArgumentsError(self.name, ["arguments must be a JSON object"])
+        return value
+
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        """Record the call, wait for the gate if any, then return or raise."""
+        self.calls.append(arguments)
+        self.running += 1
+        self.peak_running = max(self.peak_running, self.running)
+        try:
+            if self.gate is not None:
+                await self.gate.wait()
+            await anyio.lowlevel.checkpoint()
+        finally:
+            self.running -= 1
+        if self.raises is not None:
+            raise self.raises
+        return self.result
+
+
+@define
+class FakeClock:
+    """A clock that only moves when told: pass it as `clock=` and call `advance`."""
+
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward."""
+        self.now += seconds
+
+
+def make_run(
+    *,
+    model: Any = None,
+    messages: Sequence[Message] | None = None,
+    tools: Sequence[ToolLike] = (),
+    hooks: Sequence[Hook] = (),
+    stop_when: StopCondition | None = None,
+    max_iterations: int = 10,
+    max_tool_calls: int | None = None,
+    on_cap: CapPolicy = CapPolicy.FINAL_CALL,
+    tool_timeout: float | None = 60.0,
+    max_concurrency: int | None = None,
+    max_result_chars: int = 20_000,
+    input_guards: Sequence[InputGuard] = (),
+    instructions: Instructions = None,
+    prepare_step: PrepareStep | None = None,
+    events: list[Event] | None = None,
+    deps: Any = None,
+    clock: Any = None,
+    open_step: bool = True,
+) -> Run:
+    """A run built by hand, with an open step, ready for one phase: `await run_phase(phase, run)`.
+
+    Pass a list as `events` to collect what the phase emits.
+    """
+    config = build_config(
+        model=model if model is not None else ScriptedModel([]),
+        tools=tools, instructions=instructions, hooks=hooks, max_iterations=max_iterations,
+        max_tool_calls=max_tool_calls, stop_when=stop_when, on_cap=on_cap,
+        tool_timeout=tool_timeout, max_concurrency=max_concurrency,
+        max_result_chars=max_result_chars, input_guards=input_guards,
+        prepare_step=prepare_step, settings=ModelSettings(), clock=clock or FakeClock(),
+    )  # fmt: skip
+    state = RunState("test-run", list(messages or [UserMessage("hello")]))
+    state.instructions = instructions if isinstance(instructions, str) else None
+    if open_step:
+        state.open_step(config.clock())
+    sink = events.append if events is not None else None
+    return Run(state, config, RunContext(run_id="test-run", deps=deps), _async(sink))
+
+
+def _async(append: Callable[[Event], None] | None) -> Callable[[Event], Awaitable[None]] | None:
+    if append is None:
+        return None
+
+    async def sink(event: Event) -> None:
+        append(event)
+
+    return sink
+
+
+async def run_phase(phase: Phase, run: Run) -> PhaseDecision:
+    """Run one phase on a hand-built run and return its decision."""
+    return await phase(run)
+
+
+__all__ = [
+    "FakeClock",
+    "FakeTool",
+    "FunctionModel",
+    "ScriptedModel",
+    "call",
+    "deltas_of",
+    "make_run",
+    "reply",
+    "run_phase",
+]
