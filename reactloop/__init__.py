@@ -6,6 +6,7 @@ each one alone with the fakes in `reactloop.testing`.
 """
 
 from reactloop._contracts import (
+    AnyOf,
     CheckPoint,
     Hook,
     HookFailure,

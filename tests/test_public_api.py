@@ -1,0 +1,40 @@
+"""The public surface is pinned: adding or removing a name must be a deliberate change."""
+
+from __future__ import annotations
+
+import reactloop
+import reactloop.testing
+
+EXPECTED = {
+    "AnyOf", "AssistantMessage", "AuthenticationError", "BlockedPatterns", "CapPolicy",
+    "CheckPoint", "ConfigurationError", "ContextTooLongError", "Continue", "ErrorCode",
+    "ErrorEvent", "Event", "FinalAnswerMarker", "FinishReason", "ForcedTool", "FunctionTool",
+    "GuardRejectedError", "Hook", "HookDecisionApplier", "HookError", "HookFailed", "HookFailure",
+    "HookPoint", "InputGuard", "InvalidRequestError", "InvalidResponseError", "IterationGuards",
+    "MaxInputLength", "MaxIterations", "MaxToolCalls", "Message", "Model", "ModelDelta",
+    "ModelError", "ModelRequest", "ModelResponse", "ModelSettings", "ModelTimeoutError",
+    "NextIteration", "Override", "Phase", "PhaseDecision", "PhaseFinished", "Proceed",
+    "ProviderUnavailableError", "RateLimitedError", "ReActLoop", "ReactLoopError",
+    "ReasoningPhase", "Reject", "ResponseFormat", "ResponseFormatKind", "Run", "RunContext",
+    "RunFinished", "RunResult", "RunStart", "RunStarted", "RunState", "ScriptExhaustedError",
+    "Step", "StepFinished", "StepPlan", "StepStarted", "Stop", "StopReason", "StopRun",
+    "StopSignal", "StopWhen", "SystemMessage", "TextDelta", "TextDeltaEvent", "TimeBudget",
+    "TokenBudget", "Tool", "ToolArgumentsError", "ToolCall", "ToolCallDelta",
+    "ToolCallDeltaEvent", "ToolCallStarted", "ToolCalled", "ToolChoice", "ToolDefinitionError",
+    "ToolError", "ToolExecutionError", "ToolMessage", "ToolPhase", "ToolResult",
+    "ToolResultEvent", "ToolSpec", "ToolTimeoutError", "UnknownToolError", "Usage",
+    "UserMessage", "default_phases", "default_start_phases", "tool",
+}  # fmt: skip
+
+
+def test_all_is_pinned() -> None:
+    assert set(reactloop.__all__) == EXPECTED
+
+
+def test_every_exported_name_exists() -> None:
+    missing = [name for name in reactloop.__all__ if not hasattr(reactloop, name)]
+    assert missing == []
+
+
+def test_testing_module_exports_exist() -> None:
+    assert all(hasattr(reactloop.testing, name) for name in reactloop.testing.__all__)
