@@ -82,11 +82,19 @@ class ModelError(ReactLoopError):
     retryable: bool = False
 
     def __init__(
-        self, message: str, *, status: int | None = None, provider: str | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        provider: str | None = None,
+        retry_after: float | None = None,
+        should_retry: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.provider = provider
+        self.retry_after = retry_after
+        self.should_retry = should_retry
 
 
 class RateLimitedError(ModelError):
@@ -102,10 +110,16 @@ class RateLimitedError(ModelError):
         status: int | None = 429,
         provider: str | None = None,
         retry_after: float | None = None,
+        should_retry: bool | None = None,
         quota_exhausted: bool = False,
     ) -> None:
-        super().__init__(message, status=status, provider=provider)
-        self.retry_after = retry_after
+        super().__init__(
+            message,
+            status=status,
+            provider=provider,
+            retry_after=retry_after,
+            should_retry=should_retry,
+        )
         self.quota_exhausted = quota_exhausted
         self.retryable = not quota_exhausted
 
@@ -140,17 +154,6 @@ class ProviderUnavailableError(ModelError):
 
     code = ErrorCode.PROVIDER_UNAVAILABLE
     retryable = True
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        provider: str | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message, status=status, provider=provider)
-        self.retry_after = retry_after
 
 
 class InvalidResponseError(ModelError):
