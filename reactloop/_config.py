@@ -11,6 +11,7 @@ from reactloop._contracts import AnyOf, Clock, Hook, InputGuard, Model, StopCond
 from reactloop._errors import ConfigurationError
 from reactloop._hooks import HookSet
 from reactloop._messages import ModelSettings
+from reactloop._providers import model_from_string
 from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep
 from reactloop._stop import MaxIterations, MaxToolCalls
 from reactloop._tool import FunctionTool
@@ -56,7 +57,7 @@ def _positive_or_none(name: str, value: float | None) -> None:
 
 def build_config(
     *,
-    model: Model,
+    model: Model | str,
     tools: Sequence[ToolLike],
     instructions: Instructions,
     hooks: Sequence[Hook],
@@ -73,6 +74,8 @@ def build_config(
     clock: Clock | None,
 ) -> LoopConfig:
     """Check every setting and build the shared, read-only configuration."""
+    if isinstance(model, str):
+        model = model_from_string(model)
     if not isinstance(model, Model):
         raise ConfigurationError(f"model must implement the Model contract, got {model!r}")
     _positive_or_none("tool_timeout", tool_timeout)

@@ -38,7 +38,7 @@ class ReActLoop:
 
     def __init__(
         self,
-        model: Model,
+        model: Model | str,
         *,
         tools: Sequence[ToolLike] = (),
         instructions: Instructions = None,

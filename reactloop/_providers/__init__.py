@@ -1,0 +1,16 @@
+"""Real model providers over HTTP: OpenAI Chat Completions (and compatible servers), Anthropic."""
+
+from reactloop._providers._anthropic import AnthropicModel
+from reactloop._providers._http import RetryHints, retry_hints
+from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenAIModel
+from reactloop._providers._registry import model_from_string
+
+__all__ = [
+    "AnthropicModel",
+    "InstructionsRole",
+    "MaxTokensField",
+    "OpenAIModel",
+    "RetryHints",
+    "model_from_string",
+    "retry_hints",
+]

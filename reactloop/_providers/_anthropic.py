@@ -1,0 +1,451 @@
+"""`AnthropicModel`: the Anthropic Messages protocol.
+
+The system prompt travels apart (`instructions`, then any `SystemMessage`, joined). Tool results
+are `tool_result` blocks of a user turn; consecutive turns of one role are merged, so parallel
+results share one turn. A stream is complete once `message_delta` brought the stop reason:
+`message_stop` is not waited for (the last event of a cut stream is lost by SSE rules).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Awaitable, Callable
+from typing import assert_never
+
+import httpx
+import orjson
+
+from reactloop._contracts import DeltaSink
+from reactloop._errors import (
+    ConfigurationError,
+    InvalidResponseError,
+    ProviderUnavailableError,
+)
+from reactloop._messages import (
+    AssistantMessage,
+    FinishReason,
+    ForcedTool,
+    JsonObject,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ResponseFormat,
+    ResponseFormatKind,
+    SystemMessage,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolChoice,
+    ToolMessage,
+    Usage,
+    UserMessage,
+    new_call_id,
+)
+from reactloop._providers._http import (
+    DEFAULT_IDLE_TIMEOUT,
+    HttpChannel,
+    error_detail,
+    parse_json,
+    resolve_key,
+    stream_error,
+)
+from reactloop._providers._sse import SseEvent
+from reactloop._providers._wire import (
+    CallParts,
+    arguments_object,
+    assemble_calls,
+    count,
+    items,
+    obj,
+    text,
+)
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+PATH = "/v1/messages"
+DEFAULT_MAX_TOKENS = 4096
+JSON_OBJECT_PROMPT = "Answer with a single JSON object and nothing else."
+HISTORY_TOOL_DESCRIPTION = "A tool used earlier in this conversation; not available now."
+
+_STOP = {
+    "end_turn": FinishReason.STOP,
+    "stop_sequence": FinishReason.STOP,
+    "tool_use": FinishReason.TOOL_CALLS,
+    "max_tokens": FinishReason.LENGTH,
+    "model_context_window_exceeded": FinishReason.LENGTH,
+    "refusal": FinishReason.REFUSAL,
+}
+
+
+class Role(enum.StrEnum):
+    """The two roles of a Messages conversation."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+def _tool_use(call: ToolCall) -> JsonObject:
+    input_ = arguments_object(call.arguments)
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": input_}
+
+
+def _tool_result(message: ToolMessage) -> JsonObject:
+    block: JsonObject = {
+        "type": "tool_result",
+        "tool_use_id": message.call_id,
+        "content": message.content,
+    }
+    if message.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _text_blocks(content: str) -> list[JsonObject]:
+    return [{"type": "text", "text": content}] if content.strip() else []
+
+
+def _turn(message: UserMessage | AssistantMessage | ToolMessage) -> tuple[Role, list[JsonObject]]:
+    match message:
+        case UserMessage():
+            return Role.USER, _text_blocks(message.content)
+        case AssistantMessage():
+            calls = [_tool_use(call) for call in message.tool_calls]
+            return Role.ASSISTANT, _text_blocks(message.text) + calls
+        case ToolMessage():
+            return Role.USER, [_tool_result(message)]
+        case _:
+            assert_never(message)
+
+
+def encode_messages(messages: tuple[Message, ...]) -> tuple[list[str], list[JsonObject]]:
+    """System texts apart, and the turns with consecutive same-role turns merged."""
+    system: list[str] = []
+    turns: list[JsonObject] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            system.append(message.content)
+            continue
+        role, blocks = _turn(message)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role.value:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role.value, "content": blocks})
+    return system, turns
+
+
+def _history_tools(messages: tuple[Message, ...]) -> list[JsonObject]:
+    names: dict[str, None] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            names.update(dict.fromkeys(call.name for call in message.tool_calls))
+        elif isinstance(message, ToolMessage):
+            names[message.name] = None
+    schema = {"type": "object"}
+    return [
+        {"name": name, "description": HISTORY_TOOL_DESCRIPTION, "input_schema": schema}
+        for name in names
+    ]
+
+
+def _tool_choice(choice: ToolChoice | ForcedTool) -> JsonObject:
+    match choice:
+        case ForcedTool():
+            return {"type": "tool", "name": choice.name}
+        case ToolChoice.AUTO:
+            return {"type": "auto"}
+        case ToolChoice.REQUIRED:
+            return {"type": "any"}
+        case ToolChoice.NONE:
+            return {"type": "none"}
+        case _:
+            assert_never(choice)
+
+
+def encode_tools(request: ModelRequest) -> JsonObject:
+    """`tools` and `tool_choice`; without tools, minimal ones for the history's tool blocks."""
+    if not request.tools:
+        history = _history_tools(request.messages)
+        return {"tools": history, "tool_choice": {"type": "none"}} if history else {}
+    tools = [
+        {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
+        for spec in request.tools
+    ]
+    choice = _tool_choice(request.tool_choice)
+    parallel = request.settings.parallel_tool_calls
+    if parallel is False and choice["type"] != "none":
+        choice["disable_parallel_tool_use"] = True
+    return {"tools": tools, "tool_choice": choice}
+
+
+def encode_output(response_format: ResponseFormat | None) -> tuple[JsonObject, list[str]]:
+    """`output_config` for a JSON schema; a system sentence for a bare JSON object."""
+    if response_format is None:
+        return {}, []
+    match response_format.kind:
+        case ResponseFormatKind.TEXT:
+            return {}, []
+        case ResponseFormatKind.JSON_OBJECT:
+            return {}, [JSON_OBJECT_PROMPT]
+        case ResponseFormatKind.JSON_SCHEMA:
+            if response_format.schema is None:
+                raise ConfigurationError("ResponseFormat JSON_SCHEMA needs a schema, got None")
+            output = {"type": "json_schema", "schema": response_format.schema}
+            return {"output_config": {"format": output}}, []
+        case _:
+            assert_never(response_format.kind)
+
+
+def encode_request(
+    request: ModelRequest, model: str, *, stream: bool, max_tokens: int = DEFAULT_MAX_TOKENS
+) -> JsonObject:
+    """The Messages body for a neutral request."""
+    system, turns = encode_messages(request.messages)
+    settings = request.settings
+    output, extra_system = encode_output(settings.response_format)
+    prompt = [request.instructions or "", *system, *extra_system]
+    body: JsonObject = {
+        "model": model,
+        "max_tokens": settings.max_output_tokens or max_tokens,
+        "messages": turns,
+    }
+    if any(prompt):
+        body["system"] = "\n\n".join(part for part in prompt if part)
+    body.update(encode_tools(request))
+    body.update(output)
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def decode_usage(usage: object, base: Usage = Usage()) -> Usage:
+    """Usage as reported (input excludes cache reads and writes); absent fields keep `base`."""
+
+    def pick(key: str, old: int) -> int:
+        value = count(usage, key)
+        return old if value is None else value
+
+    return Usage(
+        input_tokens=pick("input_tokens", base.input_tokens),
+        output_tokens=pick("output_tokens", base.output_tokens),
+        cache_read_tokens=pick("cache_read_input_tokens", base.cache_read_tokens),
+        cache_write_tokens=pick("cache_creation_input_tokens", base.cache_write_tokens),
+    )
+
+
+def decode_stop(reason: str | None) -> FinishReason:
+    """The neutral finish reason of a `stop_reason`."""
+    return FinishReason.OTHER if reason is None else _STOP.get(reason, FinishReason.OTHER)
+
+
+def _refusal(finish: FinishReason, details: object, answer: str) -> str | None:
+    if finish is not FinishReason.REFUSAL:
+        return None
+    return text(details, "explanation") or answer
+
+
+def _decode_tool_use(provider: str, block: JsonObject) -> ToolCall:
+    name = text(block, "name")
+    if not name:
+        raise InvalidResponseError(
+            f"{provider} sent a tool_use block without a name", provider=provider
+        )
+    arguments = orjson.dumps(block.get("input") or {}).decode()
+    return ToolCall(name, arguments, text(block, "id") or new_call_id())
+
+
+def decode_message(provider: str, body: JsonObject) -> ModelResponse:
+    """A whole `message` as a neutral response."""
+    if body.get("type") == "error":
+        raise stream_error(provider, error_detail(body), None)
+    parts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in items(body, "content"):
+        kind = text(block, "type")
+        if kind == "text":
+            parts.append(text(block, "text") or "")
+        elif kind == "tool_use":
+            calls.append(_decode_tool_use(provider, block))
+    finish = decode_stop(text(body, "stop_reason"))
+    answer = "".join(parts)
+    refusal = _refusal(finish, body.get("stop_details"), answer)
+    message = AssistantMessage(answer, tuple(calls), refusal)
+    return ModelResponse(message, decode_usage(body.get("usage")), finish, text(body, "model"))
+
+
+class MessageStream:
+    """Accumulates Messages stream events into one response, forwarding deltas."""
+
+    def __init__(self, provider: str, on_delta: DeltaSink) -> None:
+        self.provider = provider
+        self.on_delta = on_delta
+        self.text: list[str] = []
+        self.calls: list[CallParts] = []
+        self.blocks: dict[int, int | None] = {}
+        self.usage = Usage()
+        self.model: str | None = None
+        self.stop_reason: str | None = None
+        self.stop_details: object = None
+        self.stopped = False
+        self._handlers: dict[str, Callable[[JsonObject], Awaitable[None]]] = {
+            "message_start": self._message_start,
+            "content_block_start": self._block_start,
+            "content_block_delta": self._block_delta,
+            "message_delta": self._message_delta,
+            "error": self._error,
+        }
+
+    async def handle(self, event: SseEvent) -> bool:
+        """Take one event; True at `message_stop`. Unknown events and `ping` are ignored."""
+        data = parse_json(self.provider, event.data.encode())
+        kind = text(data, "type") or event.event
+        if kind == "message_stop":
+            self.stopped = True
+            return True
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            await handler(data)
+        return False
+
+    async def _error(self, data: JsonObject) -> None:
+        raise stream_error(self.provider, error_detail(data), None)
+
+    async def _message_start(self, data: JsonObject) -> None:
+        message = obj(data, "message")
+        self.model = text(message, "model")
+        self.usage = decode_usage(message.get("usage"), self.usage)
+
+    async def _text(self, piece: str) -> None:
+        if piece:
+            self.text.append(piece)
+            await self.on_delta(TextDelta(piece))
+
+    async def _block_start(self, data: JsonObject) -> None:
+        index, block = count(data, "index"), obj(data, "content_block")
+        kind = text(block, "type")
+        if index is None:
+            return
+        if kind == "text":
+            self.blocks[index] = None
+            await self._text(text(block, "text") or "")
+        elif kind == "tool_use":
+            self.blocks[index] = len(self.calls)
+            call_id, name = text(block, "id"), text(block, "name")
+            initial = block.get("input")
+            seed = orjson.dumps(initial).decode() if initial else ""
+            self.calls.append(CallParts(call_id, name, initial=seed))
+            await self.on_delta(ToolCallDelta(len(self.calls) - 1, "", call_id, name))
+
+    async def _block_delta(self, data: JsonObject) -> None:
+        index, delta = count(data, "index"), obj(data, "delta")
+        if index is None or index not in self.blocks:
+            return
+        position = self.blocks[index]
+        kind = text(delta, "type")
+        if kind == "text_delta" and position is None:
+            await self._text(text(delta, "text") or "")
+        elif kind == "input_json_delta" and position is not None:
+            fragment = text(delta, "partial_json") or ""
+            if fragment:
+                self.calls[position].parts.append(fragment)
+                await self.on_delta(ToolCallDelta(position, fragment))
+
+    async def _message_delta(self, data: JsonObject) -> None:
+        delta = obj(data, "delta")
+        self.stop_reason = text(delta, "stop_reason") or self.stop_reason
+        self.stop_details = delta.get("stop_details", self.stop_details)
+        self.usage = decode_usage(data.get("usage"), self.usage)
+
+    def response(self) -> ModelResponse:
+        """The assembled response; raises if the stream was cut before the stop reason came."""
+        if self.stop_reason is None and not self.stopped:
+            raise ProviderUnavailableError(
+                f"{self.provider} stream ended before the response was complete"
+                " (no stop_reason in message_delta): the connection was cut",
+                provider=self.provider,
+            )
+        finish = decode_stop(self.stop_reason)
+        answer = "".join(self.text)
+        calls = assemble_calls(self.provider, self.calls, finish)
+        refusal = _refusal(finish, self.stop_details, answer)
+        message = AssistantMessage(answer, calls, refusal)
+        return ModelResponse(message, self.usage, finish, self.model)
+
+
+class AnthropicModel:
+    """A Claude model over the Anthropic Messages API.
+
+    The key comes from `api_key` or `ANTHROPIC_API_KEY`; the base URL from `base_url`,
+    `ANTHROPIC_BASE_URL`, or Anthropic's. `max_tokens` is the output limit sent when the request's
+    settings name none (the protocol requires one). Close it with `aclose()` or `async with`.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        provider: str = "anthropic",
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        http_client: httpx.AsyncClient | None = None,
+        extra_headers: dict[str, str] | None = None,
+    ) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+        secret = resolve_key(api_key, "ANTHROPIC_API_KEY")
+        if secret is None:
+            raise ConfigurationError(
+                f"{provider} model {model!r} needs an API key:"
+                " pass api_key= or set ANTHROPIC_API_KEY"
+            )
+        headers = {
+            "content-type": "application/json",
+            "anthropic-version": ANTHROPIC_VERSION,
+            **(extra_headers or {}),
+            "x-api-key": secret.reveal(),
+        }
+        url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
+        self._channel = HttpChannel(
+            provider, url, headers, secret=secret, client=http_client, idle_timeout=idle_timeout
+        )
+
+    @property
+    def provider(self) -> str:
+        """The provider name errors carry."""
+        return self._channel.provider
+
+    @property
+    def base_url(self) -> str:
+        """The server's base URL (without the `/v1/messages` path)."""
+        return self._channel.base_url
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """One plain call: the whole response at once."""
+        body = encode_request(request, self.model, stream=False, max_tokens=self.max_tokens)
+        return decode_message(self.provider, await self._channel.post_json(PATH, body))
+
+    async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
+        """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
+        body = encode_request(request, self.model, stream=True, max_tokens=self.max_tokens)
+        accumulator = MessageStream(self.provider, on_delta)
+        await self._channel.post_stream(PATH, body, accumulator.handle)
+        return accumulator.response()
+
+    async def aclose(self) -> None:
+        """Close the connection pool (unless the caller passed its own `http_client`)."""
+        await self._channel.aclose()
+
+    async def __aenter__(self) -> AnthropicModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

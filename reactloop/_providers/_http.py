@@ -1,0 +1,390 @@
+"""What both providers share over HTTP: the client, secrets, retry hints and error mapping.
+
+Every failure leaves this module as a typed `ModelError` carrying `status`, `provider`,
+`retry_after` and `should_retry`, so a retry policy can act on it without knowing the protocol.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import anyio
+import httpx
+import orjson
+from attrs import frozen
+
+from reactloop._errors import (
+    AuthenticationError,
+    ContextTooLongError,
+    InvalidRequestError,
+    InvalidResponseError,
+    ModelError,
+    ModelTimeoutError,
+    ProviderUnavailableError,
+    RateLimitedError,
+)
+from reactloop._providers._sse import SseDecoder, SseEvent
+
+T = TypeVar("T")
+
+EventHandler = Callable[[SseEvent], Awaitable[bool]]
+"""Handles one SSE event; returns True when the response is complete and reading may stop."""
+
+DEFAULT_TIMEOUT = 600.0
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_IDLE_TIMEOUT = 120.0
+DRAIN_SECONDS = 2.0
+MAX_DETAIL = 500
+
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "prompt is too long",
+    "maximum context length",
+    "context length",
+    "exceed_context_size",
+    "context window",
+)
+
+KIND_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "insufficient_quota": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+"""The HTTP status an error type stands for, for errors that arrive inside a 200 stream."""
+
+
+class Secret:
+    """An API key that never shows itself: its repr and str are masked."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The key itself, for the request header only."""
+        return self._value
+
+    def redact(self, text: str) -> str:
+        """`text` with every occurrence of the key masked."""
+        return text.replace(self._value, "***") if self._value else text
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+
+def resolve_key(explicit: str | None, env_var: str) -> Secret | None:
+    """The explicit key, else the environment variable's, else None."""
+    value = explicit if explicit is not None else os.environ.get(env_var)
+    return Secret(value) if value else None
+
+
+@frozen
+class RetryHints:
+    """What the server said about retrying: seconds to wait and an explicit yes/no."""
+
+    retry_after: float | None = None
+    should_retry: bool | None = None
+
+
+def _seconds(value: str | None, scale: float = 1.0) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip()) / scale
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 and math.isfinite(seconds) else None
+
+
+def _date_delay(value: str | None, now: float) -> float | None:
+    if value is None:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def retry_hints(headers: Mapping[str, str], now: float | None = None) -> RetryHints:
+    """Parse `retry-after-ms`, `retry-after` (seconds or HTTP date) and `x-should-retry`."""
+    after = _seconds(headers.get("retry-after-ms"), 1000.0)
+    if after is None:
+        after = _seconds(headers.get("retry-after"))
+    if after is None:
+        after = _date_delay(headers.get("retry-after"), time.time() if now is None else now)
+    flag = (headers.get("x-should-retry") or "").strip().lower()
+    should = True if flag == "true" else False if flag == "false" else None
+    return RetryHints(after, should)
+
+
+@frozen
+class ErrorDetail:
+    """The parts of an error body that decide its type: message, type and code."""
+
+    message: str
+    kind: str | None = None
+    code: str | None = None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def error_detail(body: object, raw: bytes = b"") -> ErrorDetail:
+    """Read `{"error": {...}}` (OpenAI, Anthropic) or a looser body of a compatible server."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            message = _text(inner.get("message")) or _text(inner.get("detail")) or ""
+            code = inner.get("code")
+            kind = _text(inner.get("type"))
+            return ErrorDetail(message, kind, None if code is None else str(code))
+        if isinstance(inner, str):
+            return ErrorDetail(inner)
+    text = raw.decode("utf-8", "replace").strip()
+    return ErrorDetail(text[:MAX_DETAIL])
+
+
+def detail_of(content: bytes) -> ErrorDetail:
+    """The error detail of a raw response body, JSON or not."""
+    try:
+        body = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        body = None
+    return error_detail(body, content)
+
+
+def _is_context_overflow(detail: ErrorDetail) -> bool:
+    words = f"{detail.code or ''} {detail.kind or ''} {detail.message}".lower()
+    return any(marker in words for marker in _CONTEXT_MARKERS)
+
+
+def _error_class(status: int, detail: ErrorDetail) -> type[ModelError]:
+    if status == 429:
+        return RateLimitedError
+    if status in (401, 403):
+        return AuthenticationError
+    if status == 408:
+        return ModelTimeoutError
+    if status >= 500 or detail.kind == "overloaded_error":
+        return ProviderUnavailableError
+    if status >= 400:
+        return ContextTooLongError if _is_context_overflow(detail) else InvalidRequestError
+    return InvalidResponseError
+
+
+def status_error(
+    provider: str,
+    status: int,
+    detail: ErrorDetail,
+    hints: RetryHints = RetryHints(),
+    secret: Secret | None = None,
+) -> ModelError:
+    """The typed error for an HTTP status (or the status an in-stream error stands for)."""
+    text = detail.message or "(no message)"
+    label = " ".join(part for part in (detail.kind, detail.code) if part)
+    message = f"{provider} answered HTTP {status}" + (f" {label}" if label else "") + f": {text}"
+    if secret is not None:
+        message = secret.redact(message)
+    kwargs: dict[str, Any] = {
+        "status": status,
+        "provider": provider,
+        "retry_after": hints.retry_after,
+        "should_retry": hints.should_retry,
+    }
+    cls = _error_class(status, detail)
+    if cls is RateLimitedError:
+        quota = "insufficient_quota" in (detail.code, detail.kind)
+        return RateLimitedError(message, quota_exhausted=quota, **kwargs)
+    return cls(message, **kwargs)
+
+
+def stream_error(provider: str, detail: ErrorDetail, secret: Secret | None) -> ModelError:
+    """The typed error for an error event inside a stream, by its type."""
+    status = KIND_STATUS.get(detail.kind or "", KIND_STATUS.get(detail.code or "", 500))
+    return status_error(provider, status, detail, secret=secret)
+
+
+def transport_error(provider: str, error: httpx.RequestError) -> ModelError:
+    """The typed error for a failure below HTTP: timeouts, refused or reset connections."""
+    what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if isinstance(error, httpx.TimeoutException):
+        return ModelTimeoutError(f"{provider} request timed out ({what})", provider=provider)
+    if isinstance(error, httpx.DecodingError):
+        message = f"{provider} body cannot be decoded ({what})"
+        return InvalidResponseError(message, provider=provider)
+    message = f"{provider} connection failed ({what})"
+    return ProviderUnavailableError(message, provider=provider)
+
+
+def parse_json(provider: str, content: bytes, status: int | None = None) -> dict[str, Any]:
+    """A JSON object from a body, or `InvalidResponseError` naming what came instead."""
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError as exc:
+        snippet = content[:80].decode("utf-8", "replace")
+        raise InvalidResponseError(
+            f"{provider} sent malformed JSON ({exc}): {snippet!r}", status=status, provider=provider
+        ) from None
+    if not isinstance(value, dict):
+        raise InvalidResponseError(
+            f"{provider} sent JSON {type(value).__name__}, expected an object",
+            status=status,
+            provider=provider,
+        )
+    return value
+
+
+def make_client(
+    timeout: float = DEFAULT_TIMEOUT,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+    limits: httpx.Limits | None = None,
+) -> httpx.AsyncClient:
+    """A pooled client; `timeout` bounds each read, `connect_timeout` each connect."""
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout, connect=connect_timeout),
+        limits=limits or httpx.Limits(max_connections=100, max_keepalive_connections=20),
+    )
+
+
+class HttpChannel:
+    """One provider's endpoint: posts JSON, reads JSON or SSE, maps every failure to a type."""
+
+    def __init__(
+        self,
+        provider: str,
+        base_url: str,
+        headers: Mapping[str, str],
+        *,
+        secret: Secret | None,
+        client: httpx.AsyncClient | None,
+        idle_timeout: float | None,
+    ) -> None:
+        self.provider = provider
+        self.base_url = base_url.rstrip("/")
+        self._headers = dict(headers)
+        self._secret = secret
+        self._owns_client = client is None
+        self.client = client if client is not None else make_client()
+        self.idle_timeout = idle_timeout
+
+    async def aclose(self) -> None:
+        """Close the client if this channel created it."""
+        if self._owns_client:
+            await self.client.aclose()
+
+    def _request(self, path: str, body: Mapping[str, Any]) -> httpx.Request:
+        return self.client.build_request(
+            "POST", self.base_url + path, content=orjson.dumps(body), headers=self._headers
+        )
+
+    def _failure(self, response: httpx.Response) -> ModelError:
+        hints = retry_hints(response.headers)
+        return status_error(
+            self.provider, response.status_code, detail_of(response.content), hints, self._secret
+        )
+
+    def _not_a_stream(self, response: httpx.Response) -> ModelError:
+        detail = detail_of(response.content)
+        if detail.kind or detail.code:
+            return stream_error(self.provider, detail, self._secret)
+        kind = response.headers.get("content-type", "(none)")
+        return InvalidResponseError(
+            f"{self.provider} answered a streaming request with content-type {kind!r},"
+            " not text/event-stream",
+            status=response.status_code,
+            provider=self.provider,
+        )
+
+    async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST `body`; the JSON object answered, or a typed error."""
+        try:
+            response = await self.client.send(self._request(path, body))
+        except httpx.RequestError as exc:
+            raise transport_error(self.provider, exc) from exc
+        if not response.is_success:
+            raise self._failure(response)
+        return parse_json(self.provider, response.content, response.status_code)
+
+    async def post_stream(self, path: str, body: Mapping[str, Any], handle: EventHandler) -> None:
+        """POST `body` and feed each SSE event to `handle` until it says done or the body ends."""
+        try:
+            response = await self.client.send(self._request(path, body), stream=True)
+        except httpx.RequestError as exc:
+            raise transport_error(self.provider, exc) from exc
+        try:
+            if not response.is_success:
+                await self._idle(response.aread())
+                raise self._failure(response)
+            if not _is_event_stream(response):
+                await self._idle(response.aread())
+                raise self._not_a_stream(response)
+            await self._pump(response, handle)
+        except httpx.RequestError as exc:
+            raise transport_error(self.provider, exc) from exc
+        finally:
+            await response.aclose()
+
+    async def _idle(self, step: Awaitable[T]) -> T:
+        try:
+            with anyio.fail_after(self.idle_timeout):
+                return await step
+        except TimeoutError:
+            raise ModelTimeoutError(
+                f"{self.provider} stream stalled: nothing arrived for {self.idle_timeout:g} s"
+                " (the idle timeout)",
+                provider=self.provider,
+            ) from None
+
+    async def _pump(self, response: httpx.Response, handle: EventHandler) -> None:
+        decoder = SseDecoder()
+        chunks = response.aiter_bytes()
+        try:
+            while (chunk := await self._idle(anext(chunks, None))) is not None:
+                for event in decoder.feed(chunk):
+                    if await handle(event):
+                        await _drain(chunks)
+                        return
+            for event in decoder.close():
+                await handle(event)
+        finally:
+            await _close(chunks)
+
+
+def _is_event_stream(response: httpx.Response) -> bool:
+    kind = response.headers.get("content-type", "text/event-stream")
+    return "json" not in kind.lower()
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows the last event, so the connection can go back to the pool."""
+    with anyio.move_on_after(DRAIN_SECONDS):
+        try:
+            async for _ in chunks:
+                pass
+        except httpx.RequestError:
+            return
+
+
+async def _close(chunks: AsyncIterator[bytes]) -> None:
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is not None:
+        await aclose()

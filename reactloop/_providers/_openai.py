@@ -1,0 +1,396 @@
+"""`OpenAIModel`: the OpenAI Chat Completions protocol, for OpenAI and any compatible server.
+
+Only choice 0 is read (reactloop never asks for `n > 1`; extra choices a server sends are
+ignored). A stream is complete at `data: [DONE]` or once choice 0 reported its finish reason; a
+stream that ends before either was cut and raises `ProviderUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from typing import assert_never
+
+import httpx
+import orjson
+from attrs import frozen
+
+from reactloop._contracts import DeltaSink
+from reactloop._errors import ConfigurationError, InvalidResponseError, ProviderUnavailableError
+from reactloop._messages import (
+    AssistantMessage,
+    FinishReason,
+    ForcedTool,
+    JsonObject,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    ResponseFormat,
+    ResponseFormatKind,
+    SystemMessage,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolChoice,
+    ToolMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    new_call_id,
+)
+from reactloop._providers._http import (
+    DEFAULT_IDLE_TIMEOUT,
+    HttpChannel,
+    error_detail,
+    parse_json,
+    resolve_key,
+    stream_error,
+)
+from reactloop._providers._sse import SseEvent
+from reactloop._providers._wire import CallParts, assemble_calls, count, items, obj, text
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+PATH = "/chat/completions"
+
+_FINISH = {
+    "stop": FinishReason.STOP,
+    "length": FinishReason.LENGTH,
+    "tool_calls": FinishReason.TOOL_CALLS,
+    "function_call": FinishReason.TOOL_CALLS,
+    "content_filter": FinishReason.CONTENT_FILTER,
+}
+
+
+class InstructionsRole(enum.StrEnum):
+    """The role that carries `ModelRequest.instructions`: `system`, or `developer` (o-series)."""
+
+    SYSTEM = "system"
+    DEVELOPER = "developer"
+
+
+class MaxTokensField(enum.StrEnum):
+    """The body field for the output limit: OpenAI's current one, or the older one servers know."""
+
+    MAX_COMPLETION_TOKENS = "max_completion_tokens"
+    MAX_TOKENS = "max_tokens"
+
+
+@frozen
+class OpenAIOptions:
+    """How a request is spelled for one server: instructions role, limit field, usage in streams."""
+
+    instructions_role: InstructionsRole = InstructionsRole.SYSTEM
+    max_tokens_field: MaxTokensField = MaxTokensField.MAX_COMPLETION_TOKENS
+    include_usage: bool = True
+
+
+def _tool_call(call: ToolCall) -> JsonObject:
+    function = {"name": call.name, "arguments": call.arguments}
+    return {"id": call.id, "type": "function", "function": function}
+
+
+def _assistant(message: AssistantMessage) -> JsonObject:
+    encoded: JsonObject = {"role": "assistant"}
+    encoded["content"] = message.text or (None if message.tool_calls or message.refusal else "")
+    if message.tool_calls:
+        encoded["tool_calls"] = [_tool_call(call) for call in message.tool_calls]
+    if message.refusal is not None:
+        encoded["refusal"] = message.refusal
+    return encoded
+
+
+def encode_message(message: Message) -> JsonObject:
+    """One neutral message as a Chat Completions message."""
+    match message:
+        case SystemMessage():
+            return {"role": "system", "content": message.content}
+        case UserMessage():
+            return {"role": "user", "content": message.content}
+        case AssistantMessage():
+            return _assistant(message)
+        case ToolMessage():
+            return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+        case _:
+            assert_never(message)
+
+
+def _tool(spec: ToolSpec) -> JsonObject:
+    function = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(choice: ToolChoice | ForcedTool) -> str | JsonObject:
+    match choice:
+        case ForcedTool():
+            return {"type": "function", "function": {"name": choice.name}}
+        case ToolChoice.AUTO | ToolChoice.NONE | ToolChoice.REQUIRED:
+            return choice.value
+        case _:
+            assert_never(choice)
+
+
+def encode_response_format(response_format: ResponseFormat) -> JsonObject:
+    """The `response_format` body field."""
+    match response_format.kind:
+        case ResponseFormatKind.TEXT:
+            return {"type": "text"}
+        case ResponseFormatKind.JSON_OBJECT:
+            return {"type": "json_object"}
+        case ResponseFormatKind.JSON_SCHEMA:
+            if response_format.schema is None:
+                raise ConfigurationError("ResponseFormat JSON_SCHEMA needs a schema, got None")
+            schema = {
+                "name": response_format.name,
+                "schema": response_format.schema,
+                "strict": response_format.strict,
+            }
+            return {"type": "json_schema", "json_schema": schema}
+        case _:
+            assert_never(response_format.kind)
+
+
+def _settings(settings: ModelSettings, max_field: MaxTokensField, has_tools: bool) -> JsonObject:
+    body: JsonObject = {}
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    if settings.max_output_tokens is not None:
+        body[max_field.value] = settings.max_output_tokens
+    if settings.response_format is not None:
+        body["response_format"] = encode_response_format(settings.response_format)
+    if has_tools and settings.parallel_tool_calls is not None:
+        body["parallel_tool_calls"] = settings.parallel_tool_calls
+    return body
+
+
+def encode_request(
+    request: ModelRequest,
+    model: str,
+    *,
+    stream: bool,
+    options: OpenAIOptions = OpenAIOptions(),
+) -> JsonObject:
+    """The Chat Completions body for a neutral request."""
+    messages = [encode_message(message) for message in request.messages]
+    if request.instructions:
+        instructions = {"role": options.instructions_role.value, "content": request.instructions}
+        messages.insert(0, instructions)
+    body: JsonObject = {"model": model, "messages": messages}
+    if request.tools:
+        body["tools"] = [_tool(spec) for spec in request.tools]
+        body["tool_choice"] = _tool_choice(request.tool_choice)
+    body.update(_settings(request.settings, options.max_tokens_field, bool(request.tools)))
+    if stream:
+        body["stream"] = True
+        if options.include_usage:
+            body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def decode_usage(usage: object) -> Usage:
+    """Usage as reported: prompt tokens (cached ones included) and completion tokens."""
+    cached = count(obj(usage, "prompt_tokens_details"), "cached_tokens")
+    return Usage(
+        input_tokens=count(usage, "prompt_tokens") or 0,
+        output_tokens=count(usage, "completion_tokens") or 0,
+        cache_read_tokens=cached or 0,
+    )
+
+
+def decode_finish(reason: object, refusal: str | None, has_calls: bool) -> FinishReason:
+    """The neutral finish reason; a refusal that merely `stop`ped is reported as REFUSAL."""
+    if not isinstance(reason, str):
+        finish = FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP
+    else:
+        finish = _FINISH.get(reason, FinishReason.OTHER)
+    if refusal is not None and finish is FinishReason.STOP:
+        return FinishReason.REFUSAL
+    return finish
+
+
+def _decode_call(provider: str, call: object) -> ToolCall:
+    function = obj(call, "function")
+    name = text(function, "name")
+    if not name:
+        raise InvalidResponseError(f"{provider} sent a tool call without a name", provider=provider)
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):
+        arguments = orjson.dumps(arguments or {}).decode()
+    return ToolCall(name, arguments or "{}", text(call, "id") or new_call_id())
+
+
+def _first_choice(provider: str, body: JsonObject) -> JsonObject:
+    choices = [choice for choice in items(body, "choices") if isinstance(choice, dict)]
+    if not choices:
+        raise InvalidResponseError(f"{provider} response has no choices", provider=provider)
+    return next((choice for choice in choices if choice.get("index") == 0), choices[0])
+
+
+def decode_completion(provider: str, body: JsonObject) -> ModelResponse:
+    """A whole `chat.completion` as a neutral response."""
+    if "error" in body and "choices" not in body:
+        raise stream_error(provider, error_detail(body), None)
+    choice = _first_choice(provider, body)
+    message = obj(choice, "message")
+    calls = tuple(_decode_call(provider, call) for call in items(message, "tool_calls"))
+    refusal = text(message, "refusal")
+    finish = decode_finish(choice.get("finish_reason"), refusal, bool(calls))
+    assistant = AssistantMessage(text(message, "content") or "", calls, refusal)
+    return ModelResponse(assistant, decode_usage(body.get("usage")), finish, text(body, "model"))
+
+
+class ChatStream:
+    """Accumulates `chat.completion.chunk` events into one response, forwarding deltas."""
+
+    def __init__(self, provider: str, on_delta: DeltaSink) -> None:
+        self.provider = provider
+        self.on_delta = on_delta
+        self.text: list[str] = []
+        self.refusal: list[str] = []
+        self.calls: dict[int, CallParts] = {}
+        self.finish: str | None = None
+        self.usage = Usage()
+        self.model: str | None = None
+        self.done = False
+
+    async def handle(self, event: SseEvent) -> bool:
+        """Take one event; True at `[DONE]`."""
+        if event.data.strip() == "[DONE]":
+            self.done = True
+            return True
+        chunk = parse_json(self.provider, event.data.encode())
+        if "error" in chunk and not chunk.get("choices"):
+            raise stream_error(self.provider, error_detail(chunk), None)
+        self.model = text(chunk, "model") or self.model
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = decode_usage(chunk["usage"])
+        for choice in items(chunk, "choices"):
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                await self._choice(choice)
+        return False
+
+    async def _choice(self, choice: JsonObject) -> None:
+        delta = obj(choice, "delta")
+        content = text(delta, "content")
+        if content:
+            self.text.append(content)
+            await self.on_delta(TextDelta(content))
+        refusal = text(delta, "refusal")
+        if refusal:
+            self.refusal.append(refusal)
+        for item in items(delta, "tool_calls"):
+            if isinstance(item, dict):
+                await self._call_delta(item)
+        if isinstance(choice.get("finish_reason"), str):
+            self.finish = choice["finish_reason"]
+
+    def _index(self, item: JsonObject) -> int:
+        index = count(item, "index")
+        if index is not None:
+            return index
+        known = next((i for i, c in self.calls.items() if c.id and c.id == item.get("id")), None)
+        if known is not None:
+            return known
+        fresh = "id" in item or not self.calls
+        return len(self.calls) if fresh else max(self.calls)
+
+    async def _call_delta(self, item: JsonObject) -> None:
+        index = self._index(item)
+        parts = self.calls.setdefault(index, CallParts())
+        function = obj(item, "function")
+        call_id, name = text(item, "id"), text(function, "name")
+        parts.id = parts.id or call_id
+        parts.name = parts.name or name
+        fragment = text(function, "arguments") or ""
+        if fragment:
+            parts.parts.append(fragment)
+        if fragment or call_id or name:
+            await self.on_delta(ToolCallDelta(index, fragment, call_id, name))
+
+    def response(self) -> ModelResponse:
+        """The assembled response; raises if the stream was cut before it was complete."""
+        if not (self.done or self.finish is not None):
+            raise ProviderUnavailableError(
+                f"{self.provider} stream ended before the response was complete"
+                " (no finish_reason and no [DONE]): the connection was cut",
+                provider=self.provider,
+            )
+        refusal = "".join(self.refusal) or None
+        finish = decode_finish(self.finish, refusal, bool(self.calls))
+        ordered = [self.calls[index] for index in sorted(self.calls)]
+        calls = assemble_calls(self.provider, ordered, finish)
+        message = AssistantMessage("".join(self.text), calls, refusal)
+        return ModelResponse(message, self.usage, finish, self.model)
+
+
+class OpenAIModel:
+    """A model served over OpenAI Chat Completions: OpenAI itself or a compatible server.
+
+    The key comes from `api_key` or `OPENAI_API_KEY`, the base URL from `base_url`,
+    `OPENAI_BASE_URL`, or OpenAI's. A key is required only for OpenAI's own URL. Use it as an
+    async context manager, or call `aclose()`, to close its connection pool.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        provider: str = "openai",
+        instructions_role: InstructionsRole = InstructionsRole.SYSTEM,
+        max_tokens_field: MaxTokensField = MaxTokensField.MAX_COMPLETION_TOKENS,
+        include_usage: bool = True,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+        http_client: httpx.AsyncClient | None = None,
+        extra_headers: dict[str, str] | None = None,
+    ) -> None:
+        self.model = model
+        self.options = OpenAIOptions(instructions_role, max_tokens_field, include_usage)
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        secret = resolve_key(api_key, "OPENAI_API_KEY")
+        if secret is None and url.rstrip("/") == OPENAI_BASE_URL:
+            raise ConfigurationError(
+                f"{provider} model {model!r} needs an API key: pass api_key= or set OPENAI_API_KEY"
+            )
+        headers = {"content-type": "application/json", **(extra_headers or {})}
+        if secret is not None:
+            headers["authorization"] = f"Bearer {secret.reveal()}"
+        self._channel = HttpChannel(
+            provider, url, headers, secret=secret, client=http_client, idle_timeout=idle_timeout
+        )
+
+    @property
+    def provider(self) -> str:
+        """The provider name errors carry."""
+        return self._channel.provider
+
+    @property
+    def base_url(self) -> str:
+        """The server's base URL (without the `/chat/completions` path)."""
+        return self._channel.base_url
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """One plain call: the whole response at once."""
+        body = encode_request(request, self.model, stream=False, options=self.options)
+        return decode_completion(self.provider, await self._channel.post_json(PATH, body))
+
+    async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
+        """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
+        body = encode_request(request, self.model, stream=True, options=self.options)
+        accumulator = ChatStream(self.provider, on_delta)
+        await self._channel.post_stream(PATH, body, accumulator.handle)
+        return accumulator.response()
+
+    async def aclose(self) -> None:
+        """Close the connection pool (unless the caller passed its own `http_client`)."""
+        await self._channel.aclose()
+
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

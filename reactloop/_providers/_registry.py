@@ -1,0 +1,53 @@
+"""`model_from_string`: a model named by a string picks and configures its provider.
+
+Forms:
+
+- `openai:MODEL`: OpenAI (key from `OPENAI_API_KEY`; `OPENAI_BASE_URL` may point elsewhere).
+- `anthropic:MODEL`: Anthropic (key from `ANTHROPIC_API_KEY`).
+- `openai-compatible:MODEL@BASE_URL`: any Chat Completions server (vLLM, Ollama, llama.cpp, ...)
+  at `BASE_URL`, e.g. `openai-compatible:qwen2.5:7b@http://127.0.0.1:11434/v1`. The key is
+  optional (`OPENAI_API_KEY` when set); the output limit is sent as `max_tokens`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reactloop._contracts import Model
+from reactloop._errors import ConfigurationError
+from reactloop._providers._anthropic import AnthropicModel
+from reactloop._providers._openai import MaxTokensField, OpenAIModel
+
+_COMPATIBLE = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
+FORMS = "'openai:MODEL', 'anthropic:MODEL' or 'openai-compatible:MODEL@http://HOST:PORT/v1'"
+
+
+def _compatible(rest: str, spec: str) -> Model:
+    match = _COMPATIBLE.match(rest)
+    if match is None:
+        raise ConfigurationError(
+            f"model string {spec!r} must name a base URL: 'openai-compatible:MODEL@URL'"
+            " with an http:// or https:// URL"
+        )
+    return OpenAIModel(
+        match["model"],
+        base_url=match["url"],
+        provider="openai-compatible",
+        max_tokens_field=MaxTokensField.MAX_TOKENS,
+    )
+
+
+def model_from_string(spec: str) -> Model:
+    """The configured provider for a model string; see the module doc for the forms."""
+    prefix, colon, rest = spec.strip().partition(":")
+    if not colon or not rest:
+        raise ConfigurationError(f"model string {spec!r} must have the form {FORMS}")
+    if prefix == "openai":
+        return OpenAIModel(rest)
+    if prefix == "anthropic":
+        return AnthropicModel(rest)
+    if prefix == "openai-compatible":
+        return _compatible(rest, spec)
+    raise ConfigurationError(
+        f"model string {spec!r} names an unknown provider {prefix!r}: use {FORMS}"
+    )
