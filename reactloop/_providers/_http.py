@@ -195,13 +195,16 @@ def status_error(
     provider: str,
     status: int,
     detail: ErrorDetail,
+    *,
     hints: RetryHints = RetryHints(),
     secret: Secret | None = None,
+    origin: str | None = None,
 ) -> ModelError:
     """The typed error for an HTTP status (or the status an in-stream error stands for)."""
     text = detail.message or "(no message)"
     label = " ".join(part for part in (detail.kind, detail.code) if part)
-    message = f"{provider} answered HTTP {status}" + (f" {label}" if label else "") + f": {text}"
+    where = origin or f"answered HTTP {status}"
+    message = f"{provider} {where}" + (f" {label}" if label else "") + f": {text}"
     if secret is not None:
         message = secret.redact(message)
     kwargs: dict[str, Any] = {
@@ -218,9 +221,9 @@ def status_error(
 
 
 def stream_error(provider: str, detail: ErrorDetail, secret: Secret | None) -> ModelError:
-    """The typed error for an error event inside a stream, by its type."""
+    """The typed error for an error inside a 200 answer (a stream event or body), by its type."""
     status = KIND_STATUS.get(detail.kind or "", KIND_STATUS.get(detail.code or "", 500))
-    return status_error(provider, status, detail, secret=secret)
+    return status_error(provider, status, detail, secret=secret, origin="sent an error")
 
 
 def transport_error(provider: str, error: httpx.RequestError) -> ModelError:
@@ -298,8 +301,9 @@ class HttpChannel:
 
     def _failure(self, response: httpx.Response) -> ModelError:
         hints = retry_hints(response.headers)
+        detail = detail_of(response.content)
         return status_error(
-            self.provider, response.status_code, detail_of(response.content), hints, self._secret
+            self.provider, response.status_code, detail, hints=hints, secret=self._secret
         )
 
     def _not_a_stream(self, response: httpx.Response) -> ModelError:
@@ -366,7 +370,7 @@ class HttpChannel:
             for event in decoder.close():
                 await handle(event)
         finally:
-            await _close(chunks)
+            await _abandon(chunks)
 
 
 def _is_event_stream(response: httpx.Response) -> bool:
@@ -384,7 +388,18 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
             return
 
 
-async def _close(chunks: AsyncIterator[bytes]) -> None:
-    aclose = getattr(chunks, "aclose", None)
-    if aclose is not None:
-        await aclose()
+async def _abandon(chunks: AsyncIterator[bytes]) -> None:
+    """Finish httpx's chain of byte generators so that none is left suspended.
+
+    Closing only the outer generator would leave the inner ones (httpx, httpcore) to the garbage
+    collector, which trio reports as a ResourceWarning. Pulling once more under a cancelled scope
+    raises inside the innermost read, which unwinds and finishes every generator of the chain
+    (and makes httpcore drop the half-read connection).
+    """
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        try:
+            async for _ in chunks:
+                pass
+        except httpx.RequestError:
+            return
