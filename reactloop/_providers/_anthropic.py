@@ -44,6 +44,7 @@ from reactloop._messages import (
 )
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
+    AuthScheme,
     HttpChannel,
     error_detail,
     parse_json,
@@ -408,12 +409,12 @@ class AnthropicModel:
             "content-type": "application/json",
             "anthropic-version": ANTHROPIC_VERSION,
             **(extra_headers or {}),
-            "x-api-key": secret.reveal(),
         }
         url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
         self._channel = HttpChannel(
-            provider, url, headers, secret=secret, client=http_client, idle_timeout=idle_timeout
-        )
+            provider, url, headers, secret=secret, auth=AuthScheme.X_API_KEY,
+            client=http_client, idle_timeout=idle_timeout,
+        )  # fmt: skip
 
     @property
     def provider(self) -> str:

@@ -7,11 +7,14 @@ Every failure leaves this module as a typed `ModelError` carrying `status`, `pro
 from __future__ import annotations
 
 import email.utils
+import enum
+import functools
 import math
 import os
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, assert_never
 
 import anyio
 import httpx
@@ -67,6 +70,13 @@ KIND_STATUS = {
 """The HTTP status an error type stands for, for errors that arrive inside a 200 stream."""
 
 
+class AuthScheme(enum.Enum):
+    """How a key travels: `Authorization: Bearer` (OpenAI) or `x-api-key` (Anthropic)."""
+
+    BEARER = "bearer"
+    X_API_KEY = "x-api-key"
+
+
 class Secret:
     """An API key that never shows itself: its repr and str are masked."""
 
@@ -75,9 +85,15 @@ class Secret:
     def __init__(self, value: str) -> None:
         self._value = value
 
-    def reveal(self) -> str:
-        """The key itself, for the request header only."""
-        return self._value
+    def header(self, scheme: AuthScheme) -> dict[str, str]:
+        """The request header carrying the key, built only when a request is sent."""
+        match scheme:
+            case AuthScheme.BEARER:
+                return {"authorization": f"Bearer {self._value}"}
+            case AuthScheme.X_API_KEY:
+                return {"x-api-key": self._value}
+            case _:
+                assert_never(scheme)
 
     def redact(self, text: str) -> str:
         """`text` with every occurrence of the key masked."""
@@ -256,6 +272,12 @@ def parse_json(provider: str, content: bytes, status: int | None = None) -> dict
     return value
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every client: building one costs tens of milliseconds."""
+    return httpx.create_ssl_context()
+
+
 def make_client(
     timeout: float = DEFAULT_TIMEOUT,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
@@ -263,6 +285,7 @@ def make_client(
 ) -> httpx.AsyncClient:
     """A pooled client; `timeout` bounds each read, `connect_timeout` each connect."""
     return httpx.AsyncClient(
+        verify=_tls_context(),
         timeout=httpx.Timeout(timeout, connect=connect_timeout),
         limits=limits or httpx.Limits(max_connections=100, max_keepalive_connections=20),
     )
@@ -278,6 +301,7 @@ class HttpChannel:
         headers: Mapping[str, str],
         *,
         secret: Secret | None,
+        auth: AuthScheme,
         client: httpx.AsyncClient | None,
         idle_timeout: float | None,
     ) -> None:
@@ -285,6 +309,7 @@ class HttpChannel:
         self.base_url = base_url.rstrip("/")
         self._headers = dict(headers)
         self._secret = secret
+        self._auth = auth
         self._owns_client = client is None
         self.client = client if client is not None else make_client()
         self.idle_timeout = idle_timeout
@@ -295,9 +320,11 @@ class HttpChannel:
             await self.client.aclose()
 
     def _request(self, path: str, body: Mapping[str, Any]) -> httpx.Request:
-        return self.client.build_request(
-            "POST", self.base_url + path, content=orjson.dumps(body), headers=self._headers
-        )
+        headers = self._headers
+        if self._secret is not None:
+            headers = {**headers, **self._secret.header(self._auth)}
+        url, content = self.base_url + path, orjson.dumps(body)
+        return self.client.build_request("POST", url, content=content, headers=headers)
 
     def _failure(self, response: httpx.Response) -> ModelError:
         hints = retry_hints(response.headers)

@@ -41,6 +41,7 @@ from reactloop._messages import (
 )
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
+    AuthScheme,
     HttpChannel,
     error_detail,
     parse_json,
@@ -354,11 +355,10 @@ class OpenAIModel:
                 f"{provider} model {model!r} needs an API key: pass api_key= or set OPENAI_API_KEY"
             )
         headers = {"content-type": "application/json", **(extra_headers or {})}
-        if secret is not None:
-            headers["authorization"] = f"Bearer {secret.reveal()}"
         self._channel = HttpChannel(
-            provider, url, headers, secret=secret, client=http_client, idle_timeout=idle_timeout
-        )
+            provider, url, headers, secret=secret, auth=AuthScheme.BEARER,
+            client=http_client, idle_timeout=idle_timeout,
+        )  # fmt: skip
 
     @property
     def provider(self) -> str:

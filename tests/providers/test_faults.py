@@ -1,0 +1,293 @@
+"""Every failure the server can produce becomes the typed error a retry policy acts on."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import anyio
+import pytest
+from anyio.abc import SocketAttribute
+
+from reactloop._contracts import Model
+from reactloop._errors import (
+    AuthenticationError,
+    ContextTooLongError,
+    InvalidRequestError,
+    InvalidResponseError,
+    ModelError,
+    ModelTimeoutError,
+    ProviderUnavailableError,
+    RateLimitedError,
+)
+from reactloop._messages import ModelDelta, ModelRequest, ModelResponse, UserMessage
+from reactloop._providers import AnthropicModel, OpenAIModel
+from tests.providers.conftest import API_KEY
+from tests.providers.render import anthropic_stream, openai_stream, sse
+from tests.providers.wire_server import Ending, Reply, WireServer, json_reply, sse_reply
+
+pytestmark = pytest.mark.anyio
+
+REQUEST = ModelRequest((UserMessage("hi"),))
+MODES = ["request", "stream"]
+
+
+async def _ignore(delta: ModelDelta) -> None:
+    return None
+
+
+async def call(model: Model, mode: str) -> ModelResponse:
+    """One call in the given mode."""
+    if mode == "stream":
+        return await model.stream(REQUEST, _ignore)
+    return await model.request(REQUEST)
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+def model(request: pytest.FixtureRequest, openai: OpenAIModel, anthropic: AnthropicModel) -> Model:
+    """Each provider in turn."""
+    return openai if request.param == "openai" else anthropic
+
+
+def openai_error(message: str, kind: str, code: str | None = None) -> dict[str, object]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def anthropic_error(message: str, kind: str) -> dict[str, object]:
+    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_1"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_429_is_rate_limited_with_its_wait(
+    server: WireServer, model: Model, mode: str
+) -> None:
+    body = anthropic_error("Too many requests", "rate_limit_error")
+    server.reply_with(json_reply(body, 429, [("retry-after", "7")]))
+    with pytest.raises(RateLimitedError) as caught:
+        await call(model, mode)
+    error = caught.value
+    assert (error.status, error.retry_after, error.retryable, error.quota_exhausted) == (
+        429,
+        7.0,
+        True,
+        False,
+    )
+    assert error.provider in ("openai", "anthropic")
+
+
+async def test_insufficient_quota_is_not_retryable(server: WireServer, openai: OpenAIModel) -> None:
+    body = openai_error(
+        "You exceeded your current quota", "insufficient_quota", "insufficient_quota"
+    )
+    server.reply_with(json_reply(body, 429))
+    with pytest.raises(RateLimitedError) as caught:
+        await openai.request(REQUEST)
+    assert caught.value.quota_exhausted
+    assert not caught.value.retryable
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_529_overloaded_is_unavailable(
+    server: WireServer, anthropic: AnthropicModel, mode: str
+) -> None:
+    server.reply_with(json_reply(anthropic_error("Overloaded", "overloaded_error"), 529))
+    with pytest.raises(ProviderUnavailableError) as caught:
+        await call(anthropic, mode)
+    assert (caught.value.status, caught.value.provider) == (529, "anthropic")
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+async def test_5xx_is_unavailable(server: WireServer, model: Model, status: int) -> None:
+    server.reply_with(
+        Reply(status, (b"<html>Bad Gateway</html>",), (("content-type", "text/html"),))
+    )
+    with pytest.raises(ProviderUnavailableError, match="Bad Gateway") as caught:
+        await model.request(REQUEST)
+    assert caught.value.status == status
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_401_is_authentication(server: WireServer, openai: OpenAIModel, mode: str) -> None:
+    echoed = f"Incorrect API key provided: {API_KEY}."
+    server.reply_with(
+        json_reply(openai_error(echoed, "invalid_request_error", "invalid_api_key"), 401)
+    )
+    with pytest.raises(AuthenticationError) as caught:
+        await call(openai, mode)
+    assert caught.value.status == 401
+    assert API_KEY not in str(caught.value)
+    assert API_KEY not in repr(caught.value.args)
+
+
+async def test_openai_context_length_code_is_context_too_long(
+    server: WireServer, openai: OpenAIModel
+) -> None:
+    body = openai_error("This model's maximum context length is 128000 tokens.",
+                        "invalid_request_error", "context_length_exceeded")  # fmt: skip
+    server.reply_with(json_reply(body, 400))
+    with pytest.raises(ContextTooLongError) as caught:
+        await openai.request(REQUEST)
+    assert caught.value.status == 400
+
+
+async def test_anthropic_prompt_too_long_is_context_too_long(
+    server: WireServer, anthropic: AnthropicModel
+) -> None:
+    body = anthropic_error(
+        "prompt is too long: 250000 tokens > 200000 maximum", "invalid_request_error"
+    )
+    server.reply_with(json_reply(body, 400))
+    with pytest.raises(ContextTooLongError, match="prompt is too long"):
+        await anthropic.stream(REQUEST, _ignore)
+
+
+@pytest.mark.parametrize("status", [400, 404, 422])
+async def test_other_4xx_is_invalid_request(server: WireServer, model: Model, status: int) -> None:
+    server.reply_with(
+        json_reply(anthropic_error("messages: field required", "invalid_request_error"), status)
+    )
+    with pytest.raises(InvalidRequestError, match="field required") as caught:
+        await model.request(REQUEST)
+    assert caught.value.status == status
+
+
+async def test_malformed_json_body_is_invalid_response(server: WireServer, model: Model) -> None:
+    server.reply_with(Reply(200, (b'{"choices": [',), (("content-type", "application/json"),)))
+    with pytest.raises(InvalidResponseError, match="malformed JSON"):
+        await model.request(REQUEST)
+
+
+async def test_malformed_json_event_is_invalid_response(server: WireServer, model: Model) -> None:
+    server.reply_with(sse_reply([b"event: message_start\ndata: {oops\n\n"]))
+    with pytest.raises(InvalidResponseError, match="malformed JSON"):
+        await model.stream(REQUEST, _ignore)
+
+
+async def test_a_json_answer_to_a_stream_request_is_its_error(
+    server: WireServer, openai: OpenAIModel
+) -> None:
+    server.reply_with(json_reply(openai_error("server busy", "server_error")))
+    with pytest.raises(ProviderUnavailableError, match="server busy"):
+        await openai.stream(REQUEST, _ignore)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_connection_refused_is_unavailable(mode: str) -> None:
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(SocketAttribute.local_port)
+    await listener.aclose()
+    async with OpenAIModel("m", api_key=API_KEY, base_url=f"http://127.0.0.1:{port}/v1") as model:
+        with pytest.raises(ProviderUnavailableError, match="connection failed") as caught:
+            await call(model, mode)
+    assert caught.value.provider == "openai"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_connection_closed_without_answer_is_unavailable(
+    server: WireServer, model: Model, mode: str
+) -> None:
+    server.reply_with(Reply(ending=Ending.RESET))
+    with pytest.raises(ProviderUnavailableError):
+        await call(model, mode)
+
+
+STREAMS: dict[str, Callable[[], list[bytes]]] = {
+    "openai": lambda: openai_stream("Hello there, friend."),
+    "anthropic": lambda: anthropic_stream("Hello there, friend."),
+}
+
+
+def _provider(model: Model) -> str:
+    return "openai" if isinstance(model, OpenAIModel) else "anthropic"
+
+
+async def test_a_stream_cut_mid_body_is_unavailable(server: WireServer, model: Model) -> None:
+    chunks = STREAMS[_provider(model)]()
+    server.reply_with(sse_reply(chunks[:4], Ending.CUT))
+    with pytest.raises(ProviderUnavailableError):
+        await model.stream(REQUEST, _ignore)
+
+
+async def test_a_stream_that_ends_before_its_finish_is_unavailable(
+    server: WireServer, model: Model
+) -> None:
+    chunks = STREAMS[_provider(model)]()
+    server.reply_with(sse_reply(chunks[:4]))
+    with pytest.raises(ProviderUnavailableError, match="ended before the response was complete"):
+        await model.stream(REQUEST, _ignore)
+
+
+async def test_an_openai_error_chunk_mid_stream_is_typed(
+    server: WireServer, openai: OpenAIModel
+) -> None:
+    chunks = openai_stream("Hello there")[:2]
+    chunks.append(sse(openai_error("The server had an error", "server_error")))
+    server.reply_with(sse_reply(chunks))
+    with pytest.raises(ProviderUnavailableError, match="server had an error"):
+        await openai.stream(REQUEST, _ignore)
+
+
+async def test_an_anthropic_error_event_is_typed_by_its_type(
+    server: WireServer, anthropic: AnthropicModel
+) -> None:
+    chunks = anthropic_stream("Hello")[:3]
+    chunks.append(sse(anthropic_error("slow down", "rate_limit_error"), "error"))
+    server.reply_with(sse_reply(chunks))
+    with pytest.raises(RateLimitedError, match="slow down"):
+        await anthropic.stream(REQUEST, _ignore)
+
+
+@pytest.fixture
+async def impatient(server: WireServer) -> AsyncIterator[OpenAIModel]:
+    """A model whose stream may stay silent for 0.2 s at most."""
+    url = f"{server.url}/v1"
+    async with OpenAIModel("m", api_key=API_KEY, base_url=url, idle_timeout=0.2) as model:
+        yield model
+
+
+@pytest.mark.parametrize("sent", [0, 3])
+async def test_a_stalled_stream_times_out(
+    server: WireServer, impatient: OpenAIModel, sent: int
+) -> None:
+    server.reply_with(sse_reply(openai_stream("Hello there")[:sent], Ending.STALL))
+    with pytest.raises(ModelTimeoutError, match="idle timeout") as caught:
+        await impatient.stream(REQUEST, _ignore)
+    assert caught.value.retryable
+
+
+@pytest.mark.parametrize(
+    ("headers", "after", "should"),
+    [
+        ([("retry-after-ms", "1500"), ("retry-after", "9")], 1.5, None),
+        ([("x-should-retry", "false")], None, False),
+        ([("x-should-retry", "true"), ("retry-after", "2")], 2.0, True),
+    ],
+)
+async def test_retry_headers_ride_on_the_error(
+    server: WireServer,
+    model: Model,
+    headers: list[tuple[str, str]],
+    after: float | None,
+    should: bool | None,
+) -> None:
+    server.reply_with(json_reply(anthropic_error("boom", "api_error"), 500, headers))
+    with pytest.raises(ModelError) as caught:
+        await model.request(REQUEST)
+    assert (caught.value.retry_after, caught.value.should_retry) == (after, should)
+
+
+async def test_retry_after_as_an_http_date(server: WireServer, openai: OpenAIModel) -> None:
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    server.reply_with(json_reply(openai_error("slow", "requests"), 429, [("retry-after", when)]))
+    with pytest.raises(RateLimitedError) as caught:
+        await openai.request(REQUEST)
+    assert caught.value.retry_after is not None
+    assert 25 < caught.value.retry_after <= 30
+
+
+async def test_reprs_never_show_the_key(openai: OpenAIModel, anthropic: AnthropicModel) -> None:
+    for model in (openai, anthropic):
+        assert API_KEY not in repr(model)
+        assert API_KEY not in repr(vars(model))
+        assert API_KEY not in repr(vars(model._channel))
