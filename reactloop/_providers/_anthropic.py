@@ -112,7 +112,8 @@ def _turn(message: UserMessage | AssistantMessage | ToolMessage) -> tuple[Role, 
             return Role.USER, _text_blocks(message.content)
         case AssistantMessage():
             calls = [_tool_use(call) for call in message.tool_calls]
-            return Role.ASSISTANT, _text_blocks(message.text) + calls
+            said = message.text or message.refusal or ""
+            return Role.ASSISTANT, _text_blocks(said) + calls
         case ToolMessage():
             return Role.USER, [_tool_result(message)]
         case _:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from reactloop._providers import AnthropicModel, OpenAIModel
+from tests.providers.protocol import OpenAIRequestSchema
 from tests.providers.wire_server import WireServer
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -35,3 +36,11 @@ async def anthropic(server: WireServer) -> AsyncIterator[AnthropicModel]:
     """An Anthropic model talking to the wire server."""
     async with AnthropicModel("claude-sonnet-4-5", api_key=API_KEY, base_url=server.url) as model:
         yield model
+
+
+@pytest.fixture(scope="session")
+def openai_schema() -> OpenAIRequestSchema:
+    """The published request schema; the test skips when the reference file is absent."""
+    if not OPENAPI.exists():
+        pytest.skip(f"the OpenAI OpenAPI description is not at {OPENAPI}")
+    return OpenAIRequestSchema(OPENAPI)
