@@ -24,10 +24,9 @@ def chunk(delta: dict[str, Any], finish: str | None = None, index: int = 0) -> S
     return SseEvent("message", orjson.dumps({"choices": [choice]}).decode())
 
 
-def call_delta(arguments: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "tool_calls": [{**fields, "function": {"arguments": arguments, **fields.pop("fn", {})}}]
-    }
+def call_delta(arguments: str, fn: dict[str, str] | None = None, **fields: Any) -> dict[str, Any]:
+    function = {"arguments": arguments, **(fn or {})}
+    return {"tool_calls": [{**fields, "function": function}]}
 
 
 async def feed(stream: ChatStream | MessageStream, *events: SseEvent) -> None:
