@@ -356,9 +356,12 @@ class HttpChannel:
         return parse_json(self.provider, response.content, response.status_code)
 
     async def post_stream(self, path: str, body: Mapping[str, Any], handle: EventHandler) -> None:
-        """POST `body` and feed each SSE event to `handle` until it says done or the body ends."""
+        """POST `body` and feed each SSE event to `handle` until it says done or the body ends.
+
+        The idle timeout bounds the wait for the response head and then for each chunk.
+        """
         try:
-            response = await self.client.send(self._request(path, body), stream=True)
+            response = await self._idle(self.client.send(self._request(path, body), stream=True))
         except httpx.RequestError as exc:
             raise transport_error(self.provider, exc) from exc
         try:

@@ -256,6 +256,14 @@ async def test_a_stalled_stream_times_out(
     assert caught.value.retryable
 
 
+async def test_a_server_that_never_answers_times_out(
+    server: WireServer, impatient: OpenAIModel
+) -> None:
+    server.reply_with(Reply(ending=Ending.SILENT))
+    with pytest.raises(ModelTimeoutError, match="idle timeout"):
+        await impatient.stream(REQUEST, _ignore)
+
+
 @pytest.mark.parametrize(
     ("headers", "after", "should"),
     [

@@ -26,12 +26,13 @@ MAX_HEAD = 65_536
 
 
 class Ending(enum.Enum):
-    """How a reply ends: properly, cut mid-body, stalled forever, or no reply at all."""
+    """How a reply ends: properly, cut mid-body, stalled forever, no reply, or silence."""
 
     COMPLETE = "complete"
     CUT = "cut"
     STALL = "stall"
     RESET = "reset"
+    SILENT = "silent"
 
 
 @frozen
@@ -177,6 +178,8 @@ class WireServer:
     async def _write(self, stream: SocketStream, reply: Reply) -> bool:
         if reply.ending is Ending.RESET:
             return False
+        if reply.ending is Ending.SILENT:
+            await anyio.sleep_forever()
         await stream.send(_head(reply))
         for chunk in filter(None, reply.chunks):
             await stream.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
