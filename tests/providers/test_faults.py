@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -299,3 +300,15 @@ async def test_reprs_never_show_the_key(openai: OpenAIModel, anthropic: Anthropi
         assert API_KEY not in repr(model)
         assert API_KEY not in repr(vars(model))
         assert API_KEY not in repr(vars(model._channel))
+
+
+async def test_debug_logs_never_show_the_key(
+    server: WireServer, model: Model, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.reply_with(
+        json_reply(anthropic_error(f"bad key {API_KEY}", "authentication_error"), 401)
+    )
+    with caplog.at_level(logging.DEBUG), pytest.raises(AuthenticationError):
+        await model.request(REQUEST)
+    assert caplog.records
+    assert API_KEY not in caplog.text
