@@ -106,7 +106,7 @@ class Secret:
 
 
 def resolve_key(explicit: str | None, env_var: str) -> Secret | None:
-    """The explicit key, else the environment variable's, else None."""
+    """The explicit key, else the environment variable's, else None (`""` means no key)."""
     value = explicit if explicit is not None else os.environ.get(env_var)
     return Secret(value) if value else None
 

@@ -6,11 +6,13 @@ Forms:
 - `anthropic:MODEL`: Anthropic (key from `ANTHROPIC_API_KEY`).
 - `openai-compatible:MODEL@BASE_URL`: any Chat Completions server (vLLM, Ollama, llama.cpp, ...)
   at `BASE_URL`, e.g. `openai-compatible:qwen2.5:7b@http://127.0.0.1:11434/v1`. The key is
-  optional (`OPENAI_API_KEY` when set); the output limit is sent as `max_tokens`.
+  optional and read from `OPENAI_COMPATIBLE_API_KEY` only, never from `OPENAI_API_KEY`, so that an
+  OpenAI key is not sent to another server; the output limit is sent as `max_tokens`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from reactloop._contracts import Model
@@ -19,6 +21,7 @@ from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._openai import MaxTokensField, OpenAIModel
 
 _COMPATIBLE = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
+COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
 FORMS = "'openai:MODEL', 'anthropic:MODEL' or 'openai-compatible:MODEL@http://HOST:PORT/v1'"
 
 
@@ -31,6 +34,7 @@ def _compatible(rest: str, spec: str) -> Model:
         )
     return OpenAIModel(
         match["model"],
+        api_key=os.environ.get(COMPATIBLE_KEY_ENV, ""),
         base_url=match["url"],
         provider="openai-compatible",
         max_tokens_field=MaxTokensField.MAX_TOKENS,

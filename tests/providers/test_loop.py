@@ -173,6 +173,7 @@ async def test_a_model_string_drives_the_loop(
     monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
     spec = SPECS[prefix].format(url=server.url)
     if prefix == "anthropic":
         server.handler = conversation(anthropic_stream, anthropic_json)
@@ -186,3 +187,8 @@ async def test_a_model_string_drives_the_loop(
     assert result.output == FINAL
     model_field = server.requests[0].json()["model"]
     assert model_field == spec.split(":", 1)[1].split("@")[0]
+    key_header = {"openai": "authorization", "anthropic": "x-api-key"}
+    if prefix in key_header:
+        assert server.requests[0].headers[key_header[prefix]].endswith("-env")
+    else:
+        assert "authorization" not in server.requests[0].headers

@@ -17,6 +17,7 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
 
 
 async def test_openai() -> None:
@@ -49,6 +50,19 @@ async def test_openai_compatible_keeps_colons_in_the_model_name(
         MaxTokensField.MAX_TOKENS,
     )
     await model.aclose()
+
+
+async def test_openai_compatible_takes_only_its_own_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = "openai-compatible:llama@http://127.0.0.1:8000/v1"
+    without = model_from_string(spec)
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-local")
+    with_key = model_from_string(spec)
+    assert isinstance(without, OpenAIModel)
+    assert isinstance(with_key, OpenAIModel)
+    assert without._channel._secret is None
+    assert with_key._channel._secret is not None
+    await without.aclose()
+    await with_key.aclose()
 
 
 @pytest.mark.parametrize(
