@@ -97,7 +97,7 @@ from reactloop._phases import (
     default_start_phases,
 )
 from reactloop._run import CapPolicy, Run, StepPlan
-from reactloop._state import RunContext, RunResult, RunState, Step, ToolResult
+from reactloop._state import Finishing, RunContext, RunResult, RunState, Step, ToolResult
 from reactloop._stop import (
     FinalAnswerMarker,
     MaxIterations,
@@ -124,6 +124,7 @@ __all__ = [
     "Event",
     "FinalAnswerMarker",
     "FinishReason",
+    "Finishing",
     "ForcedTool",
     "FunctionTool",
     "GuardRejectedError",

@@ -8,7 +8,8 @@ import reactloop.testing
 EXPECTED = {
     "AnyOf", "AssistantMessage", "AuthenticationError", "BlockedPatterns", "CapPolicy",
     "CheckPoint", "ConfigurationError", "ContextTooLongError", "Continue", "ErrorCode",
-    "ErrorEvent", "Event", "FinalAnswerMarker", "FinishReason", "ForcedTool", "FunctionTool",
+    "ErrorEvent", "Event", "FinalAnswerMarker", "FinishReason", "Finishing", "ForcedTool",
+    "FunctionTool",
     "GuardRejectedError", "Hook", "HookDecisionApplier", "HookError", "HookFailed", "HookFailure",
     "HookPoint", "InputGuard", "InvalidRequestError", "InvalidResponseError", "IterationGuards",
     "MaxInputLength", "MaxIterations", "MaxToolCalls", "Message", "Model", "ModelDelta",

@@ -92,6 +92,8 @@ class ToolPhase:
         slots: list[Any] = [None] * len(message.tool_calls)
         admitted = await admit_all(run, message.tool_calls, slots)
         await run_concurrently(run, admitted, slots)
+        for item in admitted:
+            run.state.note_tool_used(item.tool.name)
         run.state.record_tool_results(slots)
         if run.pending_stop is not None:
             return PROCEED
