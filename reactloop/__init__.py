@@ -42,6 +42,7 @@ from reactloop._errors import (
     ProviderUnavailableError,
     RateLimitedError,
     ReactLoopError,
+    RunTimeoutError,
     ScriptExhaustedError,
     ToolArgumentsError,
     ToolDefinitionError,
@@ -65,6 +66,10 @@ from reactloop._events import (
     ToolResultEvent,
 )
 from reactloop._guards import BlockedPatterns, MaxInputLength
+from reactloop._handle import (
+    RunHandle,
+    RunStream,
+)
 from reactloop._loop import ReActLoop
 from reactloop._messages import (
     AssistantMessage,
@@ -96,7 +101,12 @@ from reactloop._phases import (
     default_phases,
     default_start_phases,
 )
-from reactloop._run import CapPolicy, Run, StepPlan
+from reactloop._run import (
+    CapPolicy,
+    RepetitionPolicy,
+    Run,
+    StepPlan,
+)
 from reactloop._state import Finishing, RunContext, RunResult, RunState, Step, ToolResult
 from reactloop._stop import (
     FinalAnswerMarker,
@@ -161,15 +171,19 @@ __all__ = [
     "ReactLoopError",
     "ReasoningPhase",
     "Reject",
+    "RepetitionPolicy",
     "ResponseFormat",
     "ResponseFormatKind",
     "Run",
     "RunContext",
     "RunFinished",
+    "RunHandle",
     "RunResult",
     "RunStart",
     "RunStarted",
     "RunState",
+    "RunStream",
+    "RunTimeoutError",
     "ScriptExhaustedError",
     "Step",
     "StepFinished",

@@ -11,7 +11,7 @@ from reactloop._contracts import AnyOf, Clock, Hook, InputGuard, Model, StopCond
 from reactloop._errors import ConfigurationError
 from reactloop._hooks import HookSet
 from reactloop._messages import ModelSettings
-from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep
+from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy
 from reactloop._stop import MaxIterations, MaxToolCalls
 from reactloop._tool import FunctionTool
 
@@ -71,6 +71,10 @@ def build_config(
     prepare_step: PrepareStep | None,
     settings: ModelSettings,
     clock: Clock | None,
+    model_timeout: float | None = None,
+    run_timeout: float | None = None,
+    repetition: RepetitionPolicy | None = RepetitionPolicy(),
+    strict: bool = False,
 ) -> LoopConfig:
     """Check every setting and build the shared, read-only configuration."""
     if not isinstance(model, Model):
@@ -78,6 +82,8 @@ def build_config(
     _positive_or_none("tool_timeout", tool_timeout)
     _positive_or_none("max_concurrency", max_concurrency)
     _positive_or_none("max_result_chars", max_result_chars)
+    _positive_or_none("model_timeout", model_timeout)
+    _positive_or_none("run_timeout", run_timeout)
     return LoopConfig(
         model=model,
         tools=tool_registry(tools),
@@ -92,4 +98,8 @@ def build_config(
         prepare_step=prepare_step,
         settings=settings,
         clock=clock or anyio.current_time,
+        model_timeout=model_timeout,
+        run_timeout=run_timeout,
+        repetition=repetition,
+        strict=strict,
     )

@@ -20,6 +20,7 @@ broken rule and the offending value::
     │   ├── ToolArgumentsError      tool_error      arguments did not match the tool's schema
     │   ├── ToolTimeoutError        timeout         the tool ran past its timeout
     │   └── ToolExecutionError      tool_error      the tool raised
+    ├── RunTimeoutError             timeout         the whole run exceeded its timeout
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
     └── HookError                   hook_rejected   a fail-closed hook raised
 
@@ -224,6 +225,16 @@ class ToolExecutionError(ToolError):
             f"tool {tool_name!r} raised {type(error).__name__}: {error}", tool_name=tool_name
         )
         self.error_type = type(error).__name__
+
+
+class RunTimeoutError(ReactLoopError):
+    """The whole run took longer than its `run_timeout`; completed work is kept in the result."""
+
+    code = ErrorCode.TIMEOUT
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"run exceeded its run_timeout of {timeout:g} s")
+        self.timeout = timeout
 
 
 class GuardRejectedError(ReactLoopError):

@@ -11,9 +11,11 @@ from reactloop import (
     AssistantMessage,
     CapPolicy,
     ConfigurationError,
+    ErrorCode,
     Event,
     FinalAnswerMarker,
     ModelRequest,
+    ModelTimeoutError,
     NextIteration,
     PhaseDecision,
     Proceed,
@@ -22,6 +24,7 @@ from reactloop import (
     RunContext,
     RunFinished,
     RunStarted,
+    RunTimeoutError,
     ScriptExhaustedError,
     StepFinished,
     StepStarted,
@@ -222,3 +225,32 @@ def test_duplicate_tool_names_are_rejected() -> None:
 def test_a_non_model_is_rejected() -> None:
     with pytest.raises(ConfigurationError, match="Model contract"):
         ReActLoop(object())  # type: ignore[arg-type]
+
+
+async def test_repetition_nudges_then_stops_the_run() -> None:
+    model = FunctionModel(lambda request: reply("", call("t", q="same")))
+    result = await ReActLoop(model, tools=[FakeTool("t")], max_iterations=20).run("go")
+    assert result.stop_reason is StopReason.REPETITION and len(result.steps) == 5
+    assert "[note:" in result.steps[2].tool_results[0].content
+
+
+async def test_run_timeout_ends_with_its_own_reason() -> None:
+    blocker = FakeTool("block", gate=anyio.Event())
+    model = ScriptedModel([reply("", call("block"))])
+    result = await ReActLoop(model, tools=[blocker], tool_timeout=None, run_timeout=0.001).run("go")
+    assert result.stop_reason is StopReason.RUN_TIMEOUT
+    assert isinstance(result.error, RunTimeoutError) and len(result.messages) == 3
+
+
+async def test_model_timeout_is_a_typed_error() -> None:
+    async def stall(request: ModelRequest) -> str:
+        await anyio.Event().wait()
+        return "never"
+
+    result = await ReActLoop(FunctionModel(stall), model_timeout=0.001).run("go")
+    assert isinstance(result.error, ModelTimeoutError) and result.error.code is ErrorCode.TIMEOUT
+
+
+async def test_strict_mode_raises_the_error() -> None:
+    with pytest.raises(ScriptExhaustedError):
+        await ReActLoop(ScriptedModel([]), strict=True).run("go")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING
 
+import anyio
+
 from reactloop._contracts import CheckPoint, HookPoint, Model
 from reactloop._decisions import PROCEED, PhaseDecision, Stop
-from reactloop._errors import InvalidResponseError
+from reactloop._errors import InvalidResponseError, ModelTimeoutError
 from reactloop._events import TextDeltaEvent, ToolCallDeltaEvent
 from reactloop._messages import (
     ModelDelta,
@@ -47,6 +49,18 @@ def build_request(run: Run, plan: StepPlan) -> ModelRequest:
 
 
 async def call_model(run: Run, model: Model, request: ModelRequest) -> ModelResponse:
+    """One model call within the loop's `model_timeout`."""
+    timeout = run.config.model_timeout
+    if timeout is None:
+        return await _call_once(run, model, request)
+    try:
+        with anyio.fail_after(timeout):
+            return await _call_once(run, model, request)
+    except TimeoutError:
+        raise ModelTimeoutError(f"model call exceeded its model_timeout of {timeout:g} s") from None
+
+
+async def _call_once(run: Run, model: Model, request: ModelRequest) -> ModelResponse:
     """Stream when someone listens (forwarding deltas as events), else one plain request."""
     if run.listening:
 

@@ -15,7 +15,7 @@ from reactloop import (
     TokenBudget,
     Usage,
 )
-from reactloop.testing import FakeClock, make_run, run_phase
+from reactloop.testing import FakeClock, make_run, reply, run_phase
 
 pytestmark = pytest.mark.anyio
 
@@ -71,7 +71,25 @@ async def test_user_predicate_over_steps() -> None:
     condition = StopWhen(lambda steps: len(steps) >= 1, name="one step", cap=False)
     run = make_run(stop_when=condition)
     assert isinstance(await run_phase(IterationGuards(), run), Proceed)
+    run.state.record_response(reply("a step"))
     run.state.close_step(0.0)
     decision = await run_phase(IterationGuards(), run)
     assert isinstance(decision, Stop)
     assert (decision.reason, decision.detail) == (StopReason.CONDITION, "one step")
+
+
+async def test_repeated_identical_calls_stop_the_run() -> None:
+    run = make_run()
+    for _ in range(5):
+        run.state.note_call("search\x00{}")
+    decision = await run_phase(IterationGuards(), run)
+    assert isinstance(decision, Stop)
+    assert decision.reason is StopReason.REPETITION and "5 times" in decision.detail
+
+
+async def test_interrupt_stops_before_reasoning() -> None:
+    run = make_run()
+    run.request_interrupt("bye")
+    decision = await run_phase(IterationGuards(), run)
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.output) == (StopReason.INTERRUPTED, "bye")
