@@ -1,4 +1,4 @@
-"""Cancelling a run at every await point in turn: it stops at once and its state stays consistent."""
+"""Cancelling a run at every await point in turn: it stops at once, its state stays consistent."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from reactloop import (
     ModelRequest,
     ModelResponse,
     ReActLoop,
+    ReactLoopError,
     Run,
     RunResult,
     RunState,
@@ -46,6 +47,10 @@ class Ticker:
 class TickingHook(Hook):
     def __init__(self, ticker: Ticker) -> None:
         self.tick = ticker.tick
+        self.errors: list[ReactLoopError] = []
+
+    async def on_error(self, run: Run, error: ReactLoopError) -> None:
+        self.errors.append(error)
 
     async def before_run(self, run: Run) -> None:
         await self.tick()
@@ -67,7 +72,11 @@ class TickingHook(Hook):
 def scripted() -> ScriptedModel:
     usage = Usage(5, 1)
     return ScriptedModel(
-        [reply("", call("a"), call("b"), usage=usage), reply("", call("a"), usage=usage), reply("done", usage=usage)]
+        [
+            reply("", call("a"), call("b"), usage=usage),
+            reply("", call("a"), usage=usage),
+            reply("done", usage=usage),
+        ]
     )
 
 
@@ -90,10 +99,11 @@ def assert_consistent(state: RunState) -> None:
     assert sum((s.usage for s in state.steps), draft_usage) == state.usage
 
 
-async def run_cancelled_at(k: int) -> tuple[Ticker, Run, RunResult | None]:
+async def run_cancelled_at(k: int) -> tuple[Ticker, Run, RunResult | None, list[ReactLoopError]]:
     ticker = Ticker(k)
     tools = [FakeTool("a"), FakeTool("b")]
-    loop = ReActLoop(scripted(), tools=tools, hooks=[TickingHook(ticker)])
+    hook = TickingHook(ticker)
+    loop = ReActLoop(scripted(), tools=tools, hooks=[hook])
 
     async def sink(event: Event) -> None:
         await ticker.tick()
@@ -102,14 +112,15 @@ async def run_cancelled_at(k: int) -> tuple[Ticker, Run, RunResult | None]:
     result = None
     with ticker.scope:
         result = await loop.drive(run)
-    return ticker, run, result
+    return ticker, run, result, hook.errors
 
 
 async def test_cancellation_at_every_await_point_keeps_state_consistent() -> None:
     k = 0
     while True:
         k += 1
-        ticker, run, result = await run_cancelled_at(k)
+        ticker, run, result, errors = await run_cancelled_at(k)
+        assert not any("Cancel" in e.message for e in errors), "cancellation became an error"
         if not ticker.scope.cancelled_caught:
             break
         assert result is None, f"cancelled at await {k} but the run returned a result"
