@@ -5,6 +5,9 @@ A thin `ReActLoop` runs small phases (`IterationGuards`, `ReasoningPhase`, `Hook
 each one alone with the fakes in `reactloop.testing`.
 """
 
+from reactloop._config import (
+    LoopOptions,
+)
 from reactloop._contracts import (
     AnyOf,
     CheckPoint,
@@ -148,6 +151,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidResponseError",
     "IterationGuards",
+    "LoopOptions",
     "MaxInputLength",
     "MaxIterations",
     "MaxToolCalls",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, assert_never
+from typing import Any, Unpack, assert_never
 
 import anyio
 
-from reactloop._config import ToolLike, build_config
-from reactloop._contracts import Clock, Hook, InputGuard, Model, Phase, StopCondition
+from reactloop._config import LoopOptions, build_config
+from reactloop._contracts import Model, Phase
 from reactloop._decisions import PROCEED, NextIteration, PhaseDecision, Proceed, Stop, StopReason
 from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import (
@@ -22,9 +22,9 @@ from reactloop._events import (
 )
 from reactloop._handle import RunHandle, RunStream
 from reactloop._lifecycle import finish_run, start_run
-from reactloop._messages import Message, ModelSettings, UserMessage
+from reactloop._messages import Message, UserMessage
 from reactloop._phases import default_phases, default_start_phases
-from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy, Run
+from reactloop._run import LoopConfig, Run
 from reactloop._state import RunResult
 
 STREAM_BUFFER = 256
@@ -33,6 +33,7 @@ STREAM_BUFFER = 256
 class ReActLoop:
     """A tool-using agent: `start_phases` once, then `phases` each iteration until one stops.
 
+    `options` are listed in `LoopOptions` (tools, instructions, hooks, limits, timeouts, ...).
     The instance holds configuration only; any number of runs may execute on it concurrently.
     """
 
@@ -40,36 +41,11 @@ class ReActLoop:
         self,
         model: Model,
         *,
-        tools: Sequence[ToolLike] = (),
-        instructions: Instructions = None,
-        hooks: Sequence[Hook] = (),
-        max_iterations: int = 10,
-        max_tool_calls: int | None = None,
-        stop_when: StopCondition | None = None,
-        on_cap: CapPolicy = CapPolicy.FINAL_CALL,
-        tool_timeout: float | None = 60.0,
-        max_concurrency: int | None = None,
-        max_result_chars: int = 20_000,
-        input_guards: Sequence[InputGuard] = (),
-        prepare_step: PrepareStep | None = None,
-        settings: ModelSettings = ModelSettings(),
         phases: Sequence[Phase] | None = None,
         start_phases: Sequence[Phase] | None = None,
-        model_timeout: float | None = None,
-        run_timeout: float | None = None,
-        repetition: RepetitionPolicy | None = RepetitionPolicy(),
-        strict: bool = False,
-        clock: Clock | None = None,
+        **options: Unpack[LoopOptions],
     ) -> None:
-        self.config = build_config(
-            model=model, tools=tools, instructions=instructions, hooks=hooks,
-            max_iterations=max_iterations, max_tool_calls=max_tool_calls, stop_when=stop_when,
-            on_cap=on_cap, tool_timeout=tool_timeout, max_concurrency=max_concurrency,
-            max_result_chars=max_result_chars, input_guards=input_guards,
-            prepare_step=prepare_step, settings=settings, clock=clock,
-            model_timeout=model_timeout, run_timeout=run_timeout, repetition=repetition,
-            strict=strict,
-        )  # fmt: skip
+        self.config = build_config(model, **options)
         self.phases = tuple(default_phases() if phases is None else phases)
         self.start_phases = tuple(default_start_phases() if start_phases is None else start_phases)
 
