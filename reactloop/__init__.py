@@ -45,6 +45,7 @@ from reactloop._errors import (
     ProviderUnavailableError,
     RateLimitedError,
     ReactLoopError,
+    RunLimitError,
     RunTimeoutError,
     ScriptExhaustedError,
     ToolArgumentsError,
@@ -58,6 +59,7 @@ from reactloop._events import (
     ErrorEvent,
     Event,
     HookFailed,
+    ModelRetrying,
     PhaseFinished,
     RunFinished,
     RunStarted,
@@ -72,6 +74,9 @@ from reactloop._guards import BlockedPatterns, MaxInputLength
 from reactloop._handle import (
     RunHandle,
     RunStream,
+)
+from reactloop._limits import (
+    RunLimiter,
 )
 from reactloop._loop import ReActLoop
 from reactloop._messages import (
@@ -104,6 +109,17 @@ from reactloop._phases import (
     default_phases,
     default_start_phases,
 )
+from reactloop._resolver import (
+    DefaultErrorMessages,
+    ErrorMessageResolver,
+    user_message,
+)
+from reactloop._retry import (
+    RetryNotice,
+    RetryPolicy,
+    call_with_retry,
+    is_retryable,
+)
 from reactloop._run import (
     CapPolicy,
     RepetitionPolicy,
@@ -132,8 +148,10 @@ __all__ = [
     "ConfigurationError",
     "ContextTooLongError",
     "Continue",
+    "DefaultErrorMessages",
     "ErrorCode",
     "ErrorEvent",
+    "ErrorMessageResolver",
     "Event",
     "FinalAnswerMarker",
     "FinishReason",
@@ -161,6 +179,7 @@ __all__ = [
     "ModelError",
     "ModelRequest",
     "ModelResponse",
+    "ModelRetrying",
     "ModelSettings",
     "ModelTimeoutError",
     "NextIteration",
@@ -178,10 +197,14 @@ __all__ = [
     "RepetitionPolicy",
     "ResponseFormat",
     "ResponseFormatKind",
+    "RetryNotice",
+    "RetryPolicy",
     "Run",
     "RunContext",
     "RunFinished",
     "RunHandle",
+    "RunLimitError",
+    "RunLimiter",
     "RunResult",
     "RunStart",
     "RunStarted",
@@ -223,7 +246,10 @@ __all__ = [
     "UnknownToolError",
     "Usage",
     "UserMessage",
+    "call_with_retry",
     "default_phases",
     "default_start_phases",
+    "is_retryable",
     "tool",
+    "user_message",
 ]

@@ -11,7 +11,10 @@ import anyio
 from reactloop._contracts import AnyOf, Clock, Hook, InputGuard, Model, StopCondition, Tool
 from reactloop._errors import ConfigurationError
 from reactloop._hooks import HookSet
+from reactloop._limits import RunLimiter
 from reactloop._messages import ModelSettings
+from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
+from reactloop._retry import RetryPolicy, Sleep
 from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy
 from reactloop._stop import MaxIterations, MaxToolCalls
 from reactloop._tool import FunctionTool
@@ -39,6 +42,11 @@ class LoopOptions(TypedDict, total=False):
     run_timeout: float | None  # whole run; default None
     repetition: RepetitionPolicy | None  # default nudge after 3 identical calls, stop after 5
     strict: bool  # raise a failed run's error instead of returning it; default False
+    retry: RetryPolicy  # model-call retries; default 2 retries, backoff 0.5 s doubling to 8 s
+    sleep: Sleep  # how retries wait; default anyio.sleep (inject one in tests)
+    max_concurrent_runs: int | None  # runs of this loop executing at once; default unlimited
+    run_limiter: RunLimiter | None  # a limiter shared with other loops (instead of the above)
+    error_messages: ErrorMessageResolver  # error -> user-facing sentence (RunResult.user_message)
     clock: Clock | None  # default anyio.current_time
 
 
@@ -111,4 +119,15 @@ def build_config(model: Model, **options: Unpack[LoopOptions]) -> LoopConfig:
         run_timeout=options.get("run_timeout"),
         repetition=options.get("repetition", RepetitionPolicy()),
         strict=options.get("strict", False),
+        retry=options.get("retry", RetryPolicy()),
+        sleep=options.get("sleep", anyio.sleep),
+        run_limiter=_run_limiter(options),
+        error_messages=options.get("error_messages", DEFAULT_RESOLVER),
     )
+
+
+def _run_limiter(options: LoopOptions) -> RunLimiter | None:
+    limit, shared = options.get("max_concurrent_runs"), options.get("run_limiter")
+    if limit is not None and shared is not None:
+        raise ConfigurationError("give max_concurrent_runs or run_limiter, not both")
+    return RunLimiter(limit) if limit is not None else shared

@@ -23,7 +23,6 @@ broken rule and the offending value::
     ├── RunTimeoutError             timeout         the whole run exceeded its timeout
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
     ├── HookError                   hook_rejected   a fail-closed hook raised
-    ├── RunTimeoutError             timeout         the whole run exceeded its time limit
     └── RunLimitError               timeout         no concurrent-run slot became free in time
 
 Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
@@ -266,16 +265,6 @@ class HookError(ReactLoopError):
         )
         self.hook = hook
         self.point = point
-
-
-class RunTimeoutError(ReactLoopError):
-    """The whole run took longer than the loop's run timeout."""
-
-    code = ErrorCode.TIMEOUT
-
-    def __init__(self, timeout: float) -> None:
-        super().__init__(f"run timed out after {timeout:g} s (the loop's run_timeout)")
-        self.timeout = timeout
 
 
 class RunLimitError(ReactLoopError):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any, Unpack, assert_never
 
 import anyio
@@ -92,8 +92,10 @@ class ReActLoop:
     async def drive(self, run: Run) -> RunResult:
         """Execute a prepared run to its end: the one code path of `run()` and `stream()`."""
         await run.emit(RunStarted(run.state.run_id, _input_of(run)))
+        limiter = self.config.run_limiter
         try:
-            stop = await self._iterate_within_timeout(run)
+            async with limiter.slot() if limiter is not None else nullcontext():
+                stop = await self._iterate_within_timeout(run)
         except ReactLoopError as error:
             stop = Stop(StopReason.ERROR, error.message, error=error)
         result = await finish_run(run, stop)

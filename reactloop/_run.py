@@ -8,6 +8,7 @@ import enum
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import anyio
 from attrs import define, field, frozen
 
 from reactloop._contracts import Clock, InputGuard, Model, StopCondition, Tool
@@ -15,7 +16,10 @@ from reactloop._decisions import Stop
 from reactloop._errors import ConfigurationError
 from reactloop._events import Event
 from reactloop._hooks import HookSet
+from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice
+from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
+from reactloop._retry import RetryPolicy, Sleep
 from reactloop._state import RunContext, RunState
 
 Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
@@ -86,6 +90,10 @@ class LoopConfig:
     run_timeout: float | None = None
     repetition: RepetitionPolicy | None = RepetitionPolicy()
     strict: bool = False
+    retry: RetryPolicy = RetryPolicy()
+    sleep: Sleep = anyio.sleep
+    run_limiter: RunLimiter | None = None
+    error_messages: ErrorMessageResolver = DEFAULT_RESOLVER
 
 
 @define

@@ -196,6 +196,7 @@ class RunResult:
     tools_used: tuple[str, ...]
     duration: float
     error: ReactLoopError | None = None
+    user_message: str | None = None
 
     @property
     def succeeded(self) -> bool:

@@ -9,20 +9,25 @@ import pytest
 
 from reactloop import (
     AssistantMessage,
+    AuthenticationError,
     CapPolicy,
     ConfigurationError,
     ErrorCode,
     Event,
     FinalAnswerMarker,
     ModelRequest,
+    ModelRetrying,
     ModelTimeoutError,
     NextIteration,
     PhaseDecision,
     Proceed,
+    ProviderUnavailableError,
+    RateLimitedError,
     ReActLoop,
     Run,
     RunContext,
     RunFinished,
+    RunLimiter,
     RunStarted,
     RunTimeoutError,
     ScriptExhaustedError,
@@ -247,10 +252,72 @@ async def test_model_timeout_is_a_typed_error() -> None:
         await anyio.Event().wait()
         return "never"
 
-    result = await ReActLoop(FunctionModel(stall), model_timeout=0.001).run("go")
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    result = await ReActLoop(FunctionModel(stall), model_timeout=0.001, sleep=no_wait).run("go")
     assert isinstance(result.error, ModelTimeoutError) and result.error.code is ErrorCode.TIMEOUT
+    assert result.error.attempts == 3
 
 
 async def test_strict_mode_raises_the_error() -> None:
     with pytest.raises(ScriptExhaustedError):
         await ReActLoop(ScriptedModel([]), strict=True).run("go")
+
+
+async def test_transient_model_errors_are_retried_with_injected_sleep() -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    model = ScriptedModel([RateLimitedError("slow down", retry_after=1.5), "fine"])
+    result = await ReActLoop(model, sleep=sleep).run("go")
+    assert (result.output, waits) == ("fine", [1.5])
+
+
+async def test_retries_are_announced_in_the_stream() -> None:
+    async def sleep(seconds: float) -> None:
+        return None
+
+    model = ScriptedModel([ProviderUnavailableError("down", status=503), "fine"])
+    async with ReActLoop(model, sleep=sleep).stream("go") as events:
+        retries = [e async for e in events if isinstance(e, ModelRetrying)]
+    assert [(r.attempt, r.code) for r in retries] == [(1, ErrorCode.PROVIDER_UNAVAILABLE)]
+
+
+async def test_authentication_errors_are_not_retried() -> None:
+    model = ScriptedModel([AuthenticationError("bad key", status=401), "never"])
+    result = await ReActLoop(model).run("go")
+    assert isinstance(result.error, AuthenticationError) and model.remaining == 1
+
+
+async def test_failed_run_carries_a_user_facing_message() -> None:
+    error = RateLimitedError("429 from upstream", quota_exhausted=True)
+    result = await ReActLoop(ScriptedModel([error])).run("go")
+    assert result.error is error
+    assert result.user_message is not None and "429" not in result.user_message
+
+
+async def test_concurrent_runs_are_limited() -> None:
+    gate = anyio.Event()
+    waiter = FakeTool("wait", gate=gate)
+    model = FunctionModel(
+        lambda r: reply("", call("wait")) if len(r.messages) == 1 else reply("done")
+    )
+    loop = ReActLoop(model, tools=[waiter], max_concurrent_runs=2, tool_timeout=None)
+    async with anyio.create_task_group() as tasks:
+        for _ in range(4):
+            tasks.start_soon(loop.run, "go")
+        while len(waiter.calls) < 2:
+            await anyio.lowlevel.checkpoint()
+        for _ in range(20):
+            await anyio.lowlevel.checkpoint()
+        assert waiter.peak_running == 2 and len(waiter.calls) == 2
+        gate.set()
+    assert len(waiter.calls) == 4
+
+
+def test_limit_options_are_exclusive() -> None:
+    with pytest.raises(ConfigurationError, match="not both"):
+        ReActLoop(ScriptedModel([]), max_concurrent_runs=2, run_limiter=RunLimiter(2))
