@@ -21,12 +21,12 @@ lint: install
 	$(BIN)/ruff format --check .
 
 typecheck: install
-	$(BIN)/mypy reactloop tests benchmarks examples
+	$(BIN)/mypy reactloop tests benchmarks
 
 check: lint typecheck test
 
 demo: install
-	$(BIN)/python -m examples.demo
+	$(BIN)/python -m reactloop.examples.demo
 
 format: install
 	$(BIN)/ruff format .

@@ -5,6 +5,9 @@ A thin `ReActLoop` runs small phases (`IterationGuards`, `ReasoningPhase`, `Hook
 each one alone with the fakes in `reactloop.testing`.
 """
 
+from reactloop._config import (
+    LoopOptions,
+)
 from reactloop._contracts import (
     AnyOf,
     CheckPoint,
@@ -42,6 +45,8 @@ from reactloop._errors import (
     ProviderUnavailableError,
     RateLimitedError,
     ReactLoopError,
+    RunLimitError,
+    RunTimeoutError,
     ScriptExhaustedError,
     ToolArgumentsError,
     ToolDefinitionError,
@@ -54,6 +59,7 @@ from reactloop._events import (
     ErrorEvent,
     Event,
     HookFailed,
+    ModelRetrying,
     PhaseFinished,
     RunFinished,
     RunStarted,
@@ -65,6 +71,13 @@ from reactloop._events import (
     ToolResultEvent,
 )
 from reactloop._guards import BlockedPatterns, MaxInputLength
+from reactloop._handle import (
+    RunHandle,
+    RunStream,
+)
+from reactloop._limits import (
+    RunLimiter,
+)
 from reactloop._loop import ReActLoop
 from reactloop._messages import (
     AssistantMessage,
@@ -96,8 +109,24 @@ from reactloop._phases import (
     default_phases,
     default_start_phases,
 )
-from reactloop._run import CapPolicy, Run, StepPlan
-from reactloop._state import RunContext, RunResult, RunState, Step, ToolResult
+from reactloop._resolver import (
+    DefaultErrorMessages,
+    ErrorMessageResolver,
+    user_message,
+)
+from reactloop._retry import (
+    RetryNotice,
+    RetryPolicy,
+    call_with_retry,
+    is_retryable,
+)
+from reactloop._run import (
+    CapPolicy,
+    RepetitionPolicy,
+    Run,
+    StepPlan,
+)
+from reactloop._state import Finishing, RunContext, RunResult, RunState, Step, ToolResult
 from reactloop._stop import (
     FinalAnswerMarker,
     MaxIterations,
@@ -119,11 +148,14 @@ __all__ = [
     "ConfigurationError",
     "ContextTooLongError",
     "Continue",
+    "DefaultErrorMessages",
     "ErrorCode",
     "ErrorEvent",
+    "ErrorMessageResolver",
     "Event",
     "FinalAnswerMarker",
     "FinishReason",
+    "Finishing",
     "ForcedTool",
     "FunctionTool",
     "GuardRejectedError",
@@ -137,6 +169,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidResponseError",
     "IterationGuards",
+    "LoopOptions",
     "MaxInputLength",
     "MaxIterations",
     "MaxToolCalls",
@@ -146,6 +179,7 @@ __all__ = [
     "ModelError",
     "ModelRequest",
     "ModelResponse",
+    "ModelRetrying",
     "ModelSettings",
     "ModelTimeoutError",
     "NextIteration",
@@ -160,15 +194,23 @@ __all__ = [
     "ReactLoopError",
     "ReasoningPhase",
     "Reject",
+    "RepetitionPolicy",
     "ResponseFormat",
     "ResponseFormatKind",
+    "RetryNotice",
+    "RetryPolicy",
     "Run",
     "RunContext",
     "RunFinished",
+    "RunHandle",
+    "RunLimitError",
+    "RunLimiter",
     "RunResult",
     "RunStart",
     "RunStarted",
     "RunState",
+    "RunStream",
+    "RunTimeoutError",
     "ScriptExhaustedError",
     "Step",
     "StepFinished",
@@ -204,7 +246,10 @@ __all__ = [
     "UnknownToolError",
     "Usage",
     "UserMessage",
+    "call_with_retry",
     "default_phases",
     "default_start_phases",
+    "is_retryable",
     "tool",
+    "user_message",
 ]

@@ -1,22 +1,54 @@
-"""Validating a loop's settings into a `LoopConfig`."""
+"""The loop's options (one typed dict, shared by `ReActLoop` and `testing.make_run`) and their
+validation into a `LoopConfig`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import anyio
 
 from reactloop._contracts import AnyOf, Clock, Hook, InputGuard, Model, StopCondition, Tool
 from reactloop._errors import ConfigurationError
 from reactloop._hooks import HookSet
+from reactloop._limits import RunLimiter
 from reactloop._messages import ModelSettings
 from reactloop._providers import model_from_string
-from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep
+from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
+from reactloop._retry import RetryPolicy, Sleep
+from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy
 from reactloop._stop import MaxIterations, MaxToolCalls
 from reactloop._tool import FunctionTool
 
 ToolLike = Tool | Callable[..., Any]
+
+
+class LoopOptions(TypedDict, total=False):
+    """Every option of a loop; all are optional (defaults in `build_config`)."""
+
+    tools: Sequence[ToolLike]  # tools or plain functions (wrapped with @tool)
+    instructions: Instructions  # system prompt, or a function of the RunContext
+    hooks: Sequence[Hook]
+    max_iterations: int  # default 10
+    max_tool_calls: int | None  # default None (no cap)
+    stop_when: StopCondition | None  # extra stop conditions, combined with |
+    on_cap: CapPolicy  # default FINAL_CALL: one last model call without tools
+    tool_timeout: float | None  # default 60 s, per tool call; a tool's own timeout wins
+    max_concurrency: int | None  # tool calls running at once in a step; default unlimited
+    max_result_chars: int  # default 20,000; longer tool results are cut with a marker
+    input_guards: Sequence[InputGuard]
+    prepare_step: PrepareStep | None  # change model, tools, tool choice, messages per step
+    settings: ModelSettings
+    model_timeout: float | None  # per model call; default None
+    run_timeout: float | None  # whole run; default None
+    repetition: RepetitionPolicy | None  # default nudge after 3 identical calls, stop after 5
+    strict: bool  # raise a failed run's error instead of returning it; default False
+    retry: RetryPolicy  # model-call retries; default 2 retries, backoff 0.5 s doubling to 8 s
+    sleep: Sleep  # how retries wait; default anyio.sleep (inject one in tests)
+    max_concurrent_runs: int | None  # runs of this loop executing at once; default unlimited
+    run_limiter: RunLimiter | None  # a limiter shared with other loops (instead of the above)
+    error_messages: ErrorMessageResolver  # error -> user-facing sentence (RunResult.user_message)
+    clock: Clock | None  # default anyio.current_time
 
 
 def _as_tool(item: ToolLike) -> Tool:
@@ -50,49 +82,55 @@ def stop_conditions(
     return AnyOf.of(*conditions)
 
 
-def _positive_or_none(name: str, value: float | None) -> None:
-    if value is not None and value <= 0:
-        raise ConfigurationError(f"{name} must be positive or None, got {value!r}")
+def _positive_or_none(options: LoopOptions, *names: str) -> None:
+    for name in names:
+        value = options.get(name)
+        if value is not None and (not isinstance(value, int | float) or value <= 0):
+            raise ConfigurationError(f"{name} must be a positive number or None, got {value!r}")
 
 
-def build_config(
-    *,
-    model: Model | str,
-    tools: Sequence[ToolLike],
-    instructions: Instructions,
-    hooks: Sequence[Hook],
-    max_iterations: int,
-    max_tool_calls: int | None,
-    stop_when: StopCondition | None,
-    on_cap: CapPolicy,
-    tool_timeout: float | None,
-    max_concurrency: int | None,
-    max_result_chars: int,
-    input_guards: Sequence[InputGuard],
-    prepare_step: PrepareStep | None,
-    settings: ModelSettings,
-    clock: Clock | None,
-) -> LoopConfig:
-    """Check every setting and build the shared, read-only configuration."""
+def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConfig:
+    """Check every option and build the shared, read-only configuration."""
     if isinstance(model, str):
         model = model_from_string(model)
     if not isinstance(model, Model):
         raise ConfigurationError(f"model must implement the Model contract, got {model!r}")
-    _positive_or_none("tool_timeout", tool_timeout)
-    _positive_or_none("max_concurrency", max_concurrency)
-    _positive_or_none("max_result_chars", max_result_chars)
+    _positive_or_none(
+        options, "tool_timeout", "max_concurrency", "max_result_chars", "model_timeout",
+        "run_timeout",
+    )  # fmt: skip
+    stop = stop_conditions(
+        options.get("max_iterations", 10),
+        options.get("max_tool_calls"),
+        options.get("stop_when"),
+    )
     return LoopConfig(
         model=model,
-        tools=tool_registry(tools),
-        instructions=instructions,
-        hooks=HookSet.of(hooks),
-        stop_when=stop_conditions(max_iterations, max_tool_calls, stop_when),
-        on_cap=on_cap,
-        tool_timeout=tool_timeout,
-        max_concurrency=max_concurrency,
-        max_result_chars=max_result_chars,
-        input_guards=tuple(input_guards),
-        prepare_step=prepare_step,
-        settings=settings,
-        clock=clock or anyio.current_time,
+        tools=tool_registry(options.get("tools", ())),
+        instructions=options.get("instructions"),
+        hooks=HookSet.of(options.get("hooks", ())),
+        stop_when=stop,
+        on_cap=options.get("on_cap", CapPolicy.FINAL_CALL),
+        tool_timeout=options.get("tool_timeout", 60.0),
+        max_concurrency=options.get("max_concurrency"),
+        max_result_chars=options.get("max_result_chars", 20_000),
+        input_guards=tuple(options.get("input_guards", ())),
+        prepare_step=options.get("prepare_step"),
+        settings=options.get("settings", ModelSettings()),
+        clock=options.get("clock") or anyio.current_time,
+        model_timeout=options.get("model_timeout"),
+        run_timeout=options.get("run_timeout"),
+        repetition=options.get("repetition", RepetitionPolicy()),
+        strict=options.get("strict", False),
+        retry=options.get("retry", RetryPolicy()),
+        sleep=options.get("sleep", anyio.sleep),
+        run_limiter=_run_limiter(options),
+        error_messages=options.get("error_messages", DEFAULT_RESOLVER),
     )
+
+
+def _run_limiter(options: LoopOptions) -> RunLimiter | None:
+    limit, shared = options.get("max_concurrent_runs"), options.get("run_limiter")
+    if limit is not None and shared is not None:
+        raise ConfigurationError("give max_concurrent_runs or run_limiter, not both")
+    return RunLimiter(limit) if limit is not None else shared

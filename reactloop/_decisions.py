@@ -25,6 +25,9 @@ class StopReason(enum.StrEnum):
     CONDITION = "condition"
     HOOK_STOPPED = "hook_stopped"
     GUARD_REJECTED = "guard_rejected"
+    INTERRUPTED = "interrupted"
+    REPETITION = "repetition"
+    RUN_TIMEOUT = "run_timeout"
     ERROR = "error"
 
 

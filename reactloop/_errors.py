@@ -20,8 +20,10 @@ broken rule and the offending value::
     │   ├── ToolArgumentsError      tool_error      arguments did not match the tool's schema
     │   ├── ToolTimeoutError        timeout         the tool ran past its timeout
     │   └── ToolExecutionError      tool_error      the tool raised
+    ├── RunTimeoutError             timeout         the whole run exceeded its timeout
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
-    └── HookError                   hook_rejected   a fail-closed hook raised
+    ├── HookError                   hook_rejected   a fail-closed hook raised
+    └── RunLimitError               timeout         no concurrent-run slot became free in time
 
 Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
 """
@@ -76,10 +78,15 @@ class ToolDefinitionError(ConfigurationError):
 
 
 class ModelError(ReactLoopError):
-    """The model call failed; subclasses say why and whether a retry can help."""
+    """The model call failed; subclasses say why and whether a retry can help.
+
+    `retry_after` (seconds) and `should_retry` carry the provider's own hints; `attempts` says how
+    many calls were made before this error was raised (more than 1 once retries happened).
+    """
 
     code = ErrorCode.UNKNOWN
     retryable: bool = False
+    attempts: int = 1
 
     def __init__(
         self,
@@ -226,6 +233,16 @@ class ToolExecutionError(ToolError):
         self.error_type = type(error).__name__
 
 
+class RunTimeoutError(ReactLoopError):
+    """The whole run took longer than its `run_timeout`; completed work is kept in the result."""
+
+    code = ErrorCode.TIMEOUT
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"run exceeded its run_timeout of {timeout:g} s")
+        self.timeout = timeout
+
+
 class GuardRejectedError(ReactLoopError):
     """An input guard refused the user input before any model call."""
 
@@ -248,3 +265,17 @@ class HookError(ReactLoopError):
         )
         self.hook = hook
         self.point = point
+
+
+class RunLimitError(ReactLoopError):
+    """Every concurrent-run slot stayed busy for longer than the limiter's maximum wait."""
+
+    code = ErrorCode.TIMEOUT
+
+    def __init__(self, limit: int, max_wait: float) -> None:
+        super().__init__(
+            f"no run slot became free within max_wait={max_wait:g} s: "
+            f"all {limit} slots of the concurrent-run limit (max_runs={limit}) are busy"
+        )
+        self.limit = limit
+        self.max_wait = max_wait

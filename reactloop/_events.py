@@ -7,7 +7,7 @@ from typing import TypeAlias
 from attrs import frozen
 
 from reactloop._decisions import PhaseDecision
-from reactloop._errors import ReactLoopError
+from reactloop._errors import ErrorCode, ReactLoopError
 from reactloop._messages import ToolCall, Usage
 from reactloop._state import RunResult, Step, ToolResult
 
@@ -97,6 +97,19 @@ class HookFailed:
     error: Exception
 
 
+@frozen
+class ModelRetrying:
+    """A model call failed transiently and will be retried after `delay` seconds.
+
+    Text and tool-call deltas streamed by the failed attempt are void: discard them.
+    """
+
+    attempt: int
+    code: ErrorCode
+    delay: float
+    retries_left: int
+
+
 @frozen(eq=False)
 class RunFinished:
     """The run ended; `result` is the same object `run()` returns."""
@@ -121,6 +134,7 @@ Event: TypeAlias = (
     | ToolResultEvent
     | StepFinished
     | HookFailed
+    | ModelRetrying
     | ErrorEvent
     | RunFinished
 )

@@ -10,6 +10,7 @@ from typing import Any
 from reactloop._decisions import Stop
 from reactloop._events import ErrorEvent, StepFinished
 from reactloop._messages import Message, UserMessage
+from reactloop._resolver import user_message
 from reactloop._run import EventSink, LoopConfig, Run
 from reactloop._state import RunContext, RunResult, RunState
 
@@ -50,6 +51,7 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
     output = stop.output
     if output is None and stop.error is None:
         output = state.last_text()
+    resolved = None if stop.error is None else user_message(stop.error, run.config.error_messages)
     result = RunResult(
         run_id=state.run_id,
         output=output,
@@ -61,5 +63,6 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
         tools_used=tuple(state.tools_used),
         duration=run.now() - state.started_at,
         error=stop.error,
+        user_message=resolved,
     )
     return await hooks.after_run(run, result)

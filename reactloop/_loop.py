@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, assert_never
+from contextlib import asynccontextmanager, nullcontext
+from typing import Any, Unpack, assert_never
 
 import anyio
-from anyio.abc import ObjectSendStream
 
-from reactloop._config import ToolLike, build_config
-from reactloop._contracts import Clock, Hook, InputGuard, Model, Phase, StopCondition
+from reactloop._config import LoopOptions, build_config
+from reactloop._contracts import Model, Phase
 from reactloop._decisions import PROCEED, NextIteration, PhaseDecision, Proceed, Stop, StopReason
-from reactloop._errors import ReactLoopError
+from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import (
     Event,
     PhaseFinished,
@@ -21,10 +20,11 @@ from reactloop._events import (
     StepFinished,
     StepStarted,
 )
+from reactloop._handle import RunHandle, RunStream
 from reactloop._lifecycle import finish_run, start_run
-from reactloop._messages import Message, ModelSettings, UserMessage
+from reactloop._messages import Message, UserMessage
 from reactloop._phases import default_phases, default_start_phases
-from reactloop._run import CapPolicy, Instructions, PrepareStep, Run
+from reactloop._run import LoopConfig, Run
 from reactloop._state import RunResult
 
 STREAM_BUFFER = 256
@@ -33,6 +33,7 @@ STREAM_BUFFER = 256
 class ReActLoop:
     """A tool-using agent: `start_phases` once, then `phases` each iteration until one stops.
 
+    `options` are listed in `LoopOptions` (tools, instructions, hooks, limits, timeouts, ...).
     The instance holds configuration only; any number of runs may execute on it concurrently.
     """
 
@@ -40,73 +41,75 @@ class ReActLoop:
         self,
         model: Model | str,
         *,
-        tools: Sequence[ToolLike] = (),
-        instructions: Instructions = None,
-        hooks: Sequence[Hook] = (),
-        max_iterations: int = 10,
-        max_tool_calls: int | None = None,
-        stop_when: StopCondition | None = None,
-        on_cap: CapPolicy = CapPolicy.FINAL_CALL,
-        tool_timeout: float | None = 60.0,
-        max_concurrency: int | None = None,
-        max_result_chars: int = 20_000,
-        input_guards: Sequence[InputGuard] = (),
-        prepare_step: PrepareStep | None = None,
-        settings: ModelSettings = ModelSettings(),
         phases: Sequence[Phase] | None = None,
         start_phases: Sequence[Phase] | None = None,
-        clock: Clock | None = None,
+        **options: Unpack[LoopOptions],
     ) -> None:
-        self.config = build_config(
-            model=model, tools=tools, instructions=instructions, hooks=hooks,
-            max_iterations=max_iterations, max_tool_calls=max_tool_calls, stop_when=stop_when,
-            on_cap=on_cap, tool_timeout=tool_timeout, max_concurrency=max_concurrency,
-            max_result_chars=max_result_chars, input_guards=input_guards,
-            prepare_step=prepare_step, settings=settings, clock=clock,
-        )  # fmt: skip
+        self.config = build_config(model, **options)
         self.phases = tuple(default_phases() if phases is None else phases)
         self.start_phases = tuple(default_start_phases() if start_phases is None else start_phases)
 
     async def run(self, text: str, *, history: Sequence[Message] = (), **context: Any) -> RunResult:
         """Run to the end and return the result; `context` takes deps, user_id, session_id."""
         run = await start_run(self.config, text, history=history, **context)
-        return await self.drive(run)
+        return raise_if_strict(self.config, await self.drive(run))
+
+    @asynccontextmanager
+    async def start(
+        self, text: str, *, history: Sequence[Message] = (), **context: Any
+    ) -> AsyncIterator[RunHandle]:
+        """Run in the background of this block: `handle.interrupt()`, `await handle.result()`."""
+        run = await start_run(self.config, text, history=history, **context)
+        handle = RunHandle(run)
+
+        async def execute() -> None:
+            handle._finish(await self.drive(run))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(execute)
+            yield handle
 
     @asynccontextmanager
     async def stream(
         self, text: str, *, history: Sequence[Message] = (), **context: Any
-    ) -> AsyncIterator[AsyncIterator[Event]]:
+    ) -> AsyncIterator[RunStream]:
         """The same run, yielding typed events; leaving the block early cancels the run."""
         send, receive = anyio.create_memory_object_stream[Event](STREAM_BUFFER)
+        run = await start_run(self.config, text, history=history, sink=send.send, **context)
+
+        async def produce() -> None:
+            async with send:
+                await self.drive(run)
+
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._produce, text, history, context, send)
+            tasks.start_soon(produce)
             try:
                 async with receive:
-                    yield receive
+                    yield RunStream(run, receive)
             finally:
                 tasks.cancel_scope.cancel()
-
-    async def _produce(
-        self,
-        text: str,
-        history: Sequence[Message],
-        context: dict[str, Any],
-        send: ObjectSendStream[Event],
-    ) -> None:
-        async with send:
-            run = await start_run(self.config, text, history=history, sink=send.send, **context)
-            await self.drive(run)
 
     async def drive(self, run: Run) -> RunResult:
         """Execute a prepared run to its end: the one code path of `run()` and `stream()`."""
         await run.emit(RunStarted(run.state.run_id, _input_of(run)))
+        limiter = self.config.run_limiter
         try:
-            stop = await self._iterate(run)
+            async with limiter.slot() if limiter is not None else nullcontext():
+                stop = await self._iterate_within_timeout(run)
         except ReactLoopError as error:
             stop = Stop(StopReason.ERROR, error.message, error=error)
         result = await finish_run(run, stop)
         await run.emit(RunFinished(result))
         return result
+
+    async def _iterate_within_timeout(self, run: Run) -> Stop:
+        timeout = self.config.run_timeout
+        if timeout is None:
+            return await self._iterate(run)
+        with anyio.move_on_after(timeout):
+            return await self._iterate(run)
+        error = RunTimeoutError(timeout)
+        return Stop(StopReason.RUN_TIMEOUT, error.message, error=error)
 
     async def _iterate(self, run: Run) -> Stop:
         decision = await self._sequence(run, self.start_phases)
@@ -138,6 +141,13 @@ async def finish_step(run: Run) -> None:
     step = run.state.close_step(run.now())
     if step is not None:
         await run.emit(StepFinished(step))
+
+
+def raise_if_strict(config: LoopConfig, result: RunResult) -> RunResult:
+    """In strict mode a failed run raises its error instead of returning it."""
+    if config.strict and result.error is not None:
+        raise result.error
+    return result
 
 
 def _input_of(run: Run) -> str:

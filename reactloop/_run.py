@@ -8,13 +8,18 @@ import enum
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import anyio
 from attrs import define, field, frozen
 
 from reactloop._contracts import Clock, InputGuard, Model, StopCondition, Tool
 from reactloop._decisions import Stop
+from reactloop._errors import ConfigurationError
 from reactloop._events import Event
 from reactloop._hooks import HookSet
+from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice
+from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
+from reactloop._retry import RetryPolicy, Sleep
 from reactloop._state import RunContext, RunState
 
 Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
@@ -43,6 +48,28 @@ PrepareStep = Callable[["Run", StepPlan], StepPlan | Awaitable[StepPlan]]
 
 
 @frozen
+class RepetitionPolicy:
+    """Same tool, same arguments, many times in a row: nudge the model, then stop the run."""
+
+    nudge_after: int = 3
+    stop_after: int = 5
+
+    def __attrs_post_init__(self) -> None:
+        if not 0 < self.nudge_after <= self.stop_after:
+            raise ConfigurationError(
+                "repetition thresholds need 0 < nudge_after <= stop_after, got "
+                f"nudge_after={self.nudge_after}, stop_after={self.stop_after}"
+            )
+
+
+@frozen
+class Interrupt:
+    """A request, from outside the run, to stop at the next safe point."""
+
+    message: str | None = None
+
+
+@frozen
 class LoopConfig:
     """A loop's configuration, shared read-only by all its runs."""
 
@@ -59,6 +86,14 @@ class LoopConfig:
     prepare_step: PrepareStep | None
     settings: ModelSettings
     clock: Clock
+    model_timeout: float | None = None
+    run_timeout: float | None = None
+    repetition: RepetitionPolicy | None = RepetitionPolicy()
+    strict: bool = False
+    retry: RetryPolicy = RetryPolicy()
+    sleep: Sleep = anyio.sleep
+    run_limiter: RunLimiter | None = None
+    error_messages: ErrorMessageResolver = DEFAULT_RESOLVER
 
 
 @define
@@ -71,6 +106,7 @@ class Run:
     sink: EventSink | None = None
     pending_stop: Stop | None = field(default=None)
     step_tools: Mapping[str, Tool] | None = field(default=None)
+    interrupt: Interrupt | None = field(default=None)
 
     @property
     def listening(self) -> bool:
@@ -81,6 +117,11 @@ class Run:
         """Deliver an event to the stream's consumer, if there is one."""
         if self.sink is not None:
             await self.sink(event)
+
+    def request_interrupt(self, message: str | None = None) -> None:
+        """Ask the run to stop at its next safe point (before reasoning, after tools)."""
+        if self.interrupt is None:
+            self.interrupt = Interrupt(message)
 
     def offered_tools(self) -> Mapping[str, Tool]:
         """The tools the current step offered the model (all the loop's tools by default)."""

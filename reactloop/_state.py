@@ -101,6 +101,8 @@ class RunState:
     finishing: Finishing | None = None
     current: StepDraft | None = None
     tools_used: list[str] = Factory(list)
+    last_call_key: str | None = None
+    repeat_count: int = 0
 
     def open_step(self, now: float) -> StepDraft:
         """Start the next iteration's step record."""
@@ -109,11 +111,11 @@ class RunState:
         return self.current
 
     def close_step(self, now: float) -> Step | None:
-        """Freeze the current step into `steps`; None when no step was open."""
+        """Freeze the current step into `steps`; None when none was open or nothing happened."""
         draft = self.current
-        if draft is None:
-            return None
         self.current = None
+        if draft is None or (draft.response is None and not draft.tool_results):
+            return None
         step = Step(
             draft.index,
             draft.response,
@@ -138,6 +140,14 @@ class RunState:
         self.messages.extend(result.to_message() for result in results)
         if self.current is not None:
             self.current.tool_results.extend(results)
+
+    def note_call(self, key: str) -> int:
+        """Count consecutive identical calls (same tool, same arguments); return the streak."""
+        if key == self.last_call_key:
+            self.repeat_count += 1
+        else:
+            self.last_call_key, self.repeat_count = key, 1
+        return self.repeat_count
 
     def note_tool_used(self, name: str) -> None:
         """Remember that a tool actually ran (first use order, no repeats)."""
@@ -186,6 +196,7 @@ class RunResult:
     tools_used: tuple[str, ...]
     duration: float
     error: ReactLoopError | None = None
+    user_message: str | None = None
 
     @property
     def succeeded(self) -> bool:

@@ -3,7 +3,7 @@ marker, and "the model called tool X". Combine them with `|` (see `AnyOf`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from attrs import field, frozen
@@ -15,6 +15,10 @@ from reactloop._state import Step
 
 if TYPE_CHECKING:
     from reactloop._run import Run
+
+
+def _names(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(names)
 
 
 def _positive(name: str, value: float) -> None:
@@ -133,7 +137,7 @@ class FinalAnswerMarker(StopCondition):
 class ToolCalled(StopCondition):
     """Stop after a step in which one of `names` ran successfully; its result is the output."""
 
-    names: frozenset[str] = field(converter=frozenset)
+    names: frozenset[str] = field(converter=_names)
 
     def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
         """Fires after tools when a watched tool returned a result that is not an error."""

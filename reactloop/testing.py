@@ -12,14 +12,14 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 import orjson
 from attrs import define, field
 
-from reactloop._config import ToolLike, build_config
-from reactloop._contracts import DeltaSink, Hook, InputGuard, Phase, StopCondition
+from reactloop._config import LoopOptions, build_config
+from reactloop._contracts import DeltaSink, Phase
 from reactloop._decisions import PhaseDecision
 from reactloop._errors import ScriptExhaustedError, ToolArgumentsError
 from reactloop._events import Event
@@ -30,7 +30,6 @@ from reactloop._messages import (
     ModelDelta,
     ModelRequest,
     ModelResponse,
-    ModelSettings,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -38,7 +37,7 @@ from reactloop._messages import (
     Usage,
     UserMessage,
 )
-from reactloop._run import CapPolicy, Instructions, PrepareStep, Run
+from reactloop._run import Run
 from reactloop._state import RunContext, RunState
 
 ScriptItem = ModelResponse | str | ToolCall | Exception
@@ -218,36 +217,20 @@ def make_run(
     *,
     model: Any = None,
     messages: Sequence[Message] | None = None,
-    tools: Sequence[ToolLike] = (),
-    hooks: Sequence[Hook] = (),
-    stop_when: StopCondition | None = None,
-    max_iterations: int = 10,
-    max_tool_calls: int | None = None,
-    on_cap: CapPolicy = CapPolicy.FINAL_CALL,
-    tool_timeout: float | None = 60.0,
-    max_concurrency: int | None = None,
-    max_result_chars: int = 20_000,
-    input_guards: Sequence[InputGuard] = (),
-    instructions: Instructions = None,
-    prepare_step: PrepareStep | None = None,
     events: list[Event] | None = None,
     deps: Any = None,
-    clock: Any = None,
     open_step: bool = True,
+    **options: Unpack[LoopOptions],
 ) -> Run:
     """A run built by hand, with an open step, ready for one phase: `await run_phase(phase, run)`.
 
-    Pass a list as `events` to collect what the phase emits.
+    `options` are the loop's (`LoopOptions`); the clock defaults to a `FakeClock`. Pass a list as
+    `events` to collect what the phase emits.
     """
-    config = build_config(
-        model=model if model is not None else ScriptedModel([]),
-        tools=tools, instructions=instructions, hooks=hooks, max_iterations=max_iterations,
-        max_tool_calls=max_tool_calls, stop_when=stop_when, on_cap=on_cap,
-        tool_timeout=tool_timeout, max_concurrency=max_concurrency,
-        max_result_chars=max_result_chars, input_guards=input_guards,
-        prepare_step=prepare_step, settings=ModelSettings(), clock=clock or FakeClock(),
-    )  # fmt: skip
+    options.setdefault("clock", FakeClock())
+    config = build_config(model if model is not None else ScriptedModel([]), **options)
     state = RunState("test-run", list(messages or [UserMessage("hello")]))
+    instructions = options.get("instructions")
     state.instructions = instructions if isinstance(instructions, str) else None
     if open_step:
         state.open_step(config.clock())

@@ -67,7 +67,6 @@ async def _invoke(run: Run, item: Admitted) -> ToolResult:
         except Exception as exc:
             error = ToolExecutionError(tool.name, exc)
             error.__cause__ = exc
-    run.state.note_tool_used(tool.name)
     duration = run.now() - started
     if scope.cancelled_caught:
         error = ToolTimeoutError(tool.name, timeout or 0.0)

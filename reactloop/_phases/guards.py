@@ -1,11 +1,11 @@
-"""`IterationGuards`: limits and budgets, checked before each model call."""
+"""`IterationGuards`: interrupts, repetition, limits and budgets, checked before each model call."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from reactloop._contracts import CheckPoint
-from reactloop._decisions import PROCEED, PhaseDecision, Stop
+from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
 from reactloop._run import CapPolicy
 from reactloop._state import Finishing
 
@@ -13,8 +13,26 @@ if TYPE_CHECKING:
     from reactloop._run import Run
 
 
+def interruption(run: Run) -> Stop | None:
+    """A Stop for a requested interrupt (a safe point calls this), or None."""
+    if run.interrupt is None:
+        return None
+    message = run.interrupt.message
+    return Stop(StopReason.INTERRUPTED, "interrupted on request", output=message)
+
+
+def repetition(run: Run) -> Stop | None:
+    """A Stop when the same call was repeated `stop_after` times in a row, or None."""
+    policy, state = run.config.repetition, run.state
+    if policy is None or state.repeat_count < policy.stop_after:
+        return None
+    name = (state.last_call_key or "").partition("\x00")[0]
+    detail = f"tool {name!r} called {state.repeat_count} times in a row with the same arguments"
+    return Stop(StopReason.REPETITION, detail)
+
+
 class IterationGuards:
-    """Checks the stop conditions before reasoning.
+    """Checks interrupts, repetition and the stop conditions before reasoning.
 
     A cap (iterations, tool calls, tokens, time) does not end the run silently: under the default
     `CapPolicy.FINAL_CALL` it marks the run as finishing, so the next model call is made without
@@ -23,6 +41,9 @@ class IterationGuards:
 
     async def __call__(self, run: Run) -> PhaseDecision:
         """Proceed, proceed into a final tool-less call, or stop."""
+        stop = interruption(run) or repetition(run)
+        if stop is not None:
+            return stop
         finishing = run.state.finishing
         if finishing is not None:
             return Stop(finishing.reason, finishing.detail)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import inspect
+from functools import partial
 from typing import TYPE_CHECKING
+
+import anyio
 
 from reactloop._contracts import CheckPoint, HookPoint, Model
 from reactloop._decisions import PROCEED, PhaseDecision, Stop
-from reactloop._errors import InvalidResponseError
-from reactloop._events import TextDeltaEvent, ToolCallDeltaEvent
+from reactloop._errors import InvalidResponseError, ModelTimeoutError
+from reactloop._events import ModelRetrying, TextDeltaEvent, ToolCallDeltaEvent
 from reactloop._messages import (
     ModelDelta,
     ModelRequest,
@@ -17,6 +20,7 @@ from reactloop._messages import (
     ToolChoice,
 )
 from reactloop._phases.applier import park_stop
+from reactloop._retry import RetryNotice, call_with_retry
 from reactloop._run import StepPlan
 
 if TYPE_CHECKING:
@@ -47,6 +51,18 @@ def build_request(run: Run, plan: StepPlan) -> ModelRequest:
 
 
 async def call_model(run: Run, model: Model, request: ModelRequest) -> ModelResponse:
+    """One model call within the loop's `model_timeout`."""
+    timeout = run.config.model_timeout
+    if timeout is None:
+        return await _call_once(run, model, request)
+    try:
+        with anyio.fail_after(timeout):
+            return await _call_once(run, model, request)
+    except TimeoutError:
+        raise ModelTimeoutError(f"model call exceeded its model_timeout of {timeout:g} s") from None
+
+
+async def _call_once(run: Run, model: Model, request: ModelRequest) -> ModelResponse:
     """Stream when someone listens (forwarding deltas as events), else one plain request."""
     if run.listening:
 
@@ -63,6 +79,13 @@ async def call_model(run: Run, model: Model, request: ModelRequest) -> ModelResp
     if not isinstance(response, ModelResponse):
         raise InvalidResponseError(f"model returned {type(response).__name__}, not ModelResponse")
     return response
+
+
+async def announce_retry(run: Run, notice: RetryNotice) -> None:
+    """Tell stream consumers that a model call is retried (its deltas so far are void)."""
+    if run.listening:
+        event = ModelRetrying(notice.attempt, notice.error.code, notice.delay, notice.retries_left)
+        await run.emit(event)
 
 
 class ReasoningPhase:
@@ -86,7 +109,12 @@ class ReasoningPhase:
             if park_stop(run, verdict):
                 return PROCEED
             request = verdict.value
-        response = await call_model(run, plan.model, request)
+        response = await call_with_retry(
+            run.config.retry,
+            lambda: call_model(run, plan.model, request),
+            sleep=run.config.sleep,
+            on_retry=partial(announce_retry, run),
+        )
         stopped = False
         if hooks.has(HookPoint.AFTER_REASONING):
             verdict_after = await hooks.after_reasoning(run, response)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import attrs
+import orjson
+
 from reactloop._contracts import CheckPoint, HookPoint
 from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
 from reactloop._errors import ToolArgumentsError, ToolError, UnknownToolError
@@ -11,6 +14,7 @@ from reactloop._events import ToolResultEvent
 from reactloop._messages import ToolCall
 from reactloop._phases._execute import Admitted, error_result, run_concurrently
 from reactloop._phases.applier import park_stop
+from reactloop._phases.guards import interruption
 from reactloop._state import ToolResult
 
 if TYPE_CHECKING:
@@ -73,6 +77,28 @@ async def _refuse(run: Run, call: ToolCall, error: ToolError) -> ToolResult:
     return result
 
 
+def _call_key(call: ToolCall) -> str:
+    try:
+        arguments = orjson.dumps(orjson.loads(call.arguments or "{}"), option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONDecodeError:
+        return f"{call.name}\x00{call.arguments}"
+    return f"{call.name}\x00{arguments.decode()}"
+
+
+def repetition_nudges(run: Run, calls: tuple[ToolCall, ...]) -> dict[int, str]:
+    """Count repeated identical calls; a note for each call past the nudge threshold."""
+    policy = run.config.repetition
+    nudges: dict[int, str] = {}
+    for index, call in enumerate(calls):
+        streak = run.state.note_call(_call_key(call))
+        if policy is not None and streak >= policy.nudge_after:
+            nudges[index] = (
+                f"\n[note: {call.name!r} was called {streak} times in a row with the same "
+                "arguments; the result will not change. Try something else or answer.]"
+            )
+    return nudges
+
+
 class ToolPhase:
     """Runs the step's tool calls concurrently, results in the model's order.
 
@@ -90,11 +116,19 @@ class ToolPhase:
         if not message.tool_calls:
             return Stop(StopReason.COMPLETED, output=message.text)
         slots: list[Any] = [None] * len(message.tool_calls)
+        nudges = repetition_nudges(run, message.tool_calls)
         admitted = await admit_all(run, message.tool_calls, slots)
         await run_concurrently(run, admitted, slots)
+        for item in admitted:
+            run.state.note_tool_used(item.tool.name)
+        for index, nudge in nudges.items():
+            slots[index] = attrs.evolve(slots[index], content=slots[index].content + nudge)
         run.state.record_tool_results(slots)
         if run.pending_stop is not None:
             return PROCEED
+        stop = interruption(run)
+        if stop is not None:
+            return stop
         signal = run.config.stop_when.check(run, CheckPoint.AFTER_TOOLS)
         if signal is not None:
             return Stop(signal.reason, signal.detail, output=signal.output)

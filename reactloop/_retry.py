@@ -1,0 +1,154 @@
+"""Retrying model calls: exponential backoff with jitter that honours the provider's own hints.
+
+Only transient failures are retried (rate limits unless the quota is exhausted, overload and
+outages, timeouts and dropped connections); a provider's `x-should-retry` answer wins over that
+classification, except that credentials, malformed requests and oversized contexts are never
+retried. Cancellation is never caught, so it is never retried either.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Awaitable, Callable
+from typing import TypeGuard, TypeVar
+
+import anyio
+from attrs import frozen
+
+from reactloop._errors import (
+    AuthenticationError,
+    ConfigurationError,
+    ContextTooLongError,
+    InvalidRequestError,
+    ModelError,
+)
+
+T = TypeVar("T")
+
+Sleep = Callable[[float], Awaitable[None]]
+
+NEVER_RETRIED: tuple[type[ModelError], ...] = (
+    AuthenticationError,
+    InvalidRequestError,
+    ContextTooLongError,
+)
+
+
+def _check(name: str, value: float, *, low: float, high: float = math.inf, open_low: bool) -> None:
+    too_low = value <= low if open_low else value < low
+    if isinstance(value, bool) or math.isnan(value) or too_low or value > high:
+        bound = f"> {low:g}" if open_low else f">= {low:g}"
+        upper = "" if high == math.inf else f" and <= {high:g}"
+        raise ConfigurationError(f"RetryPolicy.{name} must be {bound}{upper}, got {value!r}")
+
+
+@frozen
+class RetryPolicy:
+    """How model calls are retried: `max_retries` more calls after the first one fails.
+
+    The n-th retry waits `min(initial_delay * multiplier ** (n - 1), max_delay)`, shortened by a
+    random fraction of up to `jitter` (0.25: up to 25 % less) so that clients do not retry in
+    step. A provider's `retry-after` wins when it lies in `(0, max_retry_after]`, as the official
+    SDKs do; a longer or missing one falls back to the computed backoff.
+    """
+
+    max_retries: int = 2
+    initial_delay: float = 0.5
+    multiplier: float = 2.0
+    max_delay: float = 8.0
+    jitter: float = 0.25
+    max_retry_after: float = 60.0
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool):
+            raise ConfigurationError(
+                f"RetryPolicy.max_retries must be an int, got {self.max_retries!r}"
+            )
+        _check("max_retries", self.max_retries, low=0, open_low=False)
+        _check("initial_delay", self.initial_delay, low=0, open_low=False)
+        _check("multiplier", self.multiplier, low=1, open_low=False)
+        _check("max_delay", self.max_delay, low=self.initial_delay, open_low=False)
+        _check("jitter", self.jitter, low=0, high=1, open_low=False)
+        _check("max_retry_after", self.max_retry_after, low=0, open_low=False)
+
+    @classmethod
+    def never(cls) -> RetryPolicy:
+        """A policy that makes exactly one call."""
+        return cls(max_retries=0)
+
+    def backoff(self, retry: int, rng: random.Random) -> float:
+        """The jittered exponential delay before retry number `retry` (1 for the first)."""
+        base = min(self.initial_delay * self.multiplier ** (retry - 1), self.max_delay)
+        return base * (1 - self.jitter * rng.random())
+
+    def delay(self, error: ModelError, retry: int, rng: random.Random) -> float:
+        """The provider's `retry_after` when it is in range, else the computed backoff."""
+        hint = error.retry_after
+        if hint is not None and 0 < hint <= self.max_retry_after:
+            return hint
+        return self.backoff(retry, rng)
+
+
+@frozen
+class RetryNotice:
+    """A failed attempt that will be retried: attempt number (1-based), its error, the wait."""
+
+    attempt: int
+    error: ModelError
+    delay: float
+    retries_left: int
+
+
+OnRetry = Callable[[RetryNotice], Awaitable[None]]
+
+
+def is_retryable(error: BaseException) -> TypeGuard[ModelError]:
+    """Whether retrying can help: transient model errors, or whatever the provider says."""
+    if not isinstance(error, ModelError) or isinstance(error, NEVER_RETRIED):
+        return False
+    if error.should_retry is not None:
+        return error.should_retry
+    return error.retryable
+
+
+def _annotate(error: Exception, attempts: int, policy: RetryPolicy) -> None:
+    if isinstance(error, ModelError):
+        error.attempts = attempts
+    if attempts > 1:
+        verdict = "retries exhausted" if is_retryable(error) else "not retryable"
+        error.add_note(
+            f"reactloop: gave up after {attempts} attempt(s), {verdict} "
+            f"(max_retries={policy.max_retries})"
+        )
+
+
+async def call_with_retry(
+    policy: RetryPolicy,
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    sleep: Sleep = anyio.sleep,
+    rng: random.Random | None = None,
+    on_retry: OnRetry | None = None,
+) -> T:
+    """Await `attempt()` until it succeeds, retrying transient model errors per `policy`.
+
+    `attempt` is a zero-argument factory called anew for every attempt, so each one starts from
+    clean state. The last error is re-raised with `attempts` set (for model errors) and a note.
+    """
+    chance = rng if rng is not None else random.Random()
+    number = 1
+    while True:
+        try:
+            return await attempt()
+        except Exception as error:
+            if number > policy.max_retries or not is_retryable(error):
+                _annotate(error, number, policy)
+                raise
+            notice = RetryNotice(
+                number, error, policy.delay(error, number, chance), policy.max_retries - number
+            )
+        if on_retry is not None:
+            await on_retry(notice)
+        await sleep(notice.delay)
+        number += 1

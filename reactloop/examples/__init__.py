@@ -1,0 +1,1 @@
+"""Runnable examples: custom phases (planning, reflection) and the offline demo agent."""

@@ -1,0 +1,33 @@
+"""A planning phase that runs once, before the first reasoning step.
+
+It asks the run's model for a short plan (without tools) and appends the plan to the run's
+instructions, so every later step sees it. Insert it with
+`ReActLoop(..., start_phases=[*default_start_phases(), PlanningPhase()])`.
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from reactloop import ModelRequest, PhaseDecision, Proceed, Run, UserMessage
+
+PLANNER_PROMPT = "Write a short numbered plan (at most 3 steps) for answering the user's request."
+
+
+@frozen
+class PlanningPhase:
+    """Asks the model for a plan once and keeps it in the instructions."""
+
+    prompt: str = PLANNER_PROMPT
+
+    async def __call__(self, run: Run) -> PhaseDecision:
+        """Add the model's plan to the run's instructions, then proceed."""
+        state = run.state
+        request = ModelRequest(
+            messages=(*state.messages, UserMessage(self.prompt)), instructions=state.instructions
+        )
+        response = await run.config.model.request(request)
+        state.usage = state.usage + response.usage
+        plan = response.message.text.strip()
+        state.instructions = f"{state.instructions or ''}\n\nPlan:\n{plan}".strip()
+        return Proceed()

@@ -1,0 +1,23 @@
+"""HookDecisionApplier turns a parked hook stop into a Stop, once."""
+
+from __future__ import annotations
+
+import pytest
+
+from reactloop import HookDecisionApplier, Proceed, Stop, StopReason
+from reactloop.testing import make_run, run_phase
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_proceeds_without_a_pending_stop() -> None:
+    assert isinstance(await run_phase(HookDecisionApplier(), make_run()), Proceed)
+
+
+async def test_returns_the_pending_stop_and_clears_it() -> None:
+    run = make_run()
+    run.pending_stop = Stop(StopReason.HOOK_STOPPED, "policy")
+    decision = await run_phase(HookDecisionApplier(), run)
+    assert decision is not None and isinstance(decision, Stop)
+    assert decision.detail == "policy"
+    assert run.pending_stop is None

@@ -1,0 +1,122 @@
+"""ReasoningPhase: request building, hooks, streaming, final-answer and finishing stops."""
+
+from __future__ import annotations
+
+import pytest
+
+from reactloop import (
+    Event,
+    FinalAnswerMarker,
+    Finishing,
+    Hook,
+    ModelRequest,
+    ModelResponse,
+    Override,
+    Proceed,
+    ReasoningPhase,
+    Run,
+    StepPlan,
+    Stop,
+    StopReason,
+    StopRun,
+    TextDeltaEvent,
+    ToolCallDeltaEvent,
+    ToolChoice,
+    Usage,
+)
+from reactloop.testing import FakeTool, ScriptedModel, call, make_run, reply, run_phase
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_records_response_and_usage() -> None:
+    model = ScriptedModel([reply("hi", usage=Usage(10, 2))])
+    run = make_run(model=model)
+    assert isinstance(await run_phase(ReasoningPhase(), run), Proceed)
+    assert run.state.messages[-1] == model.script[0].message  # type: ignore[union-attr]
+    assert run.state.usage == Usage(10, 2)
+    assert run.state.current is not None and run.state.current.usage == Usage(10, 2)
+
+
+async def test_request_carries_instructions_tools_and_history() -> None:
+    model = ScriptedModel(["ok"])
+    run = make_run(model=model, tools=[FakeTool("t")], instructions="Be brief.")
+    await run_phase(ReasoningPhase(), run)
+    request = model.requests[0]
+    assert request.instructions == "Be brief."
+    assert [spec.name for spec in request.tools] == ["t"]
+    assert request.messages == tuple(run.state.messages[:1])
+
+
+async def test_finishing_call_offers_no_tools_and_stops() -> None:
+    model = ScriptedModel(["final words"])
+    run = make_run(model=model, tools=[FakeTool("t")])
+    run.state.finishing = Finishing(StopReason.MAX_ITERATIONS, "max_iterations=1")
+    decision = await run_phase(ReasoningPhase(), run)
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.output) == (StopReason.MAX_ITERATIONS, "final words")
+    assert model.requests[0].tools == ()
+    assert model.requests[0].tool_choice is ToolChoice.NONE
+
+
+async def test_final_answer_marker_is_stripped() -> None:
+    model = ScriptedModel(["Thinking done. FINAL_ANSWER: 42"])
+    run = make_run(model=model, stop_when=FinalAnswerMarker())
+    decision = await run_phase(ReasoningPhase(), run)
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.output) == (StopReason.FINAL_ANSWER, "42")
+
+
+async def test_streams_deltas_when_someone_listens() -> None:
+    events: list[Event] = []
+    model = ScriptedModel([reply("two words", call("t", q="x"))])
+    await run_phase(ReasoningPhase(), make_run(model=model, events=events))
+    text = "".join(e.text for e in events if isinstance(e, TextDeltaEvent))
+    args = "".join(e.arguments_delta for e in events if isinstance(e, ToolCallDeltaEvent))
+    assert (text, args) == ("two words", '{"q":"x"}')
+
+
+async def test_before_reasoning_hook_overrides_the_request() -> None:
+    class Shorten(Hook):
+        async def before_reasoning(self, run: Run, request: ModelRequest) -> Override[ModelRequest]:
+            return Override(ModelRequest(messages=request.messages, instructions="hooked"))
+
+    model = ScriptedModel(["ok"])
+    await run_phase(ReasoningPhase(), make_run(model=model, hooks=[Shorten()]))
+    assert model.requests[0].instructions == "hooked"
+
+
+async def test_before_reasoning_stop_skips_the_model_call() -> None:
+    class Deny(Hook):
+        async def before_reasoning(self, run: Run, request: ModelRequest) -> StopRun:
+            return StopRun("budget exhausted")
+
+    model = ScriptedModel([])
+    run = make_run(model=model, hooks=[Deny()])
+    assert isinstance(await run_phase(ReasoningPhase(), run), Proceed)
+    assert model.requests == []
+    assert run.pending_stop is not None and run.pending_stop.reason is StopReason.HOOK_STOPPED
+
+
+async def test_after_reasoning_hook_replaces_the_response() -> None:
+    class Redact(Hook):
+        async def after_reasoning(
+            self, run: Run, response: ModelResponse
+        ) -> Override[ModelResponse]:
+            return Override(reply("[redacted]"))
+
+    run = make_run(model=ScriptedModel(["secret"]), hooks=[Redact()])
+    await run_phase(ReasoningPhase(), run)
+    assert run.state.last_text() == "[redacted]"
+
+
+async def test_prepare_step_changes_one_step() -> None:
+    def only_t2(run: Run, plan: StepPlan) -> StepPlan:
+        return StepPlan(plan.model, plan.tools[1:], plan.tool_choice, plan.messages[-1:], "step")
+
+    model = ScriptedModel(["ok"])
+    run = make_run(model=model, tools=[FakeTool("t1"), FakeTool("t2")], prepare_step=only_t2)
+    await run_phase(ReasoningPhase(), run)
+    assert [spec.name for spec in model.requests[0].tools] == ["t2"]
+    assert model.requests[0].instructions == "step"
+    assert list(run.offered_tools()) == ["t2"]

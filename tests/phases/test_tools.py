@@ -1,0 +1,229 @@
+"""ToolPhase: completion, concurrency, ordering, error results, caps, hooks, timeouts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from reactloop import (
+    ErrorCode,
+    Event,
+    Hook,
+    Override,
+    Proceed,
+    Reject,
+    Run,
+    Stop,
+    StopReason,
+    StopRun,
+    ToolCall,
+    ToolCalled,
+    ToolPhase,
+    ToolResult,
+    ToolResultEvent,
+    tool,
+)
+from reactloop.testing import FakeTool, call, make_run, reply, run_phase
+
+pytestmark = pytest.mark.anyio
+
+
+def run_with(*calls: ToolCall, text: str = "", **kwargs: Any) -> Run:
+    run = make_run(**kwargs)
+    run.state.record_response(reply(text, *calls))
+    return run
+
+
+def results(run: Run) -> list[ToolResult]:
+    assert run.state.current is not None
+    return run.state.current.tool_results
+
+
+async def test_text_answer_completes_the_run() -> None:
+    decision = await run_phase(ToolPhase(), run_with(text="done"))
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.output) == (StopReason.COMPLETED, "done")
+
+
+async def test_results_follow_the_models_order() -> None:
+    a, b = FakeTool("a", result="A"), FakeTool("b", result="B")
+    run = run_with(call("b"), call("a"), tools=[a, b])
+    assert isinstance(await run_phase(ToolPhase(), run), Proceed)
+    assert [r.content for r in results(run)] == ["B", "A"]
+    assert run.state.tools_used == ["b", "a"]
+
+
+async def test_calls_of_one_step_run_concurrently() -> None:
+    gate = anyio.Event()
+    slow = FakeTool("slow", gate=gate)
+    opener = FakeTool("opener")
+
+    class OpenGate(Hook):
+        async def after_tool_call(self, run: Run, c: ToolCall, result: ToolResult) -> None:
+            gate.set()
+
+    run = run_with(
+        call("slow"), call("slow"), call("opener"), tools=[slow, opener], hooks=[OpenGate()]
+    )
+    with anyio.fail_after(5):
+        await run_phase(ToolPhase(), run)
+    assert slow.peak_running == 2
+
+
+async def test_concurrency_cap_is_respected() -> None:
+    fake = FakeTool("t")
+    run = run_with(*(call("t") for _ in range(5)), tools=[fake], max_concurrency=2)
+    await run_phase(ToolPhase(), run)
+    assert fake.peak_running <= 2 and len(fake.calls) == 5
+
+
+async def test_exclusive_tool_runs_alone() -> None:
+    shared, alone = FakeTool("shared"), FakeTool("alone", exclusive=True)
+    run = run_with(call("shared"), call("alone"), call("shared"), tools=[shared, alone])
+    await run_phase(ToolPhase(), run)
+    assert shared.peak_running == 1 and alone.peak_running == 1
+
+
+async def test_unknown_tool_names_the_available_ones() -> None:
+    run = run_with(call("hallucinated"), tools=[FakeTool("real")])
+    await run_phase(ToolPhase(), run)
+    [result] = results(run)
+    assert result.is_error and "available tools are real" in result.content
+    assert run.state.tools_used == []
+
+
+async def test_invalid_arguments_become_an_error_result() -> None:
+    @tool
+    def square(x: int) -> int:
+        """Square it."""
+        return x * x
+
+    run = run_with(call("square", x="seven"), tools=[square])
+    await run_phase(ToolPhase(), run)
+    [result] = results(run)
+    assert result.is_error and "expected integer" in result.content
+
+
+async def test_tool_exception_becomes_an_error_result() -> None:
+    run = run_with(call("t"), tools=[FakeTool("t", raises=ValueError("bad city"))])
+    await run_phase(ToolPhase(), run)
+    [result] = results(run)
+    assert result.is_error and "ValueError: bad city" in result.content
+    assert result.error_code is ErrorCode.TOOL_ERROR
+
+
+async def test_timeout_becomes_an_error_result() -> None:
+    stuck = FakeTool("stuck", gate=anyio.Event(), timeout=0.001)
+    run = run_with(call("stuck"), tools=[stuck])
+    await run_phase(ToolPhase(), run)
+    [result] = results(run)
+    assert result.is_error and result.error_code is ErrorCode.TIMEOUT
+
+
+async def test_run_wide_default_timeout_applies() -> None:
+    run = run_with(call("stuck"), tools=[FakeTool("stuck", gate=anyio.Event())], tool_timeout=0.001)
+    await run_phase(ToolPhase(), run)
+    assert "timed out" in results(run)[0].content
+
+
+async def test_non_string_results_are_json() -> None:
+    run = run_with(call("t"), tools=[FakeTool("t", result={"temp": 21, "ok": True})])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == '{"temp":21,"ok":true}'
+
+
+async def test_oversized_results_are_cut_with_a_marker() -> None:
+    run = run_with(call("t"), tools=[FakeTool("t", result="x" * 50)], max_result_chars=10)
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == "x" * 10 + "\n[truncated: 40 of 50 characters cut]"
+
+
+async def test_calls_over_the_cap_get_an_error_instead_of_running() -> None:
+    fake = FakeTool("t")
+    run = run_with(call("t"), call("t"), call("t"), tools=[fake], max_tool_calls=2)
+    await run_phase(ToolPhase(), run)
+    assert len(fake.calls) == 2
+    assert [r.is_error for r in results(run)] == [False, False, True]
+    assert run.state.tool_calls_made == 2
+
+
+async def test_hook_rejects_one_call_while_others_run() -> None:
+    class NoDelete(Hook):
+        async def before_tool_call(self, run: Run, c: ToolCall) -> Reject | None:
+            return Reject("deleting is not allowed") if c.name == "delete" else None
+
+    delete, read = FakeTool("delete"), FakeTool("read")
+    run = run_with(call("delete"), call("read"), tools=[delete, read], hooks=[NoDelete()])
+    await run_phase(ToolPhase(), run)
+    assert delete.calls == [] and len(read.calls) == 1
+    assert "deleting is not allowed" in results(run)[0].content
+
+
+async def test_hook_changes_arguments() -> None:
+    class Clamp(Hook):
+        async def before_tool_call(self, run: Run, c: ToolCall) -> Override[ToolCall]:
+            return Override(ToolCall.of(c.name, {"limit": 5}, id=c.id))
+
+    fake = FakeTool("t")
+    await run_phase(ToolPhase(), run_with(call("t", limit=999), tools=[fake], hooks=[Clamp()]))
+    assert fake.calls == [{"limit": 5}]
+
+
+async def test_hook_stop_runs_nothing_and_keeps_pairs() -> None:
+    class Halt(Hook):
+        async def before_tool_call(self, run: Run, c: ToolCall) -> StopRun | None:
+            return StopRun("kill switch") if c.name == "b" else None
+
+    a, b = FakeTool("a"), FakeTool("b")
+    run = run_with(call("a"), call("b"), tools=[a, b], hooks=[Halt()])
+    assert isinstance(await run_phase(ToolPhase(), run), Proceed)
+    assert a.calls == [] and b.calls == []
+    assert all(r.is_error for r in results(run)) and len(results(run)) == 2
+    assert run.pending_stop is not None and run.pending_stop.detail == "kill switch"
+
+
+async def test_after_tool_hook_replaces_the_result() -> None:
+    class Mask(Hook):
+        async def after_tool_call(
+            self, run: Run, c: ToolCall, r: ToolResult
+        ) -> Override[ToolResult]:
+            return Override(ToolResult(r.call_id, r.name, "***"))
+
+    run = run_with(call("t"), tools=[FakeTool("t", result="secret")], hooks=[Mask()])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == "***"
+
+
+async def test_tool_called_condition_stops_with_its_result() -> None:
+    run = run_with(
+        call("answer"), tools=[FakeTool("answer", result="Paris")], stop_when=ToolCalled({"answer"})
+    )
+    decision = await run_phase(ToolPhase(), run)
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.output) == (StopReason.TOOL_CALLED, "Paris")
+
+
+async def test_result_events_report_ok_and_error() -> None:
+    events: list[Event] = []
+    run = run_with(call("good"), call("nope"), tools=[FakeTool("good")], events=events)
+    await run_phase(ToolPhase(), run)
+    oks = [e.ok for e in events if isinstance(e, ToolResultEvent)]
+    assert sorted(oks) == [False, True]
+
+
+async def test_repeated_call_gets_a_nudge_in_its_result() -> None:
+    run = run_with(call("t", q="same"), tools=[FakeTool("t")])
+    run.state.note_call('t\x00{"q":"same"}')
+    run.state.note_call('t\x00{"q":"same"}')
+    await run_phase(ToolPhase(), run)
+    assert "called 3 times in a row" in results(run)[0].content
+
+
+async def test_different_arguments_reset_the_streak() -> None:
+    run = run_with(call("t", q="new"), tools=[FakeTool("t")])
+    run.state.note_call('t\x00{"q":"same"}')
+    run.state.note_call('t\x00{"q":"same"}')
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == "ok" and run.state.repeat_count == 1

@@ -1,0 +1,55 @@
+"""The shipped examples run: planning before the first step, reflection after tools, the demo."""
+
+from __future__ import annotations
+
+import pytest
+
+from reactloop import ReActLoop, StopReason, default_phases, default_start_phases
+from reactloop.examples.demo import run_demo, scripted_model
+from reactloop.examples.planning import PlanningPhase
+from reactloop.examples.reflection import ReflectionPhase
+from reactloop.testing import FakeTool, ScriptedModel, call, reply
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_planning_phase_puts_the_plan_in_the_instructions() -> None:
+    model = ScriptedModel(["1. look 2. answer", "answer"])
+    loop = ReActLoop(
+        model, instructions="Base.", start_phases=[*default_start_phases(), PlanningPhase()]
+    )
+    result = await loop.run("q")
+    assert result.output == "answer"
+    assert model.requests[1].instructions == "Base.\n\nPlan:\n1. look 2. answer"
+    assert model.requests[0].tools == ()
+
+
+async def test_reflection_asks_for_another_pass_after_failures() -> None:
+    model = ScriptedModel([reply("", call("broken")), reply("", call("good")), "done"])
+    tools = [FakeTool("broken", raises=RuntimeError("down")), FakeTool("good")]
+    result = await ReActLoop(model, tools=tools, phases=[*default_phases(), ReflectionPhase()]).run(
+        "q"
+    )
+    assert result.output == "done"
+    assert "Reflection: every tool call failed (broken)" in str(model.requests[1].messages[-1])
+
+
+async def test_reflection_stops_after_repeated_failures() -> None:
+    model = ScriptedModel([reply("", call("broken")), reply("", call("broken"))])
+    loop = ReActLoop(
+        model,
+        tools=[FakeTool("broken", raises=RuntimeError("down"))],
+        phases=[*default_phases(), ReflectionPhase()],
+    )
+    result = await loop.run("q")
+    assert result.stop_reason is StopReason.CONDITION
+    assert "2 steps in a row" in result.stop_detail
+
+
+async def test_demo_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    model = scripted_model()
+    result = await run_demo(model, "Paris or Tokyo?")
+    model.assert_complete()
+    assert result.stop_reason is StopReason.COMPLETED
+    printed = capsys.readouterr().out
+    assert "phase ReflectionPhase" in printed and "ERR   get_exchange_rate" in printed

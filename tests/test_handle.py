@@ -1,0 +1,68 @@
+"""Interrupting a running run from another task, via `start()` or the stream."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from reactloop import (
+    Hook,
+    ReActLoop,
+    Run,
+    RunFinished,
+    StopReason,
+    ToolCall,
+    ToolCallStarted,
+    ToolResult,
+)
+from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, reply
+
+pytestmark = pytest.mark.anyio
+
+
+def endless() -> FunctionModel:
+    return FunctionModel(lambda request: reply("working", call("step")))
+
+
+async def test_interrupt_stops_at_the_next_safe_point_keeping_work() -> None:
+    gate = anyio.Event()
+    step = FakeTool("step", gate=gate)
+    loop = ReActLoop(endless(), tools=[step], max_iterations=50)
+    async with loop.start("go") as handle:
+        while not step.calls:
+            await anyio.lowlevel.checkpoint()
+        handle.interrupt("Stopped by the user.")
+        gate.set()
+        result = await handle.result()
+    assert (result.stop_reason, result.output) == (StopReason.INTERRUPTED, "Stopped by the user.")
+    assert len(result.steps) == 1 and result.steps[0].tool_results[0].content == "ok"
+
+
+async def test_interrupt_from_the_stream() -> None:
+    loop = ReActLoop(endless(), tools=[FakeTool("step")], max_iterations=50)
+    async with loop.stream("go") as events:
+        async for event in events:
+            if isinstance(event, ToolCallStarted):
+                events.interrupt()
+            last = event
+    assert isinstance(last, RunFinished)
+    assert last.result.stop_reason is StopReason.INTERRUPTED
+
+
+async def test_interrupt_after_tools_skips_the_next_model_call() -> None:
+    class InterruptDuringTools(Hook):
+        async def after_tool_call(self, run: Run, c: ToolCall, r: ToolResult) -> None:
+            run.request_interrupt()
+
+    model = ScriptedModel([reply("", call("step")), "never used"])
+    result = await ReActLoop(model, tools=[FakeTool("step")], hooks=[InterruptDuringTools()]).run(
+        "go"
+    )
+    assert result.stop_reason is StopReason.INTERRUPTED
+    assert model.remaining == 1 and result.output is None
+
+
+async def test_handle_exposes_the_run_id() -> None:
+    async with ReActLoop(ScriptedModel(["hi"])).start("go") as handle:
+        result = await handle.result()
+    assert handle.run_id == result.run_id

@@ -1,0 +1,96 @@
+"""Annotation -> JSON schema, and validation of JSON values against it."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Literal, Optional
+
+import attrs
+import pytest
+
+from reactloop._schema import Invalid, UnsupportedType, compile_object, compile_type
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@attrs.frozen
+class Point:
+    x: int
+    y: int = 0
+
+
+def convert(tp: Any, value: Any) -> Any:
+    return compile_type(tp)[1](value, "v")
+
+
+@pytest.mark.parametrize(
+    ("tp", "schema"),
+    [
+        (str, {"type": "string"}),
+        (int, {"type": "integer"}),
+        (float, {"type": "number"}),
+        (bool, {"type": "boolean"}),
+        (None, {"type": "null"}),
+        (Literal["a", "b"], {"enum": ["a", "b"]}),
+        (Color, {"enum": ["red", "blue"]}),
+        (list[int], {"type": "array", "items": {"type": "integer"}}),
+        (tuple[str, ...], {"type": "array", "items": {"type": "string"}}),
+        (dict[str, bool], {"type": "object", "additionalProperties": {"type": "boolean"}}),
+        (Optional[int], {"anyOf": [{"type": "integer"}, {"type": "null"}]}),  # noqa: UP045
+        (int | str, {"anyOf": [{"type": "integer"}, {"type": "string"}]}),
+    ],
+)
+def test_schema_of_supported_annotations(tp: Any, schema: dict[str, Any]) -> None:
+    assert compile_type(tp)[0] == schema
+
+
+def test_fixed_tuple_schema_has_prefix_items_and_size() -> None:
+    schema = compile_type(tuple[int, str])[0]
+    assert schema["prefixItems"] == [{"type": "integer"}, {"type": "string"}]
+    assert schema["minItems"] == schema["maxItems"] == 2
+
+
+def test_attrs_class_becomes_object_with_required_fields() -> None:
+    schema = compile_type(Point)[0]
+    assert schema["properties"]["y"] == {"type": "integer", "default": 0}
+    assert schema["required"] == ["x"]
+
+
+def test_values_are_converted_to_python_types() -> None:
+    assert convert(Color, "red") is Color.RED
+    assert convert(tuple[int, str], [1, "a"]) == (1, "a")
+    assert convert(Point, {"x": 3}) == Point(3, 0)
+    assert convert(float, 2) == 2.0
+    assert convert(int, 4.0) == 4
+
+
+@pytest.mark.parametrize(
+    ("tp", "value"),
+    [(int, "3"), (int, True), (str, 1), (bool, 0), (Literal["a"], "b"), (Color, "green"),
+     (list[int], [1, "x"]), (tuple[int, int], [1]), (dict[str, int], []), (int | None, "x")],
+)  # fmt: skip
+def test_mismatches_raise_invalid(tp: Any, value: Any) -> None:
+    with pytest.raises(Invalid):
+        convert(tp, value)
+
+
+def test_invalid_names_the_path() -> None:
+    with pytest.raises(Invalid) as info:
+        convert(list[Point], [{"x": 1}, {"x": "no"}])
+    assert info.value.path == "v[1].x"
+
+
+def test_object_rejects_unknown_and_missing_properties() -> None:
+    _, conv = compile_object({"a": (int, attrs.NOTHING)}, {})
+    with pytest.raises(Invalid, match="unexpected properties"):
+        conv({"a": 1, "b": 2}, "")
+    with pytest.raises(Invalid, match="missing required"):
+        conv({}, "")
+
+
+def test_unsupported_annotation_is_reported() -> None:
+    with pytest.raises(UnsupportedType):
+        compile_type(set[int])

@@ -1,0 +1,122 @@
+"""`@tool`: schema from signature and docstring, validation, context injection, presets."""
+
+from __future__ import annotations
+
+import threading
+from typing import Literal
+
+import pytest
+
+from reactloop import RunContext, ToolArgumentsError, ToolDefinitionError, tool
+from reactloop._tool import parse_docstring
+
+pytestmark = pytest.mark.anyio
+
+
+@tool
+async def get_weather(city: str, units: Literal["c", "f"] = "c") -> str:
+    """Current weather for a city.
+
+    Args:
+        city: City name, e.g. "Paris".
+            Any city works.
+        units: Temperature units.
+    """
+    return f"{city}:{units}"
+
+
+def test_spec_has_description_and_parameter_docs() -> None:
+    spec = get_weather.spec
+    assert spec.description == "Current weather for a city."
+    assert spec.parameters["properties"]["city"]["description"] == (
+        'City name, e.g. "Paris". Any city works.'
+    )
+    assert spec.parameters["properties"]["units"]["default"] == "c"
+    assert spec.parameters["required"] == ["city"]
+
+
+def test_docstring_sections_after_args_are_ignored() -> None:
+    summary, args = parse_docstring("Do it.\n\nArgs:\n    a: first\n\nReturns:\n    b: no")
+    assert (summary, args) == ("Do it.", {"a": "first"})
+
+
+def test_arguments_are_validated() -> None:
+    with pytest.raises(ToolArgumentsError, match="expected one of"):
+        get_weather.parse_arguments('{"city": "Paris", "units": "k"}')
+
+
+def test_invalid_json_arguments_are_a_typed_error() -> None:
+    with pytest.raises(ToolArgumentsError, match="not valid JSON"):
+        get_weather.parse_arguments('{"city": ')
+
+
+def test_empty_arguments_mean_no_arguments() -> None:
+    @tool
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    assert ping.parse_arguments("") == {}
+
+
+async def test_context_parameter_is_injected_and_hidden() -> None:
+    @tool
+    async def whoami(ctx: RunContext[str], greeting: str) -> str:
+        """Say who runs."""
+        return f"{greeting} {ctx.deps}"
+
+    assert "ctx" not in whoami.spec.parameters["properties"]
+    context = RunContext(run_id="r", deps="alice")
+    assert await whoami.invoke({"greeting": "hi"}, context) == "hi alice"
+
+
+async def test_presets_are_hidden_and_bound() -> None:
+    @tool
+    async def search(query: str, api_key: str) -> str:
+        """Search."""
+        return f"{query}/{api_key}"
+
+    bound = search.bind(api_key="secret")
+    assert list(bound.spec.parameters["properties"]) == ["query"]
+    args = bound.parse_arguments('{"query": "x"}')
+    assert await bound.invoke(args, RunContext(run_id="r", deps=None)) == "x/secret"
+
+
+def test_unknown_preset_is_rejected() -> None:
+    with pytest.raises(ToolDefinitionError, match="not parameters"):
+        get_weather.bind(colour="red")
+
+
+async def test_sync_tool_runs_in_a_worker_thread() -> None:
+    @tool
+    def where() -> str:
+        """Name the thread."""
+        return threading.current_thread().name
+
+    name = await where.invoke({}, RunContext(run_id="r", deps=None))
+    assert name != threading.main_thread().name
+
+
+def test_missing_annotation_is_a_definition_error() -> None:
+    def bad(x) -> str:  # type: ignore[no-untyped-def]
+        return "x"
+
+    with pytest.raises(ToolDefinitionError, match="no type annotation"):
+        tool(bad)
+
+
+def test_unsupported_annotation_is_a_definition_error() -> None:
+    def bad(x: set[int]) -> str:
+        return "x"
+
+    with pytest.raises(ToolDefinitionError, match="no JSON schema"):
+        tool(bad)
+
+
+def test_decorator_options() -> None:
+    @tool(name="lookup", timeout=2.0, exclusive=True, description="Look it up.")
+    def find(key: str) -> str:
+        return key
+
+    assert (find.name, find.timeout, find.exclusive) == ("lookup", 2.0, True)
+    assert find.spec.description == "Look it up."
