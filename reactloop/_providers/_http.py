@@ -200,6 +200,8 @@ def _error_class(status: int, detail: ErrorDetail) -> type[ModelError]:
         return AuthenticationError
     if status == 408:
         return ModelTimeoutError
+    if status == 409:
+        return ProviderUnavailableError  # a lock conflict: both official SDKs retry it
     if status >= 500 or detail.kind == "overloaded_error":
         return ProviderUnavailableError
     if status >= 400:

@@ -62,7 +62,7 @@ def test_retry_hints(headers: dict[str, str], expected: RetryHints) -> None:
         (400, ErrorDetail("This model's maximum context length is 8192"), ContextTooLongError),
         (400, ErrorDetail("messages: required", "invalid_request_error"), InvalidRequestError),
         (404, ErrorDetail("no such model", "not_found_error"), InvalidRequestError),
-        (409, ErrorDetail("conflict"), InvalidRequestError),
+        (409, ErrorDetail("conflict"), ProviderUnavailableError),
         (500, ErrorDetail("oops", "api_error"), ProviderUnavailableError),
         (529, ErrorDetail("Overloaded", "overloaded_error"), ProviderUnavailableError),
         (302, ErrorDetail("moved"), InvalidResponseError),
