@@ -109,6 +109,13 @@ from reactloop._phases import (
     default_phases,
     default_start_phases,
 )
+from reactloop._providers import (
+    AnthropicModel,
+    InstructionsRole,
+    MaxTokensField,
+    OpenAIModel,
+    model_from_string,
+)
 from reactloop._resolver import (
     DefaultErrorMessages,
     ErrorMessageResolver,
@@ -139,6 +146,7 @@ from reactloop._stop import (
 from reactloop._tool import FunctionTool, tool
 
 __all__ = [
+    "AnthropicModel",
     "AnyOf",
     "AssistantMessage",
     "AuthenticationError",
@@ -166,12 +174,14 @@ __all__ = [
     "HookFailure",
     "HookPoint",
     "InputGuard",
+    "InstructionsRole",
     "InvalidRequestError",
     "InvalidResponseError",
     "IterationGuards",
     "LoopOptions",
     "MaxInputLength",
     "MaxIterations",
+    "MaxTokensField",
     "MaxToolCalls",
     "Message",
     "Model",
@@ -183,6 +193,7 @@ __all__ = [
     "ModelSettings",
     "ModelTimeoutError",
     "NextIteration",
+    "OpenAIModel",
     "Override",
     "Phase",
     "PhaseDecision",
@@ -250,6 +261,7 @@ __all__ = [
     "default_phases",
     "default_start_phases",
     "is_retryable",
+    "model_from_string",
     "tool",
     "user_message",
 ]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager, nullcontext
-from typing import Any, Unpack, assert_never
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager, nullcontext
+from typing import Any, Self, Unpack, assert_never
 
 import anyio
 
@@ -46,8 +46,21 @@ class ReActLoop:
         **options: Unpack[LoopOptions],
     ) -> None:
         self.config = build_config(model, **options)
+        self._owns_model = isinstance(model, str)
         self.phases = tuple(default_phases() if phases is None else phases)
         self.start_phases = tuple(default_start_phases() if start_phases is None else start_phases)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the model's connections if this loop created the model (from a model string)."""
+        close = getattr(self.config.model, "aclose", None)
+        if self._owns_model and close is not None:
+            await close()
 
     async def run(self, text: str, *, history: Sequence[Message] = (), **context: Any) -> RunResult:
         """Run to the end and return the result; `context` takes deps, user_id, session_id."""
@@ -65,9 +78,10 @@ class ReActLoop:
         async def execute() -> None:
             handle._finish(await self.drive(run))
 
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(execute)
-            yield handle
+        with unwrap_single_error():
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(execute)
+                yield handle
 
     @asynccontextmanager
     async def stream(
@@ -81,13 +95,14 @@ class ReActLoop:
             async with send:
                 await self.drive(run)
 
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(produce)
-            try:
-                async with receive:
-                    yield RunStream(run, receive)
-            finally:
-                tasks.cancel_scope.cancel()
+        with unwrap_single_error():
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(produce)
+                try:
+                    async with receive:
+                        yield RunStream(run, receive)
+                finally:
+                    tasks.cancel_scope.cancel()
 
     async def drive(self, run: Run) -> RunResult:
         """Execute a prepared run to its end: the one code path of `run()` and `stream()`."""
@@ -141,6 +156,17 @@ async def finish_step(run: Run) -> None:
     step = run.state.close_step(run.now())
     if step is not None:
         await run.emit(StepFinished(step))
+
+
+@contextmanager
+def unwrap_single_error() -> Iterator[None]:
+    """Let a lone error escape a task group as itself, not inside an exception group."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
 
 
 def raise_if_strict(config: LoopConfig, result: RunResult) -> RunResult:

@@ -242,7 +242,7 @@ async def test_repetition_nudges_then_stops_the_run() -> None:
 async def test_run_timeout_ends_with_its_own_reason() -> None:
     blocker = FakeTool("block", gate=anyio.Event())
     model = ScriptedModel([reply("", call("block"))])
-    result = await ReActLoop(model, tools=[blocker], tool_timeout=None, run_timeout=0.001).run("go")
+    result = await ReActLoop(model, tools=[blocker], tool_timeout=None, run_timeout=0.1).run("go")
     assert result.stop_reason is StopReason.RUN_TIMEOUT
     assert isinstance(result.error, RunTimeoutError) and len(result.messages) == 3
 
@@ -321,3 +321,20 @@ async def test_concurrent_runs_are_limited() -> None:
 def test_limit_options_are_exclusive() -> None:
     with pytest.raises(ConfigurationError, match="not both"):
         ReActLoop(ScriptedModel([]), max_concurrent_runs=2, run_limiter=RunLimiter(2))
+
+
+async def consume_with_bug() -> None:
+    async with ReActLoop(ScriptedModel(["hi"])).stream("go") as events:
+        async for _ in events:
+            raise KeyError("consumer bug")
+
+
+async def test_an_error_in_the_stream_body_is_raised_unwrapped() -> None:
+    with pytest.raises(KeyError):
+        await consume_with_bug()
+
+
+async def test_loop_closes_a_model_it_created_from_a_string() -> None:
+    async with ReActLoop("openai-compatible:m@http://127.0.0.1:9/v1") as loop:
+        client = loop.config.model._channel.client  # type: ignore[attr-defined]
+    assert client.is_closed

@@ -6,16 +6,17 @@ import reactloop
 import reactloop.testing
 
 EXPECTED = {
-    "AnyOf", "AssistantMessage", "AuthenticationError", "BlockedPatterns", "CapPolicy",
-    "CheckPoint", "ConfigurationError", "ContextTooLongError", "Continue", "DefaultErrorMessages",
-    "ErrorCode", "ErrorEvent", "ErrorMessageResolver", "Event", "FinalAnswerMarker",
-    "FinishReason", "Finishing", "ForcedTool", "FunctionTool", "GuardRejectedError", "Hook",
-    "HookDecisionApplier", "HookError", "HookFailed", "HookFailure", "HookPoint", "InputGuard",
-    "InvalidRequestError", "InvalidResponseError", "IterationGuards", "LoopOptions",
-    "MaxInputLength", "MaxIterations", "MaxToolCalls", "Message", "Model", "ModelDelta",
-    "ModelError", "ModelRequest", "ModelResponse", "ModelRetrying", "ModelSettings",
-    "ModelTimeoutError", "NextIteration", "Override", "Phase", "PhaseDecision", "PhaseFinished",
-    "Proceed", "ProviderUnavailableError", "RateLimitedError", "ReActLoop", "ReactLoopError",
+    "AnthropicModel", "AnyOf", "AssistantMessage", "AuthenticationError", "BlockedPatterns",
+    "CapPolicy", "CheckPoint", "ConfigurationError", "ContextTooLongError", "Continue",
+    "DefaultErrorMessages", "ErrorCode", "ErrorEvent", "ErrorMessageResolver", "Event",
+    "FinalAnswerMarker", "FinishReason", "Finishing", "ForcedTool", "FunctionTool",
+    "GuardRejectedError", "Hook", "HookDecisionApplier", "HookError", "HookFailed", "HookFailure",
+    "HookPoint", "InputGuard", "InstructionsRole", "InvalidRequestError", "InvalidResponseError",
+    "IterationGuards", "LoopOptions", "MaxInputLength", "MaxIterations", "MaxTokensField",
+    "MaxToolCalls", "Message", "Model", "ModelDelta", "ModelError", "ModelRequest",
+    "ModelResponse", "ModelRetrying", "ModelSettings", "ModelTimeoutError", "NextIteration",
+    "OpenAIModel", "Override", "Phase", "PhaseDecision", "PhaseFinished", "Proceed",
+    "ProviderUnavailableError", "RateLimitedError", "ReActLoop", "ReactLoopError",
     "ReasoningPhase", "Reject", "RepetitionPolicy", "ResponseFormat", "ResponseFormatKind",
     "RetryNotice", "RetryPolicy", "Run", "RunContext", "RunFinished", "RunHandle", "RunLimitError",
     "RunLimiter", "RunResult", "RunStart", "RunStarted", "RunState", "RunStream",
@@ -26,7 +27,7 @@ EXPECTED = {
     "ToolDefinitionError", "ToolError", "ToolExecutionError", "ToolMessage", "ToolPhase",
     "ToolResult", "ToolResultEvent", "ToolSpec", "ToolTimeoutError", "UnknownToolError", "Usage",
     "UserMessage", "call_with_retry", "default_phases", "default_start_phases", "is_retryable",
-    "tool", "user_message",
+    "model_from_string", "tool", "user_message",
 }  # fmt: skip
 
 

@@ -7,6 +7,7 @@ Run it with `make demo`.
 from __future__ import annotations
 
 import enum
+import os
 from typing import Literal
 
 import anyio
@@ -99,7 +100,7 @@ def scripted_model() -> ScriptedModel:
     )
 
 
-def build_loop(model: Model) -> ReActLoop:
+def build_loop(model: Model | str) -> ReActLoop:
     """The demo agent: default phases plus planning (once) and reflection (after tools)."""
     return ReActLoop(
         model,
@@ -131,9 +132,8 @@ def describe(event: Event) -> str | None:
             return None
 
 
-async def run_demo(model: Model, question: str) -> RunResult:
+async def stream_and_print(loop: ReActLoop, question: str) -> RunResult:
     """Stream one run, printing each step; return its result."""
-    loop = build_loop(model)
     print(f"user: {question}")
     text: list[str] = []
     async with loop.stream(question) as events:
@@ -150,15 +150,30 @@ async def run_demo(model: Model, question: str) -> RunResult:
             if line is not None:
                 print(line)
     print(f"\nanswer ({result.stop_reason.value}): {result.output}")
+    if result.error is not None:
+        print(f"error [{result.error.code.value}]: {result.error.message}")
     print(f"tools used: {', '.join(result.tools_used)}; total tokens: {result.usage.total_tokens}")
     return result
 
 
+async def run_demo(model: Model | str, question: str) -> RunResult:
+    """The demo agent on `model` (a model object, or a string such as "openai:gpt-4o-mini")."""
+    async with build_loop(model) as loop:
+        return await stream_and_print(loop, question)
+
+
+QUESTION = "Paris or Tokyo this weekend? And what is 500 EUR in yen?"
+
+
 def main() -> None:
-    """Run the offline demo."""
-    anyio.run(
-        run_demo, scripted_model(), "Paris or Tokyo this weekend? And what is 500 EUR in yen?"
-    )
+    """Run the demo: offline by default, with a real model when REACTLOOP_MODEL is set."""
+    spec = os.environ.get("REACTLOOP_MODEL")
+    if spec:
+        print(f"(model: {spec})\n")
+        anyio.run(run_demo, spec, QUESTION)
+    else:
+        print("(offline: a scripted model plays the LLM; set REACTLOOP_MODEL for a real one)\n")
+        anyio.run(run_demo, scripted_model(), QUESTION)
 
 
 if __name__ == "__main__":
