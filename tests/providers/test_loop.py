@@ -192,3 +192,45 @@ async def test_a_model_string_drives_the_loop(
         assert server.requests[0].headers[key_header[prefix]].endswith("-env")
     else:
         assert "authorization" not in server.requests[0].headers
+
+
+def failing_first(failure: Reply, then: Callable[[Request], Reply]) -> Callable[[Request], Reply]:
+    """Answer the first request with `failure`, every later one with `then`."""
+    seen: list[Request] = []
+
+    def answer(request: Request) -> Reply:
+        seen.append(request)
+        return failure if len(seen) == 1 else then(request)
+
+    return answer
+
+
+async def test_a_429_is_retried_after_its_wait_and_the_run_completes(
+    server: WireServer, openai: OpenAIModel
+) -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    busy = json_reply(
+        {"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}},
+        429,
+        [("retry-after", "2")],
+    )
+    server.handler = failing_first(busy, conversation(openai_stream, openai_json))
+    result = await ReActLoop(openai, tools=[get_weather, get_time], sleep=sleep).run("Weather?")
+    check_result(result)
+    assert waits == [2.0] and len(server.requests) == 5
+
+
+async def test_a_401_is_not_retried_and_fails_the_run(
+    server: WireServer, anthropic: AnthropicModel
+) -> None:
+    denied = {"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}
+    server.handler = failing_first(
+        json_reply(denied, 401), conversation(anthropic_stream, anthropic_json)
+    )
+    result = await ReActLoop(anthropic, tools=[get_weather, get_time]).run("Weather?")
+    assert result.stop_reason is StopReason.ERROR and len(server.requests) == 1
+    assert result.error is not None and result.error.code.value == "authentication"
