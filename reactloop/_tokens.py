@@ -8,7 +8,6 @@ each message once and keeps a running total, so budgeting a step costs O(new mes
 
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Callable, Sequence
 from typing import Protocol, assert_never, runtime_checkable
@@ -138,14 +137,14 @@ def tool_spec_tokens(estimator: TokenEstimator, tools: Sequence[ToolSpec]) -> in
 class TokenLedger:
     """Per-message costs of one run's transcript, aligned with the list last given to `sync`.
 
-    Each message is estimated once. When the new list extends the last one (the same message
-    objects first, as a run's transcript grows), only the new messages are estimated and the running
-    total grows by theirs; otherwise known message objects keep their cost and only unknown ones
-    are estimated.
+    Each message is estimated once. When the new list extends the last one (the same messages
+    first, as a run's transcript grows), only the new messages are estimated and the running total
+    grows by theirs; otherwise known message objects keep their cost and only unknown ones are
+    estimated.
     """
 
     estimator: TokenEstimator = DEFAULT_ESTIMATOR
-    _messages: list[Message] = Factory(list)
+    _messages: tuple[Message, ...] = ()
     _costs: list[int] = Factory(list)
     _total: int = 0
 
@@ -161,28 +160,26 @@ class TokenLedger:
 
     def sync(self, messages: Sequence[Message]) -> int:
         """Align the ledger with `messages` and return their total tokens."""
-        known = len(self._messages)
-        if len(messages) >= known and all(map(operator.is_, self._messages, messages)):
-            self._extend(messages[known:])
+        seen = self._messages
+        current = tuple(messages)
+        # Tuple equality compares identical items by identity, in C: a fast check for a run's
+        # transcript, which only grows. An equal message replacing one costs the same anyway.
+        if len(current) >= len(seen) and current[: len(seen)] == seen:
+            costs = [self.estimator.count_message(message) for message in current[len(seen) :]]
+            self._costs.extend(costs)
+            self._total += sum(costs)
         else:
-            self._rebuild(messages)
+            self._rebuild(current)
+        self._messages = current
         return self._total
 
-    def _extend(self, new: Sequence[Message]) -> None:
-        costs = [self.estimator.count_message(message) for message in new]
-        self._messages.extend(new)
-        self._costs.extend(costs)
-        self._total += sum(costs)
-
-    def _rebuild(self, messages: Sequence[Message]) -> None:
-        # The old list still holds every known message, so their ids cannot be reused meanwhile.
-        known = {
-            id(message): cost for message, cost in zip(self._messages, self._costs, strict=True)
-        }
+    def _rebuild(self, messages: tuple[Message, ...]) -> None:
+        # The old tuple still holds every known message, so their ids cannot be reused meanwhile.
+        pairs = zip(self._messages, self._costs, strict=True)
+        known = {id(message): cost for message, cost in pairs}
         costs: list[int] = []
         for message in messages:
             cost = known.get(id(message))
             costs.append(self.estimator.count_message(message) if cost is None else cost)
-        self._messages = list(messages)
         self._costs = costs
         self._total = sum(costs)

@@ -160,7 +160,7 @@ def apply(edit: Edit, current: list[Message]) -> None:
         del current[where:]
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(message_lists(), st.lists(edits, max_size=12))
 def test_the_ledger_stays_aligned_through_any_edits(
     start: list[Message], steps: list[Edit]
