@@ -171,6 +171,24 @@ def test_a_tracker_over_a_growing_run_trims_like_a_fresh_trim(
         assert outcome(tracker.fit, prefix) == outcome(window.fit, prefix)
 
 
+@settings(max_examples=300, deadline=None)
+@given(message_lists())
+def test_units_cover_the_list_in_order(messages: list[Message]) -> None:
+    bounds = [(unit.start, unit.stop) for unit in message_units(messages)]
+    edges = [edge for bound in bounds for edge in bound]
+    assert edges == sorted(edges)
+    assert [start for start, _ in bounds[1:]] == [stop for _, stop in bounds[:-1]]
+    assert (bounds[0][0], bounds[-1][1]) == (0, len(messages)) if messages else bounds == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(message_lists())
+def test_a_call_and_its_results_share_a_unit(messages: list[Message]) -> None:
+    units = message_units(messages)
+    for call_index, result_index in pair_calls(messages).links:
+        assert any(unit.start <= call_index < result_index < unit.stop for unit in units)
+
+
 def outcome(
     fit: Callable[[Sequence[Message]], tuple[Message, ...]], messages: Sequence[Message]
 ) -> tuple[Message, ...] | str:
