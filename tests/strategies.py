@@ -102,6 +102,7 @@ contents = st.one_of(st.sampled_from(CORPUS), st.sampled_from(CORPUS), short_tex
 
 ARGUMENTS = ("{}", '{"q": "weather Paris"}', '{"city": "東京"}', '{"sql": "' + "x" * 900 + '"}')
 
+_arguments = st.sampled_from(ARGUMENTS)
 _counts = st.integers(0, 3)
 _maybe_refusal = st.one_of(st.none(), st.none(), contents)
 
@@ -109,8 +110,7 @@ _maybe_refusal = st.one_of(st.none(), st.none(), contents)
 def draw_step(draw: st.DrawFn, ids: Iterator[str]) -> tuple[Message, ...]:
     """An assistant message and the results of its (parallel, possibly failing) tool calls."""
     calls = tuple(
-        ToolCall(draw(tool_names), draw(st.sampled_from(ARGUMENTS)), next(ids))
-        for _ in range(draw(_counts))
+        ToolCall(draw(tool_names), draw(_arguments), next(ids)) for _ in range(draw(_counts))
     )
     refusal = None if calls else draw(_maybe_refusal)
     assistant = AssistantMessage(draw(contents), calls, refusal)
