@@ -139,9 +139,34 @@ class ModelTimeoutError(ModelError):
 
 
 class ContextTooLongError(ModelError):
-    """The conversation does not fit the model's context window; retrying cannot help."""
+    """The conversation does not fit the model's context window; retrying cannot help.
+
+    When reactloop's own budgeting raises it (before any request), `budget` is the tokens the
+    messages may take and `needed` the tokens of the messages that can never be dropped.
+    """
 
     code = ErrorCode.CONTEXT_TOO_LONG
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        provider: str | None = None,
+        retry_after: float | None = None,
+        should_retry: bool | None = None,
+        budget: int | None = None,
+        needed: int | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            status=status,
+            provider=provider,
+            retry_after=retry_after,
+            should_retry=should_retry,
+        )
+        self.budget = budget
+        self.needed = needed
 
 
 class AuthenticationError(ModelError):

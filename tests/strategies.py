@@ -1,0 +1,198 @@
+"""Hypothesis strategies for messages, tool calls and conversations, shared by every test module.
+
+`conversations()` builds pair-complete conversations and keeps their structure (leading system
+messages, history units, the current user message, the current turn's steps), so tests can state
+exactly what trimming may drop. `message_lists()` builds arbitrary lists, broken pairs included.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from attrs import frozen
+from hypothesis import strategies as st
+
+from reactloop._messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+
+LATIN = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJ0123456789.,;:!?'\"-éüßç"
+CJK = "的一是不了人我在有他这中大来上国個日本語漢字한국어안녕하세요ひらがなカタカナ。、"
+EMOJI = "😀🎉👍🔥🚀✨❤️🇫🇷👨‍👩‍👧"
+OTHER = "Привет мир \u0393\u03b5\u03b9\u03ac \u03c3\u03bf\u03c5 مرحبا नमस्ते שלום"
+TOOL_NAMES = ("search", "get_weather", "read_file", "run_sql", "翻訳")
+
+cjk_texts = st.text(alphabet=st.sampled_from(CJK), max_size=30)
+"""Chinese, Japanese and Korean text."""
+
+emoji_texts = st.text(alphabet=st.sampled_from(EMOJI), max_size=15)
+"""Emoji, including the parts of joined and flag sequences."""
+
+MIXED = LATIN + CJK + EMOJI + OTHER
+
+
+def texts(max_size: int = 30) -> st.SearchStrategy[str]:
+    """Text mixing Latin, CJK, Hangul, kana, emoji and other scripts, or of any characters.
+
+    Build it once (module level): making strategies inside a draw is slow.
+    """
+    return st.one_of(
+        st.text(alphabet=MIXED, max_size=max_size),
+        st.text(alphabet=st.characters(codec="utf-8"), max_size=max_size),
+    )
+
+
+short_texts = texts()
+"""Up to 30 characters of mixed scripts, often empty."""
+
+huge_texts = st.builds(
+    lambda chunk, times: chunk * times, texts(12).filter(bool), st.integers(50, 600)
+)
+"""Large text (hundreds to thousands of characters), cheap to generate: a chunk repeated."""
+
+tool_outputs = st.one_of(short_texts, short_texts, huge_texts, st.just(""))
+"""A tool result's content: usually short, sometimes huge or empty."""
+
+tool_names = st.sampled_from(TOOL_NAMES)
+
+tool_arguments = st.dictionaries(st.sampled_from(["q", "city", "path", "sql", "n"]), texts(20))
+"""A small JSON object of string arguments."""
+
+call_ids = st.integers(0, 10**6).map(lambda n: f"call_{n}")
+
+tool_calls = st.builds(ToolCall.of, tool_names, tool_arguments, call_ids)
+"""A tool call with a random id (build calls in a conversation with `step` for unique ids)."""
+
+system_messages = st.builds(SystemMessage, short_texts)
+"""A system message (instructions or a summary kept in the history)."""
+
+user_messages = st.builds(UserMessage, st.one_of(short_texts, short_texts, st.just(""), huge_texts))
+"""A user message, sometimes empty, sometimes huge."""
+
+CORPUS = (
+    "",
+    "ok",
+    "Hello, how are you?",
+    "What's the weather in Paris tomorrow?",
+    "東京の天気を教えてください。",
+    "今天北京的天气怎么样\uff1f",
+    "서울 날씨 알려줘",
+    "ひらがなとカタカナ",
+    "🎉👍🔥",
+    "👨‍👩‍👧 family",
+    "Привет, как дела?",
+    "مرحبا بالعالم",
+    "नमस्ते दुनिया",
+    "Résumé: 成功 🚀",
+    "lorem ipsum dolor sit amet " * 300,
+    "数据" * 1500,
+    "😀" * 800,
+    '{"rows": [' + '{"id": 1, "name": "東京"}, ' * 200 + "]}",
+)
+"""Ready-made contents: short, empty, CJK, Hangul, kana, emoji, other scripts and huge outputs."""
+
+contents = st.one_of(st.sampled_from(CORPUS), st.sampled_from(CORPUS), short_texts)
+"""Message contents for conversations: mostly from `CORPUS` (fast), sometimes random text."""
+
+ARGUMENTS = ("{}", '{"q": "weather Paris"}', '{"city": "東京"}', '{"sql": "' + "x" * 900 + '"}')
+
+_arguments = st.sampled_from(ARGUMENTS)
+_counts = st.integers(0, 3)
+_maybe_refusal = st.one_of(st.none(), st.none(), contents)
+
+
+def draw_step(draw: st.DrawFn, ids: Iterator[str]) -> tuple[Message, ...]:
+    """An assistant message and the results of its (parallel, possibly failing) tool calls."""
+    calls = tuple(
+        ToolCall(draw(tool_names), draw(_arguments), next(ids)) for _ in range(draw(_counts))
+    )
+    refusal = None if calls else draw(_maybe_refusal)
+    assistant = AssistantMessage(draw(contents), calls, refusal)
+    results = [
+        ToolMessage(call.id, call.name, draw(contents), is_error=draw(st.booleans()))
+        for call in draw(st.permutations(calls))
+    ]
+    return (assistant, *results)
+
+
+def draw_turn(draw: st.DrawFn, ids: Iterator[str]) -> tuple[Message, ...]:
+    """A past turn: a user message, maybe a system note, and the steps that answered it."""
+    head: list[Message] = [UserMessage(draw(contents))]
+    if draw(st.integers(0, 5)) == 0:
+        head.append(SystemMessage(draw(contents)))
+    steps = [draw_step(draw, ids) for _ in range(draw(_counts))]
+    return (*head, *itertools.chain.from_iterable(steps))
+
+
+@frozen
+class Conversation:
+    """A pair-complete conversation and its structure.
+
+    `history` holds the units before the current user message (an optional preamble step, then
+    turns); `steps` the current turn's steps, oldest first.
+    """
+
+    system: tuple[SystemMessage, ...]
+    history: tuple[tuple[Message, ...], ...]
+    current: UserMessage
+    steps: tuple[tuple[Message, ...], ...]
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The conversation as one list, in order."""
+        return (
+            *self.system,
+            *itertools.chain.from_iterable(self.history),
+            self.current,
+            *itertools.chain.from_iterable(self.steps),
+        )
+
+
+@st.composite
+def conversations(draw: st.DrawFn, max_turns: int = 4, max_steps: int = 4) -> Conversation:
+    """Several past turns, the current user message and its steps; every call has its result."""
+    ids = (f"call_{n}" for n in itertools.count())
+    system = tuple(SystemMessage(draw(contents)) for _ in range(draw(st.integers(0, 2))))
+    history: list[tuple[Message, ...]] = []
+    if draw(st.integers(0, 4)) == 0:
+        history.append(draw_step(draw, ids))
+    history.extend(draw_turn(draw, ids) for _ in range(draw(st.integers(0, max_turns))))
+    current = UserMessage(draw(contents))
+    steps = tuple(draw_step(draw, ids) for _ in range(draw(st.integers(0, max_steps))))
+    return Conversation(system, tuple(history), current, steps)
+
+
+_POOL_IDS = st.sampled_from(("a", "b", "c", "d"))
+
+_assistants_with_pool_ids = st.builds(
+    AssistantMessage,
+    short_texts,
+    st.lists(st.builds(ToolCall.of, tool_names, tool_arguments, _POOL_IDS), max_size=2).map(tuple),
+)
+
+messages = st.one_of(
+    system_messages,
+    user_messages,
+    _assistants_with_pool_ids,
+    st.builds(ToolMessage, _POOL_IDS, tool_names, short_texts, st.booleans()),
+)
+"""Any one message; tool-call ids come from a small pool, so lists pair up only by chance."""
+
+
+def message_lists(max_size: int = 20) -> st.SearchStrategy[list[Message]]:
+    """Arbitrary message lists: orphan results, unanswered and repeated calls are all likely."""
+    return st.lists(messages, max_size=max_size)
+
+
+@st.composite
+def damaged_histories(draw: st.DrawFn) -> list[Message]:
+    """A conversation with some messages lost: calls left without results, results without calls."""
+    messages = list(draw(conversations()).messages)
+    lost = draw(st.sets(st.integers(0, max(len(messages) - 1, 0)), max_size=4))
+    return [message for index, message in enumerate(messages) if index not in lost]
