@@ -8,6 +8,11 @@ each one alone with the fakes in `reactloop.testing`.
 from reactloop._config import (
     LoopOptions,
 )
+from reactloop._context import (
+    ContextBudget,
+    ContextTracker,
+    ContextWindow,
+)
 from reactloop._contracts import (
     AnyOf,
     CheckPoint,
@@ -116,6 +121,12 @@ from reactloop._providers import (
     OpenAIModel,
     model_from_string,
 )
+from reactloop._repair import (
+    RepairedHistory,
+    RepairKind,
+    RepairNote,
+    repair_history,
+)
 from reactloop._resolver import (
     DefaultErrorMessages,
     ErrorMessageResolver,
@@ -143,6 +154,11 @@ from reactloop._stop import (
     TokenBudget,
     ToolCalled,
 )
+from reactloop._tokens import (
+    MessageTokenEstimator,
+    TokenEstimator,
+    estimate_text_tokens,
+)
 from reactloop._tool import FunctionTool, tool
 
 __all__ = [
@@ -154,7 +170,10 @@ __all__ = [
     "CapPolicy",
     "CheckPoint",
     "ConfigurationError",
+    "ContextBudget",
     "ContextTooLongError",
+    "ContextTracker",
+    "ContextWindow",
     "Continue",
     "DefaultErrorMessages",
     "ErrorCode",
@@ -184,6 +203,7 @@ __all__ = [
     "MaxTokensField",
     "MaxToolCalls",
     "Message",
+    "MessageTokenEstimator",
     "Model",
     "ModelDelta",
     "ModelError",
@@ -205,6 +225,9 @@ __all__ = [
     "ReactLoopError",
     "ReasoningPhase",
     "Reject",
+    "RepairKind",
+    "RepairNote",
+    "RepairedHistory",
     "RepetitionPolicy",
     "ResponseFormat",
     "ResponseFormatKind",
@@ -237,6 +260,7 @@ __all__ = [
     "TextDeltaEvent",
     "TimeBudget",
     "TokenBudget",
+    "TokenEstimator",
     "Tool",
     "ToolArgumentsError",
     "ToolCall",
@@ -260,8 +284,10 @@ __all__ = [
     "call_with_retry",
     "default_phases",
     "default_start_phases",
+    "estimate_text_tokens",
     "is_retryable",
     "model_from_string",
+    "repair_history",
     "tool",
     "user_message",
 ]

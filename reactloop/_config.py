@@ -8,6 +8,7 @@ from typing import Any, TypedDict, Unpack
 
 import anyio
 
+from reactloop._context import ContextWindow
 from reactloop._contracts import AnyOf, Clock, Hook, InputGuard, Model, StopCondition, Tool
 from reactloop._errors import ConfigurationError
 from reactloop._hooks import HookSet
@@ -48,6 +49,7 @@ class LoopOptions(TypedDict, total=False):
     max_concurrent_runs: int | None  # runs of this loop executing at once; default unlimited
     run_limiter: RunLimiter | None  # a limiter shared with other loops (instead of the above)
     error_messages: ErrorMessageResolver  # error -> user-facing sentence (RunResult.user_message)
+    context_window: ContextWindow | None  # fit each request to the window; default: no trimming
     clock: Clock | None  # default anyio.current_time
 
 
@@ -126,6 +128,7 @@ def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConf
         sleep=options.get("sleep", anyio.sleep),
         run_limiter=_run_limiter(options),
         error_messages=options.get("error_messages", DEFAULT_RESOLVER),
+        context_window=options.get("context_window"),
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from reactloop._decisions import Stop
 from reactloop._events import ErrorEvent, StepFinished
 from reactloop._messages import Message, UserMessage
+from reactloop._repair import repair_history
 from reactloop._resolver import user_message
 from reactloop._run import EventSink, LoopConfig, Run
 from reactloop._state import RunContext, RunResult, RunState
@@ -32,9 +33,12 @@ async def start_run(
     if callable(instructions):
         evaluated = instructions(context)
         instructions = await evaluated if inspect.isawaitable(evaluated) else evaluated
-    messages: list[Message] = [*history, UserMessage(text)]
+    repaired = repair_history(history)
+    messages: list[Message] = [*repaired.messages, UserMessage(text)]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
-    return Run(state, config, context, sink)
+    state.repairs.extend(repaired.notes)
+    window = config.context_window.tracker() if config.context_window is not None else None
+    return Run(state, config, context, sink, window=window)
 
 
 async def finish_run(run: Run, stop: Stop) -> RunResult:
@@ -64,5 +68,6 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
         duration=run.now() - state.started_at,
         error=stop.error,
         user_message=resolved,
+        repairs=tuple(state.repairs),
     )
     return await hooks.after_run(run, result)

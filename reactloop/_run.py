@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 from attrs import define, field, frozen
 
+from reactloop._context import ContextTracker, ContextWindow
 from reactloop._contracts import Clock, InputGuard, Model, StopCondition, Tool
 from reactloop._decisions import Stop
 from reactloop._errors import ConfigurationError
@@ -94,6 +95,7 @@ class LoopConfig:
     sleep: Sleep = anyio.sleep
     run_limiter: RunLimiter | None = None
     error_messages: ErrorMessageResolver = DEFAULT_RESOLVER
+    context_window: ContextWindow | None = None
 
 
 @define
@@ -107,6 +109,7 @@ class Run:
     pending_stop: Stop | None = field(default=None)
     step_tools: Mapping[str, Tool] | None = field(default=None)
     interrupt: Interrupt | None = field(default=None)
+    window: ContextTracker | None = field(default=None)
 
     @property
     def listening(self) -> bool:

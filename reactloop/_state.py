@@ -20,6 +20,7 @@ from reactloop._messages import (
     ToolMessage,
     Usage,
 )
+from reactloop._repair import RepairNote
 
 DepsT = TypeVar("DepsT")
 
@@ -103,6 +104,7 @@ class RunState:
     tools_used: list[str] = Factory(list)
     last_call_key: str | None = None
     repeat_count: int = 0
+    repairs: list[RepairNote] = Factory(list)
 
     def open_step(self, now: float) -> StepDraft:
         """Start the next iteration's step record."""
@@ -197,6 +199,7 @@ class RunResult:
     duration: float
     error: ReactLoopError | None = None
     user_message: str | None = None
+    repairs: tuple[RepairNote, ...] = ()
 
     @property
     def succeeded(self) -> bool:

@@ -12,9 +12,12 @@ from reactloop import (
     AuthenticationError,
     CapPolicy,
     ConfigurationError,
+    ContextTooLongError,
+    ContextWindow,
     ErrorCode,
     Event,
     FinalAnswerMarker,
+    Message,
     ModelRequest,
     ModelRetrying,
     ModelTimeoutError,
@@ -24,6 +27,7 @@ from reactloop import (
     ProviderUnavailableError,
     RateLimitedError,
     ReActLoop,
+    RepairKind,
     Run,
     RunContext,
     RunFinished,
@@ -338,3 +342,41 @@ async def test_loop_closes_a_model_it_created_from_a_string() -> None:
     async with ReActLoop("openai-compatible:m@http://127.0.0.1:9/v1") as loop:
         client = loop.config.model._channel.client  # type: ignore[attr-defined]
     assert client.is_closed
+
+
+def long_history(turns: int) -> list[Message]:
+    history: list[Message] = []
+    for i in range(turns):
+        history += [UserMessage(f"question {i} " + "words " * 50), reply(f"answer {i}").message]
+    return history
+
+
+async def test_context_window_trims_requests_but_keeps_the_transcript() -> None:
+    model = ScriptedModel(["ok"])
+    loop = ReActLoop(model, context_window=ContextWindow(max_tokens=600, reserved_output=100))
+    result = await loop.run("latest question", history=long_history(20))
+    sent = model.requests[0].messages
+    assert len(sent) < len(result.messages) - 1
+    assert sent[-1] == UserMessage("latest question") and sent == tuple(
+        result.messages[-len(sent) - 1 : -1]
+    )
+
+
+async def test_input_that_cannot_fit_fails_before_any_request() -> None:
+    model = ScriptedModel(["never"])
+    loop = ReActLoop(model, context_window=ContextWindow(max_tokens=200, reserved_output=100))
+    result = await loop.run("word " * 2_000)
+    assert isinstance(result.error, ContextTooLongError) and model.requests == []
+
+
+async def test_stored_history_with_an_open_call_is_repaired() -> None:
+    crashed: list[Message] = [UserMessage("earlier"), reply("", call("t", a=1)).message]
+    model = ScriptedModel(["ok"])
+    result = await ReActLoop(model, tools=[FakeTool("t")]).run("again", history=crashed)
+    repaired = model.requests[0].messages[2]
+    assert (
+        isinstance(repaired, ToolMessage)
+        and repaired.is_error
+        and "interrupted" in repaired.content
+    )
+    assert [note.kind for note in result.repairs] == [RepairKind.INTERRUPTED_CALL]

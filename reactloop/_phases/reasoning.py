@@ -7,6 +7,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
+import attrs
 
 from reactloop._contracts import CheckPoint, HookPoint, Model
 from reactloop._decisions import PROCEED, PhaseDecision, Stop
@@ -33,10 +34,19 @@ async def plan_step(run: Run) -> StepPlan:
     tools = () if state.finishing is not None else tuple(config.tools.values())
     choice = ToolChoice.AUTO if tools else ToolChoice.NONE
     plan = StepPlan(config.model, tools, choice, tuple(state.messages), state.instructions)
-    if config.prepare_step is None:
+    if config.prepare_step is not None:
+        prepared = config.prepare_step(run, plan)
+        plan = await prepared if inspect.isawaitable(prepared) else prepared
+    return fit_to_window(run, plan)
+
+
+def fit_to_window(run: Run, plan: StepPlan) -> StepPlan:
+    """Trim the plan's messages to the context window (the transcript itself is kept whole)."""
+    if run.window is None:
         return plan
-    prepared = config.prepare_step(run, plan)
-    return await prepared if inspect.isawaitable(prepared) else prepared
+    specs = [tool.spec for tool in plan.tools]
+    fitted = run.window.fit(plan.messages, plan.instructions, specs)
+    return plan if fitted is plan.messages else attrs.evolve(plan, messages=fitted)
 
 
 def build_request(run: Run, plan: StepPlan) -> ModelRequest:
