@@ -82,6 +82,7 @@ def machine() -> dict[str, Any]:
     """Where the figures were taken."""
     return {
         "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
@@ -89,13 +90,13 @@ def machine() -> dict[str, Any]:
     }
 
 
-def document(sizes: AttrsInstance, runs: Mapping[str, Sequence[Figure]]) -> dict[str, Any]:
+def document(sizes: AttrsInstance, runs: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """The JSON document: machine, sizes, and each backend's figures."""
     return {
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "sizes": attrs.asdict(sizes),
-        "runs": {backend: [f.to_json() for f in figures] for backend, figures in runs.items()},
+        "runs": dict(runs),
     }
 
 

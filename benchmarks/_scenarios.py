@@ -41,7 +41,7 @@ class Sizes:
     trim_history: int = 10_000
     concurrent: int = 1000
     concurrent_nap: float = 0.01
-    repeats: int = 11
+    repeats: int = 15
     warmup: int = 1
 
     @classmethod

@@ -73,3 +73,10 @@ def test_runner_writes_json_figures(tmp_path: Path, capsys: pytest.CaptureFixtur
     doc = orjson.loads(out.read_bytes())
     assert [f["scenario"] for f in doc["runs"]["asyncio"]] == ["a", "a", "b"]
     assert "reactloop" in capsys.readouterr().out
+
+
+def test_each_backend_runs_in_its_own_process(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    argv = ["--tiny", "--only", "rss", "--backend", "asyncio", "--backend", "trio"]
+    assert main([*argv, "--output", str(out)]) == 0
+    assert sorted(orjson.loads(out.read_bytes())["runs"]) == ["asyncio", "trio"]
