@@ -7,6 +7,7 @@ not count in the next one's peak RSS.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -82,11 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the suite on each backend, print the tables, write the JSON."""
     args = parse(argv)
     backends = list(dict.fromkeys(args.backends or ["asyncio"]))
+    load_before = os.getloadavg()
     run = _in_this_process if len(backends) == 1 else _in_a_child
     runs = {backend: run(args, backend) for backend in backends}
     if not args.no_output:
         sizes = Sizes.tiny() if args.tiny else Sizes(repeats=args.repeats)
-        write_json(args.output, document(sizes, runs))
+        write_json(args.output, document(sizes, runs, load_before))
         if not args.child:
             print(f"\nfigures written to {args.output}")
     return 0

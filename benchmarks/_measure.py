@@ -20,7 +20,7 @@ _CLEAR_REFS = Path("/proc/self/clear_refs")
 
 
 async def interleave(
-    contenders: Mapping[str, Contender[S]], repeats: int, warmup: int = 1
+    contenders: Mapping[str, Contender[S]], repeats: int, warmup: int = 1, collect: bool = True
 ) -> dict[str, list[S]]:
     """Run each contender `warmup` times unmeasured, then `repeats` times in rotating order.
 
@@ -35,7 +35,8 @@ async def interleave(
     for round_ in range(repeats):
         shift = round_ % len(names)
         for name in names[shift:] + names[:shift]:
-            gc.collect()
+            if collect:
+                gc.collect()
             samples[name].append(await contenders[name]())
     return samples
 
@@ -81,9 +82,10 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-async def traced_peak_mib(work: Callable[[], Awaitable[object]]) -> float:
+async def traced_peak_mib(work: Callable[[], Awaitable[object]], collect: bool = True) -> float:
     """Peak Python heap (tracemalloc) above the start while `work` runs, in MiB."""
-    gc.collect()
+    if collect:
+        gc.collect()
     tracemalloc.start()
     try:
         start = tracemalloc.get_traced_memory()[0]

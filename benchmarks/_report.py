@@ -78,11 +78,12 @@ def _version(package: str) -> str | None:
         return None
 
 
-def machine() -> dict[str, Any]:
-    """Where the figures were taken."""
+def machine(load_before: tuple[float, float, float]) -> dict[str, Any]:
+    """Where the figures were taken, and how busy the machine was (1, 5, 15-minute loads)."""
     return {
         "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(),
+        "load_average_before": load_before,
+        "load_average_after": os.getloadavg(),
         "platform": platform.platform(),
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
@@ -90,11 +91,15 @@ def machine() -> dict[str, Any]:
     }
 
 
-def document(sizes: AttrsInstance, runs: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def document(
+    sizes: AttrsInstance,
+    runs: Mapping[str, list[dict[str, Any]]],
+    load_before: tuple[float, float, float],
+) -> dict[str, Any]:
     """The JSON document: machine, sizes, and each backend's figures."""
     return {
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        "machine": machine(load_before),
         "sizes": attrs.asdict(sizes),
         "runs": dict(runs),
     }

@@ -7,7 +7,7 @@ returns its figures: medians over interleaved repeats after a warm-up.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 import anyio
 from attrs import frozen
@@ -17,6 +17,7 @@ from benchmarks._fakes import Script, echo, history, napping
 from benchmarks._figures import Figure, Measure, Target
 from benchmarks._measure import (
     Contender,
+    S,
     drift,
     interleave,
     median,
@@ -43,6 +44,7 @@ class Sizes:
     concurrent_nap: float = 0.01
     repeats: int = 15
     warmup: int = 1
+    collect: bool = True
 
     @classmethod
     def tiny(cls) -> Sizes:
@@ -50,8 +52,13 @@ class Sizes:
         return cls(
             steps=20, short_runs=20, fanout=3, nap=0.001, deltas=100, history_steps=10,
             small_history=4, big_history=40, trim_history=200, concurrent=20,
-            concurrent_nap=0.001, repeats=1, warmup=0,
+            concurrent_nap=0.001, repeats=1, warmup=0, collect=False,
         )  # fmt: skip
+
+
+async def _measure(sizes: Sizes, contenders: Mapping[str, Contender[S]]) -> dict[str, list[S]]:
+    """Interleaved repeats after a warm-up, collecting garbage before each unless tiny."""
+    return await interleave(contenders, sizes.repeats, sizes.warmup, sizes.collect)
 
 
 def _figure(
@@ -76,7 +83,7 @@ def _each(
 async def long_run(sizes: Sizes) -> list[Figure]:
     """(a) One run of `steps` steps, one tool call each: cost per step, and its drift."""
     rig = Rig.build(lambda: Script(sizes.steps), echo)
-    stamps = await interleave(rig.stamped(), sizes.repeats, sizes.warmup)
+    stamps = await _measure(sizes, rig.stamped())
     tenth = "last 10% / first 10% of steps"
     return [
         _figure("a", f"{sizes.steps}-step run: per step", "us", _each(stamps, per_step_us),
@@ -112,7 +119,7 @@ async def short_runs(sizes: Sizes) -> list[Figure]:
             await rig.run_theirs()
 
     contenders = {REACTLOOP: _timed(ours, count), HANDWRITTEN: _timed(theirs, count)}
-    samples = await interleave(contenders, sizes.repeats, sizes.warmup)
+    samples = await _measure(sizes, contenders)
     per_run = _figure("b", f"{count} runs of 2 steps: per run", "us", samples,
                       target=Target(3.0, Measure.RATIO))  # fmt: skip
     rate = {name: [1e6 / value for value in values] for name, values in samples.items()}
@@ -123,7 +130,7 @@ async def fan_out(sizes: Sizes) -> list[Figure]:
     """(c) One step with `fanout` tool calls that each sleep `nap`: the step's wall time."""
     nap = napping(sizes.nap)
     rig = Rig.build(lambda: Script(1, fanout=sizes.fanout, tool_name=nap.__name__), nap)
-    stamps = await interleave(rig.stamped(), sizes.repeats, sizes.warmup)
+    stamps = await _measure(sizes, rig.stamped())
     metric = f"step with {sizes.fanout} calls sleeping {sizes.nap:g} s: wall"
     step_time = _each(stamps, lambda run: run[1] - run[0])
     return [_figure("c", metric, "s", step_time, target=Target(round(sizes.nap * 1.05, 6)))]
@@ -146,7 +153,7 @@ async def streaming(sizes: Sizes) -> list[Figure]:
         count = await handwritten.stream(rig.model, rig.tools, rig.specs, PROMPT)
         return (time.perf_counter() - started) / count * 1e6
 
-    samples = await interleave({REACTLOOP: ours, HANDWRITTEN: theirs}, sizes.repeats, sizes.warmup)
+    samples = await _measure(sizes, {REACTLOOP: ours, HANDWRITTEN: theirs})
     metric = f"stream of {sizes.deltas} deltas: per event"
     return [_figure("d", metric, "us", samples, target=Target(10.0))]
 
@@ -164,7 +171,7 @@ async def long_history(sizes: Sizes) -> list[Figure]:
     for size, rig in rigs.items():
         for name, contender in rig.stamped(history(size)).items():
             contenders[f"{name}/{size}"] = contender
-    stamps = await interleave(contenders, sizes.repeats, sizes.warmup)
+    stamps = await _measure(sizes, contenders)
     cost = _each(stamps, per_step_us)
     by_size = {size: {n: cost[f"{n}/{size}"] for n in (REACTLOOP, HANDWRITTEN)} for size in rigs}
     growth = {
@@ -196,10 +203,10 @@ async def concurrent_runs(sizes: Sizes) -> list[Figure]:
                 group.start_soon(rig.run_theirs)
 
     contenders = {REACTLOOP: _timed(ours, scale=1.0), HANDWRITTEN: _timed(theirs, scale=1.0)}
-    samples = await interleave(contenders, sizes.repeats, sizes.warmup)
+    samples = await _measure(sizes, contenders)
     memory = {
-        REACTLOOP: [await traced_peak_mib(ours)],
-        HANDWRITTEN: [await traced_peak_mib(theirs)],
+        REACTLOOP: [await traced_peak_mib(ours, sizes.collect)],
+        HANDWRITTEN: [await traced_peak_mib(theirs, sizes.collect)],
     }
     note = "tracemalloc peak above the start, one pass"
     return [
