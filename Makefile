@@ -28,6 +28,9 @@ check: lint typecheck test
 demo: install
 	$(BIN)/python -m reactloop.examples.demo
 
+bench: install
+	$(BIN)/python -m benchmarks
+
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .

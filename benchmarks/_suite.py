@@ -1,0 +1,53 @@
+"""All scenarios in order, run inside one event loop; peak RSS is read right after (b)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from benchmarks._figures import Figure, Target
+from benchmarks._measure import peak_rss_mib, reset_peak_rss
+from benchmarks._scenarios import (
+    Sizes,
+    concurrent_runs,
+    fan_out,
+    long_history,
+    long_run,
+    short_runs,
+    streaming,
+)
+from benchmarks._trim import trim_cost
+
+Scenario = Callable[[Sizes], Awaitable[list[Figure]]]
+
+
+async def peak_rss(sizes: Sizes) -> list[Figure]:
+    """The process's peak resident memory so far (the suite calls this right after (b))."""
+    return [Figure("b", "peak RSS of the process after (b)", "MiB", peak_rss_mib(),
+                   target=Target(60.0))]  # fmt: skip
+
+
+async def trim(sizes: Sizes) -> list[Figure]:
+    """(e, first half): skipped until `reactloop._context` exists."""
+    return [trim_cost(sizes.trim_history, sizes.repeats)]
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "a": long_run,
+    "b": short_runs,
+    "rss": peak_rss,
+    "c": fan_out,
+    "d": streaming,
+    "e-trim": trim,
+    "e": long_history,
+    "f": concurrent_runs,
+}
+
+
+async def run_suite(sizes: Sizes, only: frozenset[str] | None = None) -> list[Figure]:
+    """Run the scenarios (all, or those named in `only`) in order and collect their figures."""
+    reset_peak_rss()
+    figures: list[Figure] = []
+    for name, scenario in SCENARIOS.items():
+        if only is None or name in only:
+            figures.extend(await scenario(sizes))
+    return figures

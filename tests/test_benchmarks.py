@@ -1,0 +1,82 @@
+"""Smoke test of the benchmarks: every scenario runs at a tiny size and reports its figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import orjson
+import pytest
+
+from benchmarks import _handwritten as handwritten
+from benchmarks.__main__ import main
+from benchmarks._fakes import FINAL_TEXT, InstantModel, Script, as_tool, echo
+from benchmarks._figures import Figure, Measure, Target
+from benchmarks._rig import IncompleteRunError, Rig
+from benchmarks._scenarios import Sizes
+from benchmarks._suite import SCENARIOS
+from benchmarks._trim import SKIPPED, context_modules
+from reactloop import ReActLoop
+
+pytestmark = pytest.mark.anyio
+
+MEASURED = sorted(set(SCENARIOS) - {"e-trim"})
+
+
+@pytest.mark.parametrize("name", MEASURED)
+async def test_scenario_reports_positive_figures(name: str) -> None:
+    figures = await SCENARIOS[name](Sizes.tiny())
+    assert figures
+    assert all(f.reactloop is not None and f.reactloop > 0 for f in figures)
+
+
+async def test_trim_is_skipped_without_the_context_module_and_measured_with_it() -> None:
+    [figure] = await SCENARIOS["e-trim"](Sizes.tiny())
+    if context_modules() is None:
+        assert (figure.reactloop, figure.note) == (None, SKIPPED)
+    else:
+        assert figure.reactloop is not None and figure.reactloop > 0
+
+
+async def test_both_loops_make_the_same_model_calls() -> None:
+    rig = Rig.build(lambda: Script(7), echo)
+    await rig.run_ours()
+    await rig.run_theirs()
+    assert len(rig.ours.stamps) == len(rig.theirs.stamps) == 8
+
+
+async def test_handwritten_loop_answers_after_the_scripted_steps() -> None:
+    spec = (as_tool(echo).spec,)
+    text = await handwritten.run(InstantModel(Script(3)), {"echo": echo}, spec, "go")
+    assert text == FINAL_TEXT
+
+
+async def test_a_run_that_ends_early_fails_the_benchmark() -> None:
+    rig = Rig.build(lambda: Script(3), echo)
+    capped = ReActLoop(InstantModel(rig.ours), tools=[as_tool(echo)], max_iterations=1)
+    with pytest.raises(IncompleteRunError, match="max_iterations"):
+        await attrs.evolve(rig, loop=capped).run_ours()
+
+
+def test_ratio_target_judges_the_ratio_not_the_value() -> None:
+    figure = Figure("a", "per step", "us", 30.0, 10.0, Target(2.0, Measure.RATIO))
+    assert (figure.ratio, figure.met) == (3.0, False)
+
+
+def test_skipped_figure_has_no_verdict() -> None:
+    assert Figure("e", "trim", "ms", None, target=Target(20.0)).met is None
+
+
+def test_runner_writes_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results.json"
+    assert main(["--tiny", "--only", "a", "--only", "rss", "--output", str(out)]) == 0
+    doc = orjson.loads(out.read_bytes())
+    assert [f["scenario"] for f in doc["runs"]["asyncio"]] == ["a", "a", "b"]
+    assert "reactloop" in capsys.readouterr().out
+
+
+def test_each_backend_runs_in_its_own_process(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    argv = ["--tiny", "--only", "rss", "--backend", "asyncio", "--backend", "trio"]
+    assert main([*argv, "--output", str(out)]) == 0
+    assert sorted(orjson.loads(out.read_bytes())["runs"]) == ["asyncio", "trio"]
