@@ -3,6 +3,7 @@ validation into a `LoopConfig`."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypedDict, Unpack
 
@@ -34,7 +35,7 @@ class LoopOptions(TypedDict, total=False):
     max_tool_calls: int | None  # default None (no cap)
     stop_when: StopCondition | None  # extra stop conditions, combined with |
     on_cap: CapPolicy  # default FINAL_CALL: one last model call without tools
-    tool_timeout: float | None  # default 60 s, per tool call; a tool's own timeout wins
+    tool_timeout: float | None  # per tool call (a tool's own timeout wins); default None
     max_concurrency: int | None  # tool calls running at once in a step; default unlimited
     max_result_chars: int  # default 20,000; longer tool results are cut with a marker
     input_guards: Sequence[InputGuard]
@@ -50,7 +51,7 @@ class LoopOptions(TypedDict, total=False):
     run_limiter: RunLimiter | None  # a limiter shared with other loops (instead of the above)
     error_messages: ErrorMessageResolver  # error -> user-facing sentence (RunResult.user_message)
     context_window: ContextWindow | None  # fit each request to the window; default: no trimming
-    clock: Clock | None  # default anyio.current_time
+    clock: Clock | None  # default time.monotonic
 
 
 def _as_tool(item: ToolLike) -> Tool:
@@ -106,20 +107,23 @@ def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConf
         options.get("max_tool_calls"),
         options.get("stop_when"),
     )
+    tools = tool_registry(options.get("tools", ()))
     return LoopConfig(
         model=model,
-        tools=tool_registry(options.get("tools", ())),
+        tools=tools,
+        tool_list=tuple(tools.values()),
+        tool_specs=tuple(tool.spec for tool in tools.values()),
         instructions=options.get("instructions"),
         hooks=HookSet.of(options.get("hooks", ())),
         stop_when=stop,
         on_cap=options.get("on_cap", CapPolicy.FINAL_CALL),
-        tool_timeout=options.get("tool_timeout", 60.0),
+        tool_timeout=options.get("tool_timeout"),
         max_concurrency=options.get("max_concurrency"),
         max_result_chars=options.get("max_result_chars", 20_000),
         input_guards=tuple(options.get("input_guards", ())),
         prepare_step=options.get("prepare_step"),
         settings=options.get("settings", ModelSettings()),
-        clock=options.get("clock") or anyio.current_time,
+        clock=options.get("clock") or time.monotonic,
         model_timeout=options.get("model_timeout"),
         run_timeout=options.get("run_timeout"),
         repetition=options.get("repetition", RepetitionPolicy()),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-import uuid
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +27,7 @@ async def start_run(
     sink: EventSink | None = None,
 ) -> Run:
     """A fresh run: new id, evaluated instructions, the history followed by the user's message."""
-    run_id = uuid.uuid4().hex
+    run_id = os.urandom(16).hex()
     context = RunContext(run_id=run_id, deps=deps, user_id=user_id, session_id=session_id)
     instructions = config.instructions
     if callable(instructions):
@@ -45,10 +45,11 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
     """Close the open step, give unanswered calls a result, build the result, tell the hooks."""
     state, hooks = run.state, run.config.hooks
     step = state.close_step(run.now())
-    if step is not None:
+    if step is not None and run.listening:
         await run.emit(StepFinished(step))
-    why = f"the run stopped ({stop.reason.value}{': ' + stop.detail if stop.detail else ''})"
-    state.settle_open_calls(why)
+    if state.open_tool_calls():
+        detail = f": {stop.detail}" if stop.detail else ""
+        state.settle_open_calls(f"the run stopped ({stop.reason.value}{detail})")
     if stop.error is not None:
         await run.emit(ErrorEvent(stop.error))
         await hooks.on_error(run, stop.error)

@@ -106,7 +106,8 @@ class ReActLoop:
 
     async def drive(self, run: Run) -> RunResult:
         """Execute a prepared run to its end: the one code path of `run()` and `stream()`."""
-        await run.emit(RunStarted(run.state.run_id, _input_of(run)))
+        if run.listening:
+            await run.emit(RunStarted(run.state.run_id, _input_of(run)))
         limiter = self.config.run_limiter
         try:
             async with limiter.slot() if limiter is not None else nullcontext():
@@ -114,7 +115,8 @@ class ReActLoop:
         except ReactLoopError as error:
             stop = Stop(StopReason.ERROR, error.message, error=error)
         result = await finish_run(run, stop)
-        await run.emit(RunFinished(result))
+        if run.listening:
+            await run.emit(RunFinished(result))
         return result
 
     async def _iterate_within_timeout(self, run: Run) -> Stop:
@@ -130,17 +132,21 @@ class ReActLoop:
         decision = await self._sequence(run, self.start_phases)
         while not isinstance(decision, Stop):
             step = run.state.open_step(run.now())
-            await run.emit(StepStarted(step.index))
+            if run.listening:
+                await run.emit(StepStarted(step.index))
             decision = await self._sequence(run, self.phases)
             if not isinstance(decision, Stop):
                 await finish_step(run)
         return decision
 
     async def _sequence(self, run: Run, phases: Sequence[Phase]) -> PhaseDecision:
+        listening = run.listening
         for phase in phases:
             decision = await phase(run)
-            if run.listening:
+            if listening:
                 await run.emit(PhaseFinished(type(phase).__name__, decision))
+            if decision is PROCEED:
+                continue
             match decision:
                 case Proceed():
                     continue
@@ -154,7 +160,7 @@ class ReActLoop:
 async def finish_step(run: Run) -> None:
     """Close the iteration's step record and report it."""
     step = run.state.close_step(run.now())
-    if step is not None:
+    if step is not None and run.listening:
         await run.emit(StepFinished(step))
 
 

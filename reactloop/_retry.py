@@ -123,6 +123,9 @@ def _annotate(error: Exception, attempts: int, policy: RetryPolicy) -> None:
         )
 
 
+_SHARED_RNG = random.Random()
+
+
 async def call_with_retry(
     policy: RetryPolicy,
     attempt: Callable[[], Awaitable[T]],
@@ -136,7 +139,7 @@ async def call_with_retry(
     `attempt` is a zero-argument factory called anew for every attempt, so each one starts from
     clean state. The last error is re-raised with `attempts` set (for model errors) and a note.
     """
-    chance = rng if rng is not None else random.Random()
+    chance = rng if rng is not None else _SHARED_RNG
     number = 1
     while True:
         try:

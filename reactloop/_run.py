@@ -18,7 +18,7 @@ from reactloop._errors import ConfigurationError
 from reactloop._events import Event
 from reactloop._hooks import HookSet
 from reactloop._limits import RunLimiter
-from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice
+from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, ToolSpec
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._state import RunContext, RunState
@@ -76,6 +76,8 @@ class LoopConfig:
 
     model: Model
     tools: Mapping[str, Tool]
+    tool_list: tuple[Tool, ...]
+    tool_specs: tuple[ToolSpec, ...]
     instructions: Instructions
     hooks: HookSet
     stop_when: StopCondition

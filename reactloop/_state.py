@@ -23,6 +23,7 @@ from reactloop._messages import (
 from reactloop._repair import RepairNote
 
 DepsT = TypeVar("DepsT")
+_NO_USAGE = Usage()
 
 
 @frozen
@@ -76,7 +77,7 @@ class StepDraft:
     started_at: float
     response: ModelResponse | None = None
     tool_results: list[ToolResult] = Factory(list)
-    usage: Usage = Usage()
+    usage: Usage = _NO_USAGE
 
 
 @frozen
@@ -102,7 +103,7 @@ class RunState:
     finishing: Finishing | None = None
     current: StepDraft | None = None
     tools_used: list[str] = Factory(list)
-    last_call_key: str | None = None
+    last_call_key: tuple[str, str] | None = None
     repeat_count: int = 0
     repairs: list[RepairNote] = Factory(list)
 
@@ -133,9 +134,12 @@ class RunState:
         """Append the model's answer to the transcript and to the current step."""
         self.messages.append(response.message)
         self.usage = self.usage + response.usage
-        if self.current is not None:
-            self.current.response = response
-            self.current.usage = self.current.usage + response.usage
+        draft = self.current
+        if draft is not None:
+            draft.response = response
+            draft.usage = (
+                response.usage if draft.usage is _NO_USAGE else draft.usage + response.usage
+            )
 
     def record_tool_results(self, results: list[ToolResult]) -> None:
         """Append one batch of tool results, in the model's order, to transcript and step."""
@@ -143,7 +147,7 @@ class RunState:
         if self.current is not None:
             self.current.tool_results.extend(results)
 
-    def note_call(self, key: str) -> int:
+    def note_call(self, key: tuple[str, str]) -> int:
         """Count consecutive identical calls (same tool, same arguments); return the streak."""
         if key == self.last_call_key:
             self.repeat_count += 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -55,21 +54,32 @@ def error_result(call: ToolCall, error: ToolError, duration: float = 0.0) -> Too
     return ToolResult(call.id, call.name, error.message, True, error.code, duration)
 
 
+async def _call(run: Run, item: Admitted) -> tuple[object, ToolError | None]:
+    """The tool's value, or the error it raised (cancellation is not caught)."""
+    try:
+        return await item.tool.invoke(item.arguments, run.context), None
+    except Exception as exc:
+        error = ToolExecutionError(item.tool.name, exc)
+        error.__cause__ = exc
+        return None, error
+
+
+async def _call_within(run: Run, item: Admitted, seconds: float) -> tuple[object, ToolError | None]:
+    """`_call` under a time limit; only this scope's own expiry becomes a timeout error."""
+    with anyio.move_on_after(seconds):
+        return await _call(run, item)
+    return None, ToolTimeoutError(item.tool.name, seconds)
+
+
 async def _invoke(run: Run, item: Admitted) -> ToolResult:
     tool, call = item.tool, item.call
     timeout = tool.timeout if tool.timeout is not None else run.config.tool_timeout
     started = run.now()
-    error: ToolError | None = None
-    value: object = None
-    with anyio.move_on_after(math.inf if timeout is None else timeout) as scope:
-        try:
-            value = await tool.invoke(item.arguments, run.context)
-        except Exception as exc:
-            error = ToolExecutionError(tool.name, exc)
-            error.__cause__ = exc
+    if timeout is None:
+        value, error = await _call(run, item)
+    else:
+        value, error = await _call_within(run, item, timeout)
     duration = run.now() - started
-    if scope.cancelled_caught:
-        error = ToolTimeoutError(tool.name, timeout or 0.0)
     if error is None:
         try:
             content = render(value, run.config.max_result_chars)

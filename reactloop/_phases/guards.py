@@ -26,7 +26,7 @@ def repetition(run: Run) -> Stop | None:
     policy, state = run.config.repetition, run.state
     if policy is None or state.repeat_count < policy.stop_after:
         return None
-    name = (state.last_call_key or "").partition("\x00")[0]
+    name = state.last_call_key[0] if state.last_call_key else ""
     detail = f"tool {name!r} called {state.repeat_count} times in a row with the same arguments"
     return Stop(StopReason.REPETITION, detail)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
 import attrs
 
-from reactloop._contracts import CheckPoint, HookPoint, Model
+from reactloop._contracts import CheckPoint, HookPoint, Model, Tool
 from reactloop._decisions import PROCEED, PhaseDecision, Stop
 from reactloop._errors import InvalidResponseError, ModelTimeoutError
 from reactloop._events import ModelRetrying, TextDeltaEvent, ToolCallDeltaEvent
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 async def plan_step(run: Run) -> StepPlan:
     """The step's model, tools, tool choice and messages, after the loop's `prepare_step`."""
     config, state = run.config, run.state
-    tools = () if state.finishing is not None else tuple(config.tools.values())
+    tools = () if state.finishing is not None else config.tool_list
     choice = ToolChoice.AUTO if tools else ToolChoice.NONE
     plan = StepPlan(config.model, tools, choice, tuple(state.messages), state.instructions)
     if config.prepare_step is not None:
@@ -49,12 +50,23 @@ def fit_to_window(run: Run, plan: StepPlan) -> StepPlan:
     return plan if fitted is plan.messages else attrs.evolve(plan, messages=fitted)
 
 
+def offered(run: Run, plan: StepPlan) -> Mapping[str, Tool] | None:
+    """The step's tools by name; None when they are the loop's own (no copy needed)."""
+    if plan.tools is run.config.tool_list:
+        return None
+    return {tool.name: tool for tool in plan.tools}
+
+
 def build_request(run: Run, plan: StepPlan) -> ModelRequest:
     """The provider-neutral request for a plan."""
+    config = run.config
+    specs = (
+        config.tool_specs if plan.tools is config.tool_list else tuple(t.spec for t in plan.tools)
+    )
     return ModelRequest(
         messages=plan.messages,
         instructions=plan.instructions,
-        tools=tuple(tool.spec for tool in plan.tools),
+        tools=specs,
         tool_choice=plan.tool_choice,
         settings=run.config.settings,
     )
@@ -112,7 +124,7 @@ class ReasoningPhase:
         """Call the model; proceed, or stop on finishing or a final answer."""
         hooks = run.config.hooks
         plan = await plan_step(run)
-        run.step_tools = {tool.name: tool for tool in plan.tools}
+        run.step_tools = offered(run, plan)
         request = build_request(run, plan)
         if hooks.has(HookPoint.BEFORE_REASONING):
             verdict = await hooks.before_reasoning(run, request)

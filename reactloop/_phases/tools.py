@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import orjson
 
 from reactloop._contracts import CheckPoint, HookPoint
 from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
@@ -77,20 +76,12 @@ async def _refuse(run: Run, call: ToolCall, error: ToolError) -> ToolResult:
     return result
 
 
-def _call_key(call: ToolCall) -> str:
-    try:
-        arguments = orjson.dumps(orjson.loads(call.arguments or "{}"), option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONDecodeError:
-        return f"{call.name}\x00{call.arguments}"
-    return f"{call.name}\x00{arguments.decode()}"
-
-
 def repetition_nudges(run: Run, calls: tuple[ToolCall, ...]) -> dict[int, str]:
     """Count repeated identical calls; a note for each call past the nudge threshold."""
     policy = run.config.repetition
     nudges: dict[int, str] = {}
     for index, call in enumerate(calls):
-        streak = run.state.note_call(_call_key(call))
+        streak = run.state.note_call((call.name, call.arguments))
         if policy is not None and streak >= policy.nudge_after:
             nudges[index] = (
                 f"\n[note: {call.name!r} was called {streak} times in a row with the same "

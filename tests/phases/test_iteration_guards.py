@@ -81,7 +81,7 @@ async def test_user_predicate_over_steps() -> None:
 async def test_repeated_identical_calls_stop_the_run() -> None:
     run = make_run()
     for _ in range(5):
-        run.state.note_call("search\x00{}")
+        run.state.note_call(("search", "{}"))
     decision = await run_phase(IterationGuards(), run)
     assert isinstance(decision, Stop)
     assert decision.reason is StopReason.REPETITION and "5 times" in decision.detail

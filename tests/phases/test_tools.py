@@ -215,15 +215,15 @@ async def test_result_events_report_ok_and_error() -> None:
 
 async def test_repeated_call_gets_a_nudge_in_its_result() -> None:
     run = run_with(call("t", q="same"), tools=[FakeTool("t")])
-    run.state.note_call('t\x00{"q":"same"}')
-    run.state.note_call('t\x00{"q":"same"}')
+    run.state.note_call(("t", '{"q":"same"}'))
+    run.state.note_call(("t", '{"q":"same"}'))
     await run_phase(ToolPhase(), run)
     assert "called 3 times in a row" in results(run)[0].content
 
 
 async def test_different_arguments_reset_the_streak() -> None:
     run = run_with(call("t", q="new"), tools=[FakeTool("t")])
-    run.state.note_call('t\x00{"q":"same"}')
-    run.state.note_call('t\x00{"q":"same"}')
+    run.state.note_call(("t", '{"q":"same"}'))
+    run.state.note_call(("t", '{"q":"same"}'))
     await run_phase(ToolPhase(), run)
     assert results(run)[0].content == "ok" and run.state.repeat_count == 1
