@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from reactloop._contracts import HookPoint
 from reactloop._decisions import Stop
 from reactloop._events import ErrorEvent, StepFinished
 from reactloop._messages import Message, UserMessage
@@ -71,4 +72,4 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
         user_message=resolved,
         repairs=tuple(state.repairs),
     )
-    return await hooks.after_run(run, result)
+    return await hooks.after_run(run, result) if hooks.has(HookPoint.AFTER_RUN) else result

@@ -227,13 +227,14 @@ def compile_object(
 def _convert_fields(
     value: dict[str, Any], path: str, converters: dict[str, Converter], required: list[str]
 ) -> dict[str, Any]:
-    prefix = f"{path}." if path else ""
-    unknown = sorted(set(value) - set(converters))
-    if unknown:
+    if not value.keys() <= converters.keys():
+        unknown = sorted(set(value) - set(converters))
         raise Invalid(path, f"unexpected properties {unknown}; allowed are {sorted(converters)}")
-    missing = [name for name in required if name not in value]
-    if missing:
-        raise Invalid(path, f"missing required properties {missing}")
+    for name in required:
+        if name not in value:
+            missing = [name for name in required if name not in value]
+            raise Invalid(path, f"missing required properties {missing}")
+    prefix = f"{path}." if path else ""
     return {name: converters[name](v, prefix + name) for name, v in value.items()}
 
 

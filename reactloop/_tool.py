@@ -163,9 +163,14 @@ class FunctionTool:
 
     async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
         """Call the function with validated arguments, presets and (if asked for) the context."""
+        if not self.presets and self.context_param is None:
+            return await self._run(arguments)
         kwargs = {**self.presets, **arguments}
         if self.context_param is not None:
             kwargs[self.context_param] = context
+        return await self._run(kwargs)
+
+    async def _run(self, kwargs: dict[str, Any]) -> object:
         if self._is_async:
             return await self.fn(**kwargs)
         call = functools.partial(self.fn, **kwargs)

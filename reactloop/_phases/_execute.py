@@ -118,6 +118,9 @@ def batches(items: Sequence[Admitted]) -> list[list[Admitted]]:
 async def run_concurrently(run: Run, items: Sequence[Admitted], slots: list[Any]) -> None:
     """Run `items` batch by batch, each batch in one task group; results land in `slots`."""
     cap = run.config.max_concurrency
+    if cap is None and len(items) == 1:
+        slots[items[0].index] = await run_admitted(run, items[0])
+        return
     limiter = anyio.CapacityLimiter(cap) if cap is not None else None
 
     async def one(item: Admitted) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from reactloop._contracts import HookPoint
 from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
 from reactloop._errors import GuardRejectedError
 from reactloop._messages import UserMessage
@@ -35,5 +36,7 @@ class RunStart:
             if reason is not None:
                 error = GuardRejectedError(_guard_name(guard), reason)
                 return Stop(StopReason.GUARD_REJECTED, error.message, error=error)
-        park_stop(run, await run.config.hooks.before_run(run))
+        hooks = run.config.hooks
+        if hooks.has(HookPoint.BEFORE_RUN):
+            park_stop(run, await hooks.before_run(run))
         return PROCEED
