@@ -9,7 +9,7 @@ from attrs import frozen
 from benchmarks import _handwritten as handwritten
 from benchmarks._fakes import FINAL_TEXT, InstantModel, Script, ToolFn, as_tool
 from benchmarks._measure import Contender
-from reactloop import Message, ReActLoop, RunResult, StopReason, ToolSpec
+from reactloop import ContextWindow, Message, ReActLoop, RunResult, StopReason, ToolSpec
 
 PROMPT = "go"
 REACTLOOP = "reactloop"
@@ -47,10 +47,20 @@ class Rig:
     specs: tuple[ToolSpec, ...]
 
     @classmethod
-    def build(cls, make_script: Callable[[], Script], fn: ToolFn) -> Rig:
-        """A reactloop with `fn` as its tool and enough iterations, and the hand-written side."""
+    def build(
+        cls, make_script: Callable[[], Script], fn: ToolFn, window: ContextWindow | None = None
+    ) -> Rig:
+        """A reactloop with `fn` as its tool and enough iterations, and the hand-written side.
+
+        With `window`, reactloop also budgets every request against that context window.
+        """
         ours, theirs = make_script(), make_script()
-        loop = ReActLoop(InstantModel(ours), tools=[as_tool(fn)], max_iterations=ours.steps + 1)
+        loop = ReActLoop(
+            InstantModel(ours),
+            tools=[as_tool(fn)],
+            max_iterations=ours.steps + 1,
+            context_window=window,
+        )
         specs = (as_tool(fn).spec,)
         return cls(loop, ours, theirs, InstantModel(theirs), {fn.__name__: fn}, specs)
 
