@@ -46,6 +46,7 @@ from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
     AuthScheme,
     HttpChannel,
+    HttpModel,
     error_detail,
     parse_json,
     resolve_key,
@@ -378,7 +379,7 @@ class MessageStream:
         return ModelResponse(message, self.usage, finish, self.model)
 
 
-class AnthropicModel:
+class AnthropicModel(HttpModel):
     """A Claude model over the Anthropic Messages API.
 
     The key comes from `api_key` or `ANTHROPIC_API_KEY`; the base URL from `base_url`,
@@ -417,16 +418,6 @@ class AnthropicModel:
             client=http_client, idle_timeout=idle_timeout,
         )  # fmt: skip
 
-    @property
-    def provider(self) -> str:
-        """The provider name errors carry."""
-        return self._channel.provider
-
-    @property
-    def base_url(self) -> str:
-        """The server's base URL (without the `/v1/messages` path)."""
-        return self._channel.base_url
-
     def __repr__(self) -> str:
         return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
 
@@ -441,13 +432,3 @@ class AnthropicModel:
         accumulator = MessageStream(self.provider, on_delta)
         await self._channel.post_stream(PATH, body, accumulator.handle)
         return accumulator.response()
-
-    async def aclose(self) -> None:
-        """Close the connection pool (unless the caller passed its own `http_client`)."""
-        await self._channel.aclose()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

@@ -43,6 +43,7 @@ from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
     AuthScheme,
     HttpChannel,
+    HttpModel,
     error_detail,
     parse_json,
     resolve_key,
@@ -324,7 +325,7 @@ class ChatStream:
         return ModelResponse(message, self.usage, finish, self.model)
 
 
-class OpenAIModel:
+class OpenAIModel(HttpModel):
     """A model served over OpenAI Chat Completions: OpenAI itself or a compatible server.
 
     The key comes from `api_key` or `OPENAI_API_KEY`, the base URL from `base_url`,
@@ -360,16 +361,6 @@ class OpenAIModel:
             client=http_client, idle_timeout=idle_timeout,
         )  # fmt: skip
 
-    @property
-    def provider(self) -> str:
-        """The provider name errors carry."""
-        return self._channel.provider
-
-    @property
-    def base_url(self) -> str:
-        """The server's base URL (without the `/chat/completions` path)."""
-        return self._channel.base_url
-
     def __repr__(self) -> str:
         return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
 
@@ -384,13 +375,3 @@ class OpenAIModel:
         accumulator = ChatStream(self.provider, on_delta)
         await self._channel.post_stream(PATH, body, accumulator.handle)
         return accumulator.response()
-
-    async def aclose(self) -> None:
-        """Close the connection pool (unless the caller passed its own `http_client`)."""
-        await self._channel.aclose()
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
