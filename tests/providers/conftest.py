@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,9 +12,15 @@ from reactloop._providers import AnthropicModel, OpenAIModel
 from tests.providers.protocol import OpenAIRequestSchema
 from tests.providers.wire_server import WireServer
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(os.environ.get("REACTLOOP_SHARED") or Path(__file__).resolve().parents[3] / "shared")
 WIRE = SHARED / "fixtures" / "wire"
 OPENAPI = SHARED / "ref" / "openai-openapi.yaml"
+
+if not WIRE.is_dir():
+    raise pytest.UsageError(
+        f"the recorded wire fixtures are missing: expected {WIRE} (the project's shared/ folder "
+        "beside the checkout, or set REACTLOOP_SHARED to its path)"
+    )
 API_KEY = "sk-test-SECRET-0123456789abcdef"
 
 
