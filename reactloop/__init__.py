@@ -57,6 +57,7 @@ from reactloop._errors import (
     ToolDefinitionError,
     ToolError,
     ToolExecutionError,
+    ToolRefusedError,
     ToolTimeoutError,
     UnknownToolError,
 )
@@ -274,6 +275,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolMessage",
     "ToolPhase",
+    "ToolRefusedError",
     "ToolResult",
     "ToolResultEvent",
     "ToolSpec",

@@ -18,6 +18,7 @@ broken rule and the offending value::
     ├── ToolError                   tool_error      a tool call failed; the model reads it
     │   ├── UnknownToolError        tool_error      the model named a tool that does not exist
     │   ├── ToolArgumentsError      tool_error      arguments did not match the tool's schema
+    │   ├── ToolRefusedError        tool_error      not run: over the cap, hook rejected, stopping
     │   ├── ToolTimeoutError        timeout         the tool ran past its timeout
     │   └── ToolExecutionError      tool_error      the tool raised
     ├── RunTimeoutError             timeout         the whole run exceeded its timeout
@@ -234,6 +235,14 @@ class ToolArgumentsError(ToolError):
             tool_name=tool_name,
         )
         self.problems = tuple(problems)
+
+
+class ToolRefusedError(ToolError):
+    """The call was not run: over the tool-call cap, rejected by a hook, or the run is stopping."""
+
+    def __init__(self, tool_name: str, why: str) -> None:
+        super().__init__(f"tool call {tool_name!r} was not run: {why}", tool_name=tool_name)
+        self.why = why
 
 
 class ToolTimeoutError(ToolError):

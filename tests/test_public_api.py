@@ -26,10 +26,10 @@ EXPECTED = {
     "TextDeltaEvent", "TimeBudget", "TokenBudget", "TokenEstimator", "Tool", "ToolArgumentsError",
     "ToolCall", "ToolCallDelta", "ToolCallDeltaEvent", "ToolCallStarted", "ToolCalled",
     "ToolChoice", "ToolDefinitionError", "ToolError", "ToolExecutionError", "ToolMessage",
-    "ToolPhase", "ToolResult", "ToolResultEvent", "ToolSpec", "ToolTimeoutError",
-    "UnknownToolError", "Usage", "UserMessage", "call_with_retry", "default_phases",
-    "default_start_phases", "estimate_text_tokens", "is_retryable", "model_from_string",
-    "repair_history", "tool", "user_message",
+    "ToolPhase", "ToolRefusedError", "ToolResult", "ToolResultEvent", "ToolSpec",
+    "ToolTimeoutError", "UnknownToolError", "Usage", "UserMessage", "call_with_retry",
+    "default_phases", "default_start_phases", "estimate_text_tokens", "is_retryable",
+    "model_from_string", "repair_history", "tool", "user_message",
 }  # fmt: skip
 
 

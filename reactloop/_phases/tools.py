@@ -8,7 +8,7 @@ import attrs
 
 from reactloop._contracts import CheckPoint, HookPoint
 from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
-from reactloop._errors import ToolArgumentsError, ToolError, UnknownToolError
+from reactloop._errors import ToolArgumentsError, ToolError, ToolRefusedError, UnknownToolError
 from reactloop._events import ToolResultEvent
 from reactloop._messages import ToolCall
 from reactloop._phases._execute import Admitted, error_result, run_concurrently
@@ -20,21 +20,14 @@ if TYPE_CHECKING:
     from reactloop._run import Run
 
 
-class _Refused(ToolError):
-    """A call that was not run (cap reached, rejected by a hook, run stopping)."""
-
-    def __init__(self, call: ToolCall, why: str) -> None:
-        super().__init__(f"tool call {call.name!r} was not run: {why}", tool_name=call.name)
-
-
 async def _admit(run: Run, call: ToolCall, index: int) -> Admitted | ToolError:
     hooks = run.config.hooks
     if hooks.has(HookPoint.BEFORE_TOOL_CALL):
         verdict = await hooks.before_tool_call(run, call)
         if park_stop(run, verdict):
-            return _Refused(call, "the run is stopping")
+            return ToolRefusedError(call.name, "the run is stopping")
         if verdict.reject is not None:
-            return _Refused(call, f"rejected: {verdict.reject.message}")
+            return ToolRefusedError(call.name, f"rejected: {verdict.reject.message}")
         call = verdict.value
     tools = run.offered_tools()
     tool = tools.get(call.name)
@@ -52,7 +45,9 @@ async def admit_all(run: Run, calls: tuple[ToolCall, ...], slots: list[Any]) -> 
     admitted: list[Admitted] = []
     for index, call in enumerate(calls):
         if allowance is not None and allowance <= 0:
-            outcome: Admitted | ToolError = _Refused(call, "the run's tool-call limit is reached")
+            outcome: Admitted | ToolError = ToolRefusedError(
+                call.name, "the run's tool-call limit is reached"
+            )
         else:
             run.state.tool_calls_made += 1
             allowance = None if allowance is None else allowance - 1
@@ -63,7 +58,9 @@ async def admit_all(run: Run, calls: tuple[ToolCall, ...], slots: list[Any]) -> 
             slots[index] = await _refuse(run, call, outcome)
     if run.pending_stop is not None:
         for item in admitted:
-            slots[item.index] = await _refuse(run, item.call, _Refused(item.call, "run stopping"))
+            slots[item.index] = await _refuse(
+                run, item.call, ToolRefusedError(item.call.name, "run stopping")
+            )
         return []
     return admitted
 
