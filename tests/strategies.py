@@ -196,3 +196,36 @@ def damaged_histories(draw: st.DrawFn) -> list[Message]:
     messages = list(draw(conversations()).messages)
     lost = draw(st.sets(st.integers(0, max(len(messages) - 1, 0)), max_size=4))
     return [message for index, message in enumerate(messages) if index not in lost]
+
+
+# --- byte streams ---------------------------------------------------------------------------
+
+SCALE = 1_000_000
+WINDOW = 48
+
+
+@frozen
+class Cuts:
+    """Where to cut a body, as fractions of its size (so one strategy fits every file)."""
+
+    scattered: tuple[int, ...]
+    window: int | None
+
+    def points(self, size: int) -> list[int]:
+        """Byte offsets: the scattered ones, or every byte of a short window."""
+        if self.window is not None:
+            start = 1 + self.window * size // SCALE
+            return list(range(start, min(start + WINDOW, size)))
+        return [1 + fraction * (size - 1) // SCALE for fraction in self.scattered]
+
+
+_fractions = st.integers(0, SCALE - 1)
+cuts = st.builds(Cuts, st.lists(_fractions, max_size=60).map(tuple), st.none()) | st.builds(
+    Cuts, st.just(()), _fractions
+)
+"""Scattered cut points, or every byte of one window (to hit CRLF and UTF-8 seams)."""
+
+
+def split_points(size: int) -> st.SearchStrategy[list[int]]:
+    """Up to 80 byte offsets inside a body of `size` bytes (each split point between two bytes)."""
+    return st.lists(st.integers(1, size - 1), max_size=80)

@@ -9,7 +9,6 @@ import orjson
 import pytest
 from attrs import frozen
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from reactloop._contracts import Model
 from reactloop._errors import ModelError, ProviderUnavailableError
@@ -25,6 +24,7 @@ from reactloop._messages import (
 from reactloop._providers import AnthropicModel, OpenAIModel
 from tests.providers.conftest import WIRE
 from tests.providers.wire_server import WireServer, events_of, json_reply, split_at, sse_reply
+from tests.strategies import Cuts, cuts
 
 pytestmark = pytest.mark.anyio
 
@@ -168,32 +168,6 @@ async def test_the_mid_stream_error_carries_its_type(
 
 async def _ignore(delta: ModelDelta) -> None:
     return None
-
-
-SCALE = 1_000_000
-WINDOW = 48
-
-
-@frozen
-class Cuts:
-    """Where to cut a body, as fractions of its size (so one strategy fits every file)."""
-
-    scattered: tuple[int, ...]
-    window: int | None
-
-    def points(self, size: int) -> list[int]:
-        """Byte offsets: the scattered ones, or every byte of a short window."""
-        if self.window is not None:
-            start = 1 + self.window * size // SCALE
-            return list(range(start, min(start + WINDOW, size)))
-        return [1 + fraction * (size - 1) // SCALE for fraction in self.scattered]
-
-
-fractions = st.integers(0, SCALE - 1)
-cuts = st.builds(Cuts, st.lists(fractions, max_size=60).map(tuple), st.none()) | st.builds(
-    Cuts, st.just(()), fractions
-)
-"""Scattered cut points, or every byte of one window (to hit CRLF and UTF-8 seams)."""
 
 
 _baselines: dict[str, tuple[Outcome, list[ModelDelta]]] = {}

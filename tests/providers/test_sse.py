@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from reactloop._providers._sse import SseDecoder, SseEvent
 from tests.providers.conftest import WIRE
 from tests.providers.wire_server import split_at
+from tests.strategies import split_points
 
 STREAMS = sorted(WIRE.glob("*/*.sse"))
 
@@ -86,5 +87,5 @@ def test_any_split_of_a_recorded_stream_gives_the_same_events(
     path: Path, data: st.DataObject
 ) -> None:
     raw = path.read_bytes()
-    points = data.draw(st.lists(st.integers(1, len(raw) - 1), max_size=80))
+    points = data.draw(split_points(len(raw)))
     assert decode(*split_at(raw, points)) == decode(raw)
