@@ -1,4 +1,5 @@
-"""Hypothesis strategies for messages, tool calls and conversations, shared by every test module.
+"""Hypothesis strategies, shared by every test module: messages, tool calls, conversations, and
+cut points for byte streams (provider replay).
 
 `conversations()` builds pair-complete conversations and keeps their structure (leading system
 messages, history units, the current user message, the current turn's steps), so tests can state
