@@ -67,7 +67,6 @@ class StopSignal:
 PhaseDecision: TypeAlias = Proceed | NextIteration | Stop
 
 PROCEED = Proceed()
-NEXT_ITERATION = NextIteration()
 
 
 # --- hook decisions -------------------------------------------------------------------------

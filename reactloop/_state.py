@@ -6,7 +6,7 @@ be serialized, checkpointed and resumed; everything live belongs to `Run` (see `
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from attrs import Factory, define, frozen
 
@@ -209,8 +209,3 @@ class RunResult:
     def succeeded(self) -> bool:
         """True when the run ended without an error."""
         return self.error is None
-
-
-def empty_context(run_id: str) -> RunContext[Any]:
-    """A context with no deps, for runs that were given none."""
-    return RunContext(run_id=run_id, deps=None)
