@@ -32,6 +32,7 @@ Cancellation is never wrapped in any of these: it propagates as the backend's ow
 from __future__ import annotations
 
 import enum
+import reprlib
 from collections.abc import Sequence
 
 
@@ -63,10 +64,43 @@ class ReactLoopError(Exception):
         self.message = message
 
 
+_SHOW = reprlib.Repr()
+_SHOW.maxstring = _SHOW.maxother = _SHOW.maxlong = 120
+
+
+def show(value: object) -> str:
+    """The value as an error message quotes it: its repr, cut short when long."""
+    return _SHOW.repr(value)
+
+
 class ConfigurationError(ReactLoopError):
-    """A loop, phase or tool was configured in a way that cannot work."""
+    """A loop, phase or tool was configured in a way that cannot work.
+
+    When one option is at fault, `option` names it, `value` is what was given and `rule` what it
+    must be (all None otherwise); the message says the same in words.
+    """
 
     code = ErrorCode.CONFIGURATION
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        option: str | None = None,
+        value: object = None,
+        rule: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.option = option
+        self.value = value
+        self.rule = rule
+
+    @classmethod
+    def invalid(cls, option: str, value: object, rule: str) -> ConfigurationError:
+        """The error for one option whose value breaks `rule` ("an int >= 1", ...)."""
+        return cls(
+            f"{option} must be {rule}, got {show(value)}", option=option, value=value, rule=rule
+        )
 
 
 class ToolDefinitionError(ConfigurationError):
