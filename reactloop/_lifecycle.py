@@ -9,12 +9,51 @@ from typing import Any
 
 from reactloop._contracts import HookPoint
 from reactloop._decisions import Stop
+from reactloop._errors import ConfigurationError
 from reactloop._events import ErrorEvent, StepFinished
-from reactloop._messages import Message, UserMessage
+from reactloop._messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
 from reactloop._repair import repair_history
 from reactloop._resolver import user_message
 from reactloop._run import EventSink, LoopConfig, Run
 from reactloop._state import RunContext, RunResult, RunState
+from reactloop._validate import optional_text, reject_unknown, sequence_of
+
+CONTEXT_KEYWORDS = ("deps", "user_id", "session_id")
+"""What `run()`, `start()` and `stream()` accept besides the text and the history."""
+
+
+def _run_context(run_id: str, context: dict[str, Any]) -> RunContext[Any]:
+    """The run's context from the caller's keywords; an unknown one fails with a suggestion."""
+    reject_unknown("run()/start()/stream()", context, (*CONTEXT_KEYWORDS, "history"))
+    return RunContext(
+        run_id=run_id,
+        deps=context.get("deps"),
+        user_id=optional_text("user_id", context.get("user_id"), blank=True),
+        session_id=optional_text("session_id", context.get("session_id"), blank=True),
+    )
+
+
+def message(option: str, value: object) -> Message:
+    """`value` if it is a message; a ConfigurationError naming `option` otherwise."""
+    if not isinstance(value, SystemMessage | UserMessage | AssistantMessage | ToolMessage):
+        raise ConfigurationError.invalid(option, value, "a Message")
+    return value
+
+
+def check_input(text: object, history: object) -> tuple[str, tuple[Message, ...]]:
+    """The text must be a string and the history a sequence of messages: checked before a run.
+
+    Empty text is not refused here: it is the end user's data, refused by a built-in input guard.
+    """
+    if not isinstance(text, str):
+        raise ConfigurationError.invalid("text", text, "a string (the user's input)")
+    return text, sequence_of("history", history, message, "messages")
 
 
 async def start_run(
@@ -22,24 +61,26 @@ async def start_run(
     text: str,
     *,
     history: Sequence[Message] = (),
-    deps: Any = None,
-    user_id: str | None = None,
-    session_id: str | None = None,
     sink: EventSink | None = None,
+    **context: Any,
 ) -> Run:
-    """A fresh run: new id, evaluated instructions, the history followed by the user's message."""
+    """A fresh run: new id, evaluated instructions, the history followed by the user's message.
+
+    `context` takes `deps`, `user_id` and `session_id`; the input is checked before anything runs.
+    """
+    text, history = check_input(text, history)
     run_id = os.urandom(16).hex()
-    context = RunContext(run_id=run_id, deps=deps, user_id=user_id, session_id=session_id)
+    run_context = _run_context(run_id, context)
     instructions = config.instructions
     if callable(instructions):
-        evaluated = instructions(context)
+        evaluated = instructions(run_context)
         instructions = await evaluated if inspect.isawaitable(evaluated) else evaluated
     repaired = repair_history(history)
     messages: list[Message] = [*repaired.messages, UserMessage(text)]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
     state.repairs.extend(repaired.notes)
     window = config.context_window.tracker() if config.context_window is not None else None
-    return Run(state, config, context, sink, window=window)
+    return Run(state, config, run_context, sink, window=window)
 
 
 async def finish_run(run: Run, stop: Stop) -> RunResult:

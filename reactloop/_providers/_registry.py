@@ -43,6 +43,8 @@ def _compatible(rest: str, spec: str) -> Model:
 
 def model_from_string(spec: str) -> Model:
     """The configured provider for a model string; see the module doc for the forms."""
+    if not isinstance(spec, str):
+        raise ConfigurationError.invalid("model", spec, f"a model string: {FORMS}")
     prefix, colon, rest = spec.strip().partition(":")
     if not colon or not rest:
         raise ConfigurationError(f"model string {spec!r} must have the form {FORMS}")
