@@ -10,7 +10,7 @@ from typing import Any, TypedDict, Unpack, cast
 import anyio
 
 from reactloop._context import ContextWindow
-from reactloop._contracts import AnyOf, Clock, Hook, InputGuard, Model, StopCondition, Tool
+from reactloop._contracts import AnyOf, Clock, Hook, InputGuard, Model, Phase, StopCondition, Tool
 from reactloop._errors import ConfigurationError
 from reactloop._guards import NON_EMPTY_INPUT
 from reactloop._hooks import HookSet
@@ -71,7 +71,7 @@ class LoopOptions(TypedDict, total=False):
 
 
 def _tool_item(option: str, item: object) -> ToolLike:
-    if isinstance(item, Tool) or (callable(item) and not isinstance(item, type)):
+    if not isinstance(item, type) and (isinstance(item, Tool) or callable(item)):
         return item
     raise ConfigurationError.invalid(option, item, "a Tool or a function")
 
@@ -190,6 +190,19 @@ def _model(model: object) -> Model:
 
 
 LOOP_PARAMETERS = ("model", "phases", "start_phases")
+
+
+def _phase(option: str, value: object) -> Phase:
+    if isinstance(value, type) or not callable(value) or not accepts(value, 1):
+        raise ConfigurationError.invalid(option, value, "a phase (an object called with the run)")
+    return cast(Phase, value)
+
+
+def phase_sequence(
+    option: str, phases: Sequence[Phase] | None, default: Callable[[], Sequence[Phase]]
+) -> tuple[Phase, ...]:
+    """The loop's phases (`phases` or `start_phases`), each checked; None takes the default."""
+    return tuple(default()) if phases is None else sequence_of(option, phases, _phase, "phases")
 
 
 def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConfig:

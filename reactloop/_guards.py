@@ -56,13 +56,12 @@ def _pattern(option: str, pattern: object) -> re.Pattern[str]:
         ) from None
 
 
-def _compile(patterns: Iterable[str | re.Pattern[str]] | str) -> tuple[re.Pattern[str], ...]:
-    """One pattern string is one pattern (not one per character); at least one is needed."""
-    given = (
-        (patterns,)
-        if isinstance(patterns, str)
-        else items("BlockedPatterns.patterns", patterns, "patterns")
-    )
+def _compile(
+    patterns: Iterable[str | re.Pattern[str]] | str | re.Pattern[str],
+) -> tuple[re.Pattern[str], ...]:
+    """One pattern (a string or compiled) is one pattern, not one per character; one at least."""
+    single = isinstance(patterns, str | re.Pattern)
+    given = (patterns,) if single else items("BlockedPatterns.patterns", patterns, "patterns")
     if not given:
         raise ConfigurationError.invalid(
             "BlockedPatterns.patterns", patterns, "at least one pattern"

@@ -8,7 +8,7 @@ from typing import Any, Self, Unpack, assert_never
 
 import anyio
 
-from reactloop._config import LoopOptions, build_config
+from reactloop._config import LoopOptions, build_config, phase_sequence
 from reactloop._contracts import Model, Phase
 from reactloop._decisions import PROCEED, NextIteration, PhaseDecision, Proceed, Stop, StopReason
 from reactloop._errors import ReactLoopError, RunTimeoutError
@@ -47,8 +47,8 @@ class ReActLoop:
     ) -> None:
         self.config = build_config(model, **options)
         self._owns_model = isinstance(model, str)
-        self.phases = tuple(default_phases() if phases is None else phases)
-        self.start_phases = tuple(default_start_phases() if start_phases is None else start_phases)
+        self.phases = phase_sequence("phases", phases, default_phases)
+        self.start_phases = phase_sequence("start_phases", start_phases, default_start_phases)
 
     async def __aenter__(self) -> Self:
         return self

@@ -59,11 +59,11 @@ class RepetitionPolicy:
     def __attrs_post_init__(self) -> None:
         integer("RepetitionPolicy.nudge_after", self.nudge_after)
         integer("RepetitionPolicy.stop_after", self.stop_after)
-        if self.nudge_after > self.stop_after:
+        if self.stop_after < self.nudge_after:
             raise ConfigurationError.invalid(
-                "RepetitionPolicy.nudge_after",
-                self.nudge_after,
-                f"<= stop_after ({self.stop_after})",
+                "RepetitionPolicy.stop_after",
+                self.stop_after,
+                f">= nudge_after ({self.nudge_after})",
             )
 
 

@@ -119,7 +119,7 @@ def _check_options(
 ) -> str:
     """Check the tool's options; return its name (given, or the function's)."""
     if not callable(fn) or isinstance(fn, type):
-        raise ConfigurationError.invalid("tool function", fn, "a function")
+        raise ConfigurationError.invalid("tool.fn", fn, "a function")
     optional_text("tool.name", name)
     tool_name = name if isinstance(name, str) else getattr(fn, "__name__", "")
     if not _TOOL_NAME.match(tool_name):
