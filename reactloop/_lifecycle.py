@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop._contracts import HookPoint
@@ -28,14 +28,12 @@ CONTEXT_KEYWORDS = ("deps", "user_id", "session_id")
 """What `run()`, `start()` and `stream()` accept besides the text and the history."""
 
 
-def _run_context(run_id: str, context: dict[str, Any]) -> RunContext[Any]:
-    """The run's context from the caller's keywords; an unknown one fails with a suggestion."""
-    reject_unknown("run()/start()/stream()", context, (*CONTEXT_KEYWORDS, "history"))
+def _run_context(run_id: str, context: Mapping[str, Any]) -> RunContext[Any]:
     return RunContext(
         run_id=run_id,
         deps=context.get("deps"),
-        user_id=optional_text("user_id", context.get("user_id"), blank=True),
-        session_id=optional_text("session_id", context.get("session_id"), blank=True),
+        user_id=context.get("user_id"),
+        session_id=context.get("session_id"),
     )
 
 
@@ -46,13 +44,20 @@ def message(option: str, value: object) -> Message:
     return value
 
 
-def check_input(text: object, history: object) -> tuple[str, tuple[Message, ...]]:
-    """The text must be a string and the history a sequence of messages: checked before a run.
+def check_input(
+    text: object, history: object, context: Mapping[str, object]
+) -> tuple[str, tuple[Message, ...]]:
+    """The arguments of `run()`, `start()` and `stream()`, checked before anything runs.
 
-    Empty text is not refused here: it is the end user's data, refused by a built-in input guard.
+    The text must be a string, the history a sequence of messages, and `context` holds only
+    `deps`, `user_id` and `session_id` (a misspelled keyword fails with a suggestion). Empty text
+    is not refused here: it is the end user's data, refused by a built-in input guard.
     """
     if not isinstance(text, str):
         raise ConfigurationError.invalid("text", text, "a string (the user's input)")
+    reject_unknown("run()/start()/stream()", context, (*CONTEXT_KEYWORDS, "history"))
+    optional_text("user_id", context.get("user_id"), blank=True)
+    optional_text("session_id", context.get("session_id"), blank=True)
     return text, sequence_of("history", history, message, "messages")
 
 
@@ -68,7 +73,7 @@ async def start_run(
 
     `context` takes `deps`, `user_id` and `session_id`; the input is checked before anything runs.
     """
-    text, history = check_input(text, history)
+    text, history = check_input(text, history, context)
     run_id = os.urandom(16).hex()
     run_context = _run_context(run_id, context)
     instructions = config.instructions

@@ -21,7 +21,7 @@ from reactloop._events import (
     StepStarted,
 )
 from reactloop._handle import RunHandle, RunStream
-from reactloop._lifecycle import finish_run, start_run
+from reactloop._lifecycle import check_input, finish_run, start_run
 from reactloop._messages import Message, UserMessage
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._run import LoopConfig, Run
@@ -88,6 +88,7 @@ class ReActLoop:
         self, text: str, *, history: Sequence[Message] = (), **context: Any
     ) -> AsyncIterator[RunStream]:
         """The same run, yielding typed events; leaving the block early cancels the run."""
+        check_input(text, history, context)  # before the stream exists, so nothing leaks
         send, receive = anyio.create_memory_object_stream[Event](STREAM_BUFFER)
         run = await start_run(self.config, text, history=history, sink=send.send, **context)
 

@@ -366,3 +366,77 @@ def test_every_default_constructs(factory: Factory) -> None:
 def test_a_tool_with_every_default_constructs() -> None:
     defaults = {name: value for name, value in _defaults(tool).items() if name != "fn"}
     assert tool(**defaults)(search).name == "search"  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(
+    ("wrong", "meant"),
+    [
+        ("max_iteration", "max_iterations"),
+        ("tool_timeuot", "tool_timeout"),
+        ("Max_Tool_Calls", "max_tool_calls"),
+        ("stopwhen", "stop_when"),
+        ("phase", "phases"),
+    ],
+)
+def test_a_misspelled_loop_option_fails_with_a_suggestion(wrong: str, meant: str) -> None:
+    options: dict[str, Any] = {wrong: 2}
+    with pytest.raises(ConfigurationError, match=f"did you mean {meant!r}") as caught:
+        ReActLoop(ScriptedModel([]), **options)
+    assert (caught.value.option, caught.value.value) == (wrong, 2)
+    assert repr(wrong) in str(caught.value)
+
+
+def test_an_unknown_option_far_from_any_lists_the_known_ones() -> None:
+    options: dict[str, Any] = {"zzz": 1}
+    with pytest.raises(ConfigurationError, match=r"known: .*max_iterations") as caught:
+        ReActLoop(ScriptedModel([]), **options)
+    assert caught.value.option == "zzz"
+
+
+@pytest.mark.parametrize(
+    ("wrong", "meant"), [("max_iteration", "max_iterations"), ("messsages", "messages")]
+)
+def test_a_misspelled_make_run_option_fails_with_a_suggestion(wrong: str, meant: str) -> None:
+    options: dict[str, Any] = {wrong: 2}
+    with pytest.raises(ConfigurationError, match=f"make_run.*did you mean {meant!r}"):
+        make_run(**options)
+
+
+def test_a_misspelled_preset_fails_with_a_suggestion() -> None:
+    with pytest.raises(ConfigurationError, match="did you mean 'query'"):
+        tool(search).bind(querry="x")
+
+
+def test_a_wrong_model_string_suggests_the_provider() -> None:
+    with pytest.raises(ConfigurationError, match="did you mean 'openai'") as caught:
+        model_from_string("opneai:gpt-4o")
+    assert (caught.value.option, caught.value.value) == ("model", "opneai:gpt-4o")
+
+
+def test_a_string_for_on_cap_is_taken_as_the_policy() -> None:
+    loop = ReActLoop(ScriptedModel([]), on_cap="stop_now")  # type: ignore[arg-type]
+    assert loop.config.on_cap is CapPolicy.STOP_NOW
+
+
+def test_a_misspelled_enum_value_gets_a_suggestion() -> None:
+    with pytest.raises(ConfigurationError, match="did you mean 'stop_now'"):
+        ReActLoop(ScriptedModel([]), on_cap="stop_no")  # type: ignore[arg-type]
+
+
+def test_a_plain_predicate_for_stop_when_is_wrapped_in_stop_when() -> None:
+    loop = ReActLoop(ScriptedModel([]), stop_when=predicate)  # type: ignore[arg-type]
+    conditions = loop.config.stop_when.conditions  # type: ignore[attr-defined]
+    assert StopWhen(predicate, "predicate") in conditions
+
+
+def test_a_single_function_for_tools_is_refused_with_the_rule() -> None:
+    with pytest.raises(ConfigurationError, match="sequence of tools") as caught:
+        ReActLoop(ScriptedModel([]), tools=search)  # type: ignore[arg-type]
+    assert caught.value.rule is not None and "sequence" in caught.value.rule
+
+
+def test_a_long_value_is_cut_short_in_the_message() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        MaxIterations("x" * 10_000)  # type: ignore[arg-type]
+    assert len(str(caught.value)) < 300
+    assert caught.value.value == "x" * 10_000
