@@ -10,7 +10,17 @@ from typing import Any, TypedDict, Unpack, cast
 import anyio
 
 from reactloop._context import ContextWindow
-from reactloop._contracts import AnyOf, Clock, Hook, InputGuard, Model, Phase, StopCondition, Tool
+from reactloop._contracts import (
+    AnyOf,
+    Clock,
+    Hook,
+    HookFailure,
+    InputGuard,
+    Model,
+    Phase,
+    StopCondition,
+    Tool,
+)
 from reactloop._errors import ConfigurationError
 from reactloop._guards import NON_EMPTY_INPUT
 from reactloop._hooks import HookSet
@@ -36,6 +46,7 @@ from reactloop._validate import (
     optional_number,
     reject_unknown,
     sequence_of,
+    text,
 )
 
 ToolLike = Tool | Callable[..., Any]
@@ -80,11 +91,19 @@ def _as_tool(item: ToolLike) -> Tool:
     return item if isinstance(item, Tool) else FunctionTool.from_function(item)
 
 
+def _check_tool(tool: Tool) -> None:
+    """A tool object's own settings (a `@tool` function's are checked when it is made)."""
+    name = text("tools[].name", tool.name)
+    optional_number(f"tools[{name!r}].timeout", tool.timeout)
+    boolean(f"tools[{name!r}].exclusive", tool.exclusive)
+
+
 def tool_registry(items: Sequence[ToolLike]) -> dict[str, Tool]:
     """Tools by name; plain functions are wrapped with `@tool`; names must be unique."""
     registry: dict[str, Tool] = {}
     for item in sequence_of("tools", items, _tool_item, "tools or functions"):
         tool = _as_tool(item)
+        _check_tool(tool)
         if tool.name in registry:
             raise ConfigurationError.invalid(
                 "tools", tool.name, f"unique tool names ({tool.name!r} appears twice)"
@@ -130,7 +149,11 @@ def _instructions(option: str, value: object) -> Instructions:
 
 
 def _hook(option: str, value: object) -> Hook:
-    return instance(option, value, Hook, "a Hook instance")
+    hook = instance(option, value, Hook, "a Hook instance")
+    if isinstance(hook.priority, bool) or not isinstance(hook.priority, int):
+        raise ConfigurationError.invalid(f"{option}.priority", hook.priority, "an int")
+    member(f"{option}.on_raise", hook.on_raise, HookFailure)
+    return hook
 
 
 def _guard(option: str, value: object) -> InputGuard:

@@ -39,8 +39,9 @@ from reactloop._stop import (
     TokenBudget,
     ToolCalled,
 )
+from reactloop._tokens import MessageTokenEstimator
 from reactloop._tool import FunctionTool, tool
-from reactloop.testing import ScriptedModel, make_run
+from reactloop.testing import FakeTool, ScriptedModel, make_run
 
 NAN, INF = float("nan"), float("inf")
 COUNTS: list[object] = [0, -1, 1.5, True, "3", None, NAN]
@@ -55,6 +56,18 @@ class NotAHook:
     """Has nothing of a hook."""
 
 
+class WordPriorityHook(Hook):
+    """A hook whose priority is not a number."""
+
+    priority = "high"  # type: ignore[assignment]
+
+
+class WrongFailureHook(Hook):
+    """A hook whose failure policy is not a HookFailure."""
+
+    on_raise = "ignore"  # type: ignore[assignment]
+
+
 def predicate(steps: Sequence[Step]) -> bool:
     """A valid stop predicate."""
     return len(steps) > 3
@@ -66,9 +79,30 @@ def search(query: str) -> str:
 
 
 LOOP_BAD: dict[str, list[object]] = {
-    "tools": ["search", search, 5, {"search": search}, [1], [None], [FunctionTool]],
+    "tools": [
+        "search",
+        search,
+        5,
+        {"search": search},
+        [1],
+        [None],
+        [FunctionTool],
+        [FakeTool("slow", timeout=0)],
+        [FakeTool("slow", timeout=NAN)],
+        [FakeTool("alone", exclusive=1)],  # type: ignore[arg-type]
+        [FakeTool("")],
+    ],
     "instructions": [5, b"x", lambda: "x", lambda a, b: "x", ["x"]],
-    "hooks": [NotAHook(), [NotAHook()], [Hook], "hook", [None], Hook()],
+    "hooks": [
+        NotAHook(),
+        [NotAHook()],
+        [Hook],
+        "hook",
+        [None],
+        Hook(),
+        [WordPriorityHook()],
+        [WrongFailureHook()],
+    ],
     "max_iterations": COUNTS,
     "max_tool_calls": OPTIONAL_COUNTS,
     "stop_when": ["x", 5, lambda: True, lambda a, b: True, [MaxIterations(1)], True, ToolCalled],
@@ -219,6 +253,14 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         },
     ),
     AnthropicModel: ({"model": "m", "api_key": "k"}, {**HTTP_BAD, "max_tokens": COUNTS}),
+    MessageTokenEstimator: (
+        {},
+        {
+            "count": [None, 5, lambda: 1],
+            "message_overhead": [-1, 1.5, True, None],
+            "tool_call_overhead": [-1, 1.5, "3"],
+        },
+    ),
     model_from_string: (
         {"spec": "openai-compatible:m@http://127.0.0.1:1/v1"},
         {"spec": [5, None, "gpt-4", "acme:m", ""]},
@@ -275,12 +317,20 @@ def contains(container: object, item: object) -> bool:
     return isinstance(container, str) and isinstance(item, str) and item in container
 
 
+def _holds_attribute(container: object, attribute: str, item: object) -> bool:
+    """Whether an item of `container` has `attribute` set to `item` (a tool's timeout, ...)."""
+    members = container if isinstance(container, list | tuple) else [container]
+    return any(getattr(member, attribute, None) is item for member in members)
+
+
 def assert_names(error: ConfigurationError, option: str, value: object) -> None:
     """The error names the option and the value (or the offending item), in words and fields."""
     message = str(error)
     assert option.rsplit(".", 1)[-1] in message, message
     assert show(error.value) in message, message
-    assert contains(value, error.value) or show(value) in message, (message, error.value)
+    attribute = error.option.rsplit(".", 1)[-1] if error.option and "]." in error.option else ""
+    held = contains(value, error.value) or show(value) in message
+    assert held or _holds_attribute(value, attribute, error.value), (message, error.value)
     assert error.option is not None and option.rsplit(".", 1)[-1] in error.option, error.option
 
 
@@ -440,3 +490,9 @@ def test_a_long_value_is_cut_short_in_the_message() -> None:
         MaxIterations("x" * 10_000)  # type: ignore[arg-type]
     assert len(str(caught.value)) < 300
     assert caught.value.value == "x" * 10_000
+
+
+def test_a_lambda_tool_needs_a_name() -> None:
+    with pytest.raises(ConfigurationError, match=r"pass name=.*'<lambda>'") as caught:
+        ReActLoop(ScriptedModel([]), tools=[lambda query: query])
+    assert caught.value.option == "tool.name"
