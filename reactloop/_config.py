@@ -142,7 +142,7 @@ def _stop_when(option: str, value: object) -> StopCondition | None:
 def _instructions(option: str, value: object) -> Instructions:
     if value is None or isinstance(value, str):
         return value
-    if callable(value) and accepts(value, 1):
+    if callable(value) and not isinstance(value, type) and accepts(value, 1):
         return cast(Instructions, value)
     rule = "a string, a function of the RunContext (1 positional argument), or None"
     raise ConfigurationError.invalid(option, value, rule)
