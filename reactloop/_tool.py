@@ -108,6 +108,19 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NAME_RULE = "a tool name of 1 to 64 letters, digits, '_' or '-' (pass name= to choose one)"
 
 
+def _check_settings(
+    *, name: object, description: object, timeout: object, exclusive: object, presets: object
+) -> None:
+    """Check the options given to `@tool(...)`, before any function is."""
+    if name is not None:
+        _check_name(name)
+    optional_text("tool.description", description, blank=True)
+    optional_number("tool.timeout", timeout)
+    boolean("tool.exclusive", exclusive)
+    if presets is not None and not isinstance(presets, Mapping):
+        raise ConfigurationError.invalid("tool.presets", presets, "a mapping of names to values")
+
+
 def _check_options(
     fn: object,
     *,
@@ -117,19 +130,19 @@ def _check_options(
     exclusive: object,
     presets: object,
 ) -> str:
-    """Check the tool's options; return its name (given, or the function's)."""
+    """Check the function and the tool's options; return its name (given, or the function's)."""
     if not callable(fn) or isinstance(fn, type):
         raise ConfigurationError.invalid("tool.fn", fn, "a function")
-    optional_text("tool.name", name)
-    tool_name = name if isinstance(name, str) else getattr(fn, "__name__", "")
-    if not _TOOL_NAME.match(tool_name):
-        raise ConfigurationError.invalid("tool.name", tool_name, _NAME_RULE)
-    optional_text("tool.description", description, blank=True)
-    optional_number("tool.timeout", timeout)
-    boolean("tool.exclusive", exclusive)
-    if presets is not None and not isinstance(presets, Mapping):
-        raise ConfigurationError.invalid("tool.presets", presets, "a mapping of names to values")
-    return tool_name
+    _check_settings(
+        name=name, description=description, timeout=timeout, exclusive=exclusive, presets=presets
+    )
+    return _check_name(name if isinstance(name, str) else getattr(fn, "__name__", ""))
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+        raise ConfigurationError.invalid("tool.name", name, _NAME_RULE)
+    return name
 
 
 def _check_presets(fn: ToolFunction, tool_name: str, bound: Mapping[str, Any]) -> None:
@@ -248,6 +261,9 @@ def tool(
     exclusive: bool = False,
 ) -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
     """Turn a typed function into a tool: `@tool` or `@tool(timeout=5, exclusive=True)`."""
+    _check_settings(
+        name=name, description=description, timeout=timeout, exclusive=exclusive, presets=None
+    )
 
     def make(function: ToolFunction) -> FunctionTool:
         return FunctionTool.from_function(

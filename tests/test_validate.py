@@ -496,3 +496,10 @@ def test_a_lambda_tool_needs_a_name() -> None:
     with pytest.raises(ConfigurationError, match=r"pass name=.*'<lambda>'") as caught:
         ReActLoop(ScriptedModel([]), tools=[lambda query: query])
     assert caught.value.option == "tool.name"
+
+
+@pytest.mark.parametrize(("option", "value"), [(o, v) for o, vs in TOOL_BAD.items() for v in vs])
+def test_tool_options_are_checked_before_any_function_is_given(option: str, value: object) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        tool(**{option: value})  # type: ignore[call-overload]
+    assert_names(caught.value, option, value)
