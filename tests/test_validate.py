@@ -19,14 +19,14 @@ import pytest
 from reactloop._config import LOOP_PARAMETERS, OPTION_NAMES, LoopOptions
 from reactloop._context import ContextWindow
 from reactloop._contracts import Hook
-from reactloop._errors import ConfigurationError, show
+from reactloop._errors import ConfigurationError, ErrorCode, show
 from reactloop._guards import BlockedPatterns, MaxInputLength
 from reactloop._limits import RunLimiter
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelSettings, ResponseFormat, ResponseFormatKind
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._providers import AnthropicModel, OpenAIModel, model_from_string
-from reactloop._resolver import DEFAULT_RESOLVER
+from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
 from reactloop._retry import RetryPolicy
 from reactloop._run import CapPolicy, RepetitionPolicy
 from reactloop._state import Step
@@ -253,6 +253,10 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         },
     ),
     AnthropicModel: ({"model": "m", "api_key": "k"}, {**HTTP_BAD, "max_tokens": COUNTS}),
+    DefaultErrorMessages: (
+        {},
+        {"overrides": [{"rate_limited": "busy"}, {ErrorCode.TIMEOUT: ""}, [("a", "b")], "x"]},
+    ),
     MessageTokenEstimator: (
         {},
         {
