@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from reactloop._contracts import HookPoint
-from reactloop._decisions import Stop
+from reactloop._decisions import Stop, StopReason
+from reactloop._errors import ContractError, name_of
 from reactloop._events import ErrorEvent, StepFinished
 from reactloop._messages import Message, UserMessage
 from reactloop._repair import repair_history
@@ -30,16 +31,32 @@ async def start_run(
     """A fresh run: new id, evaluated instructions, the history followed by the user's message."""
     run_id = os.urandom(16).hex()
     context = RunContext(run_id=run_id, deps=deps, user_id=user_id, session_id=session_id)
-    instructions = config.instructions
-    if callable(instructions):
-        evaluated = instructions(context)
-        instructions = await evaluated if inspect.isawaitable(evaluated) else evaluated
+    instructions, broken = await _instructions(config, context)
     repaired = repair_history(history)
     messages: list[Message] = [*repaired.messages, UserMessage(text)]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
     state.repairs.extend(repaired.notes)
     window = config.context_window.tracker() if config.context_window is not None else None
-    return Run(state, config, context, sink, window=window)
+    run = Run(state, config, context, sink, window=window)
+    if broken is not None:
+        run.pending_stop = Stop(StopReason.ERROR, broken.message, error=broken)
+    return run
+
+
+async def _instructions(
+    config: LoopConfig, context: RunContext[Any]
+) -> tuple[str | None, ContractError | None]:
+    """The run's instructions; an instructions function returning a non-string is a contract
+    break, parked so that the run ends with it (`RunStart` stops first thing)."""
+    instructions = config.instructions
+    if not callable(instructions):
+        return instructions, None
+    evaluated = instructions(context)
+    text = await evaluated if inspect.isawaitable(evaluated) else evaluated
+    if isinstance(text, str):
+        return text, None
+    rule = "an instructions function returns a str"
+    return None, ContractError(f"instructions {name_of(instructions)}", rule, text)
 
 
 async def finish_run(run: Run, stop: Stop) -> RunResult:
@@ -71,5 +88,6 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
         error=stop.error,
         user_message=resolved,
         repairs=tuple(state.repairs),
+        setup_usage=state.setup_usage,
     )
     return await hooks.after_run(run, result) if hooks.has(HookPoint.AFTER_RUN) else result

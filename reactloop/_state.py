@@ -90,7 +90,11 @@ class Finishing:
 
 @define
 class RunState:
-    """Messages, steps and counters of one run: plain data only."""
+    """Messages, steps and counters of one run: plain data only.
+
+    `usage` is the run's total: the sum of the steps' usage plus `setup_usage` (tokens spent
+    before the first step, by start phases).
+    """
 
     run_id: str
     messages: list[Message]
@@ -99,6 +103,7 @@ class RunState:
     iteration: int = 0
     tool_calls_made: int = 0
     usage: Usage = Usage()
+    setup_usage: Usage = Usage()
     started_at: float = 0.0
     finishing: Finishing | None = None
     current: StepDraft | None = None
@@ -114,10 +119,13 @@ class RunState:
         return self.current
 
     def close_step(self, now: float) -> Step | None:
-        """Freeze the current step into `steps`; None when none was open or nothing happened."""
+        """Freeze the current step into `steps`; None when none was open or nothing happened
+        (no response, no tool result, no usage)."""
         draft = self.current
         self.current = None
-        if draft is None or (draft.response is None and not draft.tool_results):
+        if draft is None or (
+            draft.response is None and not draft.tool_results and draft.usage == _NO_USAGE
+        ):
             return None
         step = Step(
             draft.index,
@@ -130,16 +138,24 @@ class RunState:
         self.steps.append(step)
         return step
 
-    def record_response(self, response: ModelResponse) -> None:
-        """Append the model's answer to the transcript and to the current step."""
+    def record_response(self, response: ModelResponse, usage: Usage | None = None) -> None:
+        """Append the model's answer to the transcript and to the current step; `usage` is what
+        the call spent when it differs from the response's (a hook replaced the response)."""
         self.messages.append(response.message)
-        self.usage = self.usage + response.usage
+        if self.current is not None:
+            self.current.response = response
+        self.record_usage(response.usage if usage is None else usage)
+
+    def record_usage(self, usage: Usage) -> None:
+        """Count tokens spent in this run: in the open step, or (before the first step, e.g. by a
+        planning start phase) in `setup_usage`. Phases that call a model themselves use this, so
+        that the steps and `setup_usage` always add up to `usage`."""
+        self.usage = self.usage + usage
         draft = self.current
-        if draft is not None:
-            draft.response = response
-            draft.usage = (
-                response.usage if draft.usage is _NO_USAGE else draft.usage + response.usage
-            )
+        if draft is None:
+            self.setup_usage = self.setup_usage + usage
+        else:
+            draft.usage = usage if draft.usage is _NO_USAGE else draft.usage + usage
 
     def record_tool_results(self, results: list[ToolResult]) -> None:
         """Append one batch of tool results, in the model's order, to transcript and step."""
@@ -190,7 +206,11 @@ class RunState:
 
 @frozen(eq=False)
 class RunResult:
-    """What a run produced and why it ended; `error` is set when it failed."""
+    """What a run produced and why it ended; `error` is set when it failed.
+
+    `usage` is the sum of the steps' usage and `setup_usage` (tokens spent before the first step,
+    e.g. by a planning start phase): every token is counted in exactly one of them.
+    """
 
     run_id: str
     output: str | None
@@ -204,6 +224,7 @@ class RunResult:
     error: ReactLoopError | None = None
     user_message: str | None = None
     repairs: tuple[RepairNote, ...] = ()
+    setup_usage: Usage = Usage()
 
     @property
     def succeeded(self) -> bool:

@@ -111,7 +111,7 @@ async def test_hook_returning_garbage_is_a_typed_error() -> None:
         ScriptedModel([reply("", call("t"))]), tools=[FakeTool("t")], hooks=[Garbage()]
     )
     result = await loop.run("go")
-    assert isinstance(result.error, HookError) and "returned 'yes'" in result.error.message
+    assert isinstance(result.error, HookError) and "got 'yes'" in result.error.message
 
 
 def test_only_implemented_points_are_indexed() -> None:

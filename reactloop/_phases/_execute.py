@@ -14,6 +14,7 @@ from reactloop._contracts import HookPoint, Tool
 from reactloop._errors import ToolError, ToolExecutionError, ToolTimeoutError
 from reactloop._events import ToolCallStarted, ToolResultEvent
 from reactloop._messages import ToolCall
+from reactloop._phases.applier import park_stop
 from reactloop._state import ToolResult
 
 if TYPE_CHECKING:
@@ -98,7 +99,9 @@ async def run_admitted(run: Run, item: Admitted) -> ToolResult:
     result = await _invoke(run, item)
     hooks = run.config.hooks
     if hooks.has(HookPoint.AFTER_TOOL_CALL):
-        result = (await hooks.after_tool_call(run, item.call, result)).value
+        verdict = await hooks.after_tool_call(run, item.call, result)
+        park_stop(run, verdict)
+        result = verdict.value
     if run.listening:
         await run.emit(ToolResultEvent(result))
     return result
