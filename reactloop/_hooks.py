@@ -17,10 +17,11 @@ import attrs
 from attrs import frozen
 
 from reactloop._contracts import Hook, HookFailure, HookPoint
-from reactloop._decisions import Continue, Override, Reject, StopRun
+from reactloop._decisions import Continue, Override, Reject, StopReason, StopRun
 from reactloop._errors import HookError, ReactLoopError
 from reactloop._events import HookFailed
 from reactloop._messages import ModelRequest, ModelResponse, ToolCall
+from reactloop._resolver import user_message
 from reactloop._state import RunResult, ToolResult
 
 if TYPE_CHECKING:
@@ -87,13 +88,21 @@ class HookSet:
         return await self._merge(run, point, result, lambda h, v: h.after_tool_call(run, call, v))
 
     async def after_run(self, run: Run, result: RunResult) -> RunResult:
-        """Tell the after-run hooks; a fail-closed failure marks the result failed."""
+        """Tell the after-run hooks; a fail-closed failure marks the result failed (its output
+        is kept, the stop reason becomes ERROR)."""
         verdict = await self._merge(
             run, HookPoint.AFTER_RUN, None, lambda h, _: h.after_run(run, result)
         )
-        if verdict.error is not None and result.error is None:
-            return attrs.evolve(result, error=verdict.error)
-        return result
+        error = verdict.error
+        if error is None or result.error is not None:
+            return result
+        return attrs.evolve(
+            result,
+            error=error,
+            stop_reason=StopReason.ERROR,
+            stop_detail=error.message,
+            user_message=user_message(error, run.config.error_messages),
+        )
 
     async def on_error(self, run: Run, error: ReactLoopError) -> None:
         """Tell the on-error hooks; their own failures are only reported as events."""

@@ -10,7 +10,7 @@ from typing import Any
 from reactloop._contracts import HookPoint
 from reactloop._decisions import Stop, StopReason
 from reactloop._errors import ContractError, name_of
-from reactloop._events import ErrorEvent, StepFinished
+from reactloop._events import ErrorEvent, StepFinished, ToolResultEvent
 from reactloop._messages import Message, UserMessage
 from reactloop._repair import repair_history
 from reactloop._resolver import user_message
@@ -66,8 +66,7 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
     if step is not None and run.listening:
         await run.emit(StepFinished(step))
     if state.open_tool_calls():
-        detail = f": {stop.detail}" if stop.detail else ""
-        state.settle_open_calls(f"the run stopped ({stop.reason.value}{detail})")
+        await _settle_open_calls(run, stop)
     if stop.error is not None:
         await run.emit(ErrorEvent(stop.error))
         await hooks.on_error(run, stop.error)
@@ -91,3 +90,13 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
         setup_usage=state.setup_usage,
     )
     return await hooks.after_run(run, result) if hooks.has(HookPoint.AFTER_RUN) else result
+
+
+async def _settle_open_calls(run: Run, stop: Stop) -> None:
+    """Give unanswered calls a result; one cut short while running (run timeout) also gets the
+    result event its `ToolCallStarted` promised."""
+    detail = f": {stop.detail}" if stop.detail else ""
+    settled = run.state.settle_open_calls(f"the run stopped ({stop.reason.value}{detail})")
+    for result in settled:
+        if result.call_id in run.calls_in_flight:
+            await run.emit(ToolResultEvent(result))
