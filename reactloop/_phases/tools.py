@@ -7,9 +7,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from attrs import frozen
 
-from reactloop._contracts import CheckPoint, HookPoint
+from reactloop._contracts import CheckPoint, HookPoint, Tool
 from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
-from reactloop._errors import ToolArgumentsError, ToolError, ToolRefusedError, UnknownToolError
+from reactloop._errors import (
+    ToolArgumentsError,
+    ToolError,
+    ToolExecutionError,
+    ToolRefusedError,
+    UnknownToolError,
+)
 from reactloop._events import ToolCallStarted, ToolResultEvent
 from reactloop._messages import ToolCall
 from reactloop._phases._execute import Admitted, error_result, run_concurrently
@@ -45,10 +51,24 @@ async def _admit(run: Run, call: ToolCall, index: int) -> Admitted | Refused:
     tool = tools.get(call.name)
     if tool is None:
         return Refused(call, UnknownToolError(call.name, sorted(tools)))
+    return _validated(tool, call, index)
+
+
+def _validated(tool: Tool, call: ToolCall, index: int) -> Admitted | Refused:
+    """Admit the call with its parsed arguments; a `parse_arguments` that raises something else
+    or returns a non-dict is the tool's own bug, read by the model like an exception in invoke."""
     try:
-        return Admitted(index, tool, call, tool.parse_arguments(call.arguments))
+        arguments = tool.parse_arguments(call.arguments)
     except ToolArgumentsError as error:
         return Refused(call, error)
+    except Exception as exc:
+        broken = ToolExecutionError(tool.name, exc)
+        broken.__cause__ = exc
+        return Refused(call, broken)
+    if not isinstance(arguments, dict):
+        problem = TypeError(f"parse_arguments returned {type(arguments).__name__}, not a dict")
+        return Refused(call, ToolExecutionError(tool.name, problem))
+    return Admitted(index, tool, call, arguments)
 
 
 async def admit_all(run: Run, calls: tuple[ToolCall, ...], slots: list[Any]) -> list[Admitted]:

@@ -291,3 +291,25 @@ def call_id(event: Event) -> str:
         return event.call.id
     assert isinstance(event, ToolResultEvent)
     return event.result.call_id
+
+
+class SloppyTool(FakeTool):
+    """A custom tool whose `parse_arguments` breaks its contract."""
+
+    def parse_arguments(self, arguments: str) -> Any:
+        if arguments == "raise":
+            raise ValueError("cannot parse")
+        return ["not", "a", "dict"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "shown"),
+    [("raise", "raised ValueError: cannot parse"), ("{}", "returned list, not a dict")],
+)
+async def test_a_broken_parse_arguments_becomes_an_error_result(arguments: str, shown: str) -> None:
+    sloppy = SloppyTool("t")
+    run = run_with(ToolCall("t", arguments), tools=[sloppy])
+    assert isinstance(await run_phase(ToolPhase(), run), Proceed)
+    (result,) = results(run)
+    assert result.is_error and shown in result.content and sloppy.calls == []
+    assert result.error_code is ErrorCode.TOOL_ERROR
