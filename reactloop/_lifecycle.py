@@ -93,10 +93,11 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
 
 
 async def _settle_open_calls(run: Run, stop: Stop) -> None:
-    """Give unanswered calls a result; one cut short while running (run timeout) also gets the
-    result event its `ToolCallStarted` promised."""
+    """Give unanswered calls a result; one cut short while running (run timeout) says so, and
+    gets the result event its `ToolCallStarted` promised."""
     detail = f": {stop.detail}" if stop.detail else ""
-    settled = run.state.settle_open_calls(f"the run stopped ({stop.reason.value}{detail})")
+    why = f"the run stopped ({stop.reason.value}{detail})"
+    settled = run.state.settle_open_calls(why, run.calls_in_flight)
     for result in settled:
         if result.call_id in run.calls_in_flight:
             await run.emit(ToolResultEvent(result))

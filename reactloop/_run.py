@@ -112,7 +112,7 @@ class Run:
     step_tools: Mapping[str, Tool] | None = field(default=None)
     interrupt: Interrupt | None = field(default=None)
     window: ContextTracker | None = field(default=None)
-    calls_in_flight: set[str] = field(factory=set)  # started (event sent), no result event yet
+    calls_in_flight: set[str] = field(factory=set)  # calls started and not yet finished
 
     @property
     def listening(self) -> bool:

@@ -6,6 +6,7 @@ be serialized, checkpointed and resumed; everything live belongs to `Run` (see `
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Generic, TypeVar
 
 from attrs import Factory, define, frozen
@@ -186,10 +187,17 @@ class RunState:
                 return [call for call in message.tool_calls if call.id not in answered]
         return []
 
-    def settle_open_calls(self, why: str) -> list[ToolResult]:
-        """Give every unanswered call an error result saying it did not run, so no pair breaks."""
+    def settle_open_calls(self, why: str, started: Collection[str] = ()) -> list[ToolResult]:
+        """Give every unanswered call an error result saying it did not run (or, for the call ids
+        in `started`, that it was cut short while running), so no pair breaks."""
         results = [
-            ToolResult(call.id, call.name, f"not run: {why}", True, ErrorCode.TOOL_ERROR)
+            ToolResult(
+                call.id,
+                call.name,
+                f"{'cut short' if call.id in started else 'not run'}: {why}",
+                True,
+                ErrorCode.TOOL_ERROR,
+            )
             for call in self.open_tool_calls()
         ]
         if results:

@@ -22,6 +22,7 @@ from reactloop import (
     StopRun,
     ToolCall,
     ToolCallStarted,
+    ToolMessage,
     ToolResultEvent,
     Usage,
     default_start_phases,
@@ -124,4 +125,13 @@ async def test_a_call_cut_short_by_the_run_timeout_gets_its_result_event() -> No
     assert result.stop_reason is StopReason.RUN_TIMEOUT
     assert_tool_events_pair(events)
     (cut,) = [e.result for e in events if isinstance(e, ToolResultEvent) and e.result.is_error]
-    assert cut.name == "block" and "not run: the run stopped (run_timeout" in cut.content
+    assert cut.name == "block" and "cut short: the run stopped (run_timeout" in cut.content
+
+
+async def test_an_awaited_run_also_says_which_call_was_cut_short() -> None:
+    blocker = FakeTool("block", gate=anyio.Event())
+    model = ScriptedModel([reply("", ToolCall("block"))])
+    result = await ReActLoop(model, tools=[blocker], run_timeout=0.05).run("go")
+    assert result.stop_reason is StopReason.RUN_TIMEOUT
+    last = result.messages[-1]
+    assert isinstance(last, ToolMessage) and last.content.startswith("cut short: the run stopped")

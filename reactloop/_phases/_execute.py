@@ -94,8 +94,8 @@ async def _invoke(run: Run, item: Admitted) -> ToolResult:
 
 async def run_admitted(run: Run, item: Admitted) -> ToolResult:
     """Run one call, then let after-tool-call hooks replace its result."""
+    run.calls_in_flight.add(item.call.id)
     if run.listening:
-        run.calls_in_flight.add(item.call.id)
         await run.emit(ToolCallStarted(item.call))
     result = await _invoke(run, item)
     hooks = run.config.hooks
@@ -105,7 +105,7 @@ async def run_admitted(run: Run, item: Admitted) -> ToolResult:
         result = verdict.value
     if run.listening:
         await run.emit(ToolResultEvent(result))
-        run.calls_in_flight.discard(result.call_id)
+    run.calls_in_flight.discard(item.call.id)
     return result
 
 
