@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import pytest
 
 from reactloop import (
@@ -57,6 +58,11 @@ async def returns_a_dict(run: Run, plan: StepPlan) -> Any:
     return {"messages": plan.messages}
 
 
+def plan_with_a_model_name(run: Run, plan: StepPlan) -> StepPlan:
+    wrong: Any = "gpt-4o"
+    return attrs.evolve(plan, model=wrong)
+
+
 def phase_returning(value: object) -> Callable[[Run], Any]:
     async def returns_junk(run: Run) -> Any:
         return value
@@ -104,6 +110,9 @@ def case(culprit: str, **changes: Any) -> Callable[[], dict[str, Any]]:
 CASES = {
     "prepare_step returns None": case("prepare_step returns_none", prepare_step=returns_none),
     "prepare_step returns a dict": case("prepare_step returns_a_dict", prepare_step=returns_a_dict),
+    "prepare_step plans with a string model": case(
+        "prepare_step plan_with_a_model_name", prepare_step=plan_with_a_model_name
+    ),
     "phase returns None": case(
         "phase phase_returning.<locals>.returns_junk",
         phases=[*default_phases(), phase_returning(None)],

@@ -38,10 +38,18 @@ async def plan_step(run: Run) -> StepPlan:
     if config.prepare_step is not None:
         prepared = config.prepare_step(run, plan)
         plan = await prepared if inspect.isawaitable(prepared) else prepared
-        if not isinstance(plan, StepPlan):
-            rule = "prepare_step returns a StepPlan (e.g. attrs.evolve(plan, ...))"
-            raise ContractError(f"prepare_step {name_of(config.prepare_step)}", rule, plan)
+        _check_plan(config.prepare_step, plan)
     return fit_to_window(run, plan)
+
+
+def _check_plan(prepare_step: object, plan: object) -> None:
+    """Raise the `ContractError` of a `prepare_step` that returned no usable plan."""
+    culprit = f"prepare_step {name_of(prepare_step)}"
+    if not isinstance(plan, StepPlan):
+        rule = "prepare_step returns a StepPlan (e.g. attrs.evolve(plan, ...))"
+        raise ContractError(culprit, rule, plan)
+    if not isinstance(plan.model, Model):
+        raise ContractError(culprit, "the plan's model implements Model", plan.model)
 
 
 def fit_to_window(run: Run, plan: StepPlan) -> StepPlan:
