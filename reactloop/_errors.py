@@ -23,7 +23,8 @@ broken rule and the offending value::
     │   └── ToolExecutionError      tool_error      the tool raised
     ├── RunTimeoutError             timeout         the whole run exceeded its timeout
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
-    ├── HookError                   hook_rejected   a fail-closed hook raised
+    ├── ContractError               contract        user code broke its run-time contract
+    │   └── HookError               hook_rejected   a fail-closed hook raised or broke its contract
     └── RunLimitError               timeout         no concurrent-run slot became free in time
 
 Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
@@ -51,6 +52,7 @@ class ErrorCode(enum.StrEnum):
     INVALID_RESPONSE = "invalid_response"
     CANCELLED = "cancelled"
     CONFIGURATION = "configuration"
+    CONTRACT = "contract"
     UNKNOWN = "unknown"
 
 
@@ -322,15 +324,63 @@ class GuardRejectedError(ReactLoopError):
         self.reason = reason
 
 
-class HookError(ReactLoopError):
-    """A hook raised and its failure policy is fail-closed; `__cause__` is the original error."""
+def name_of(code: object) -> str:
+    """A readable name for a piece of user code: a function's qualified name, else its class's."""
+    qualname = getattr(code, "__qualname__", None)
+    return qualname if isinstance(qualname, str) else type(code).__name__
+
+
+def _shown(value: object, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({type(value).__name__})"
+
+
+class ContractError(ReactLoopError):
+    """User code (a phase, hook, model, prepare_step, stop condition, guard, instructions function)
+    broke its run-time contract; the run ends with `stop_reason=error`.
+
+    `culprit` names the piece of code, `rule` the contract it broke, `value` what it gave instead.
+    """
+
+    code = ErrorCode.CONTRACT
+
+    def __init__(
+        self,
+        culprit: str,
+        rule: str,
+        value: object,
+        *,
+        got: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        got = _shown(value) if got is None else got
+        super().__init__(message or f"{culprit} broke its contract: {rule}; got {got}")
+        self.culprit = culprit
+        self.rule = rule
+        self.value = value
+
+
+class HookError(ContractError):
+    """A fail-closed hook raised (`error`, kept as `__cause__`) or broke its contract (`rule`)."""
 
     code = ErrorCode.HOOK_REJECTED
 
-    def __init__(self, hook: str, point: str, error: BaseException) -> None:
-        super().__init__(
-            f"hook {hook} failed at {point} (fail-closed): {type(error).__name__}: {error}"
-        )
+    def __init__(
+        self,
+        hook: str,
+        point: str,
+        error: BaseException | None = None,
+        *,
+        rule: str = "a fail-closed hook must not raise",
+        value: object = None,
+        got: str | None = None,
+    ) -> None:
+        culprit = f"hook {hook} at {point}"
+        if error is None:
+            super().__init__(culprit, rule, value, got=got)
+        else:
+            text = f"hook {hook} failed at {point} (fail-closed): {type(error).__name__}: {error}"
+            super().__init__(culprit, rule, error, message=text)
         self.hook = hook
         self.point = point
 

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactloop._contracts import HookPoint
-from reactloop._decisions import Stop
-from reactloop._errors import ConfigurationError
-from reactloop._events import ErrorEvent, StepFinished
+from reactloop._decisions import Stop, StopReason
+from reactloop._errors import ConfigurationError, ContractError, name_of
+from reactloop._events import ErrorEvent, StepFinished, ToolResultEvent
 from reactloop._messages import (
     AssistantMessage,
     Message,
@@ -76,16 +76,32 @@ async def start_run(
     text, history = check_input(text, history, context)
     run_id = os.urandom(16).hex()
     run_context = _run_context(run_id, context)
-    instructions = config.instructions
-    if callable(instructions):
-        evaluated = instructions(run_context)
-        instructions = await evaluated if inspect.isawaitable(evaluated) else evaluated
+    instructions, broken = await _instructions(config, run_context)
     repaired = repair_history(history)
     messages: list[Message] = [*repaired.messages, UserMessage(text)]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
     state.repairs.extend(repaired.notes)
     window = config.context_window.tracker() if config.context_window is not None else None
-    return Run(state, config, run_context, sink, window=window)
+    run = Run(state, config, run_context, sink, window=window)
+    if broken is not None:
+        run.pending_stop = Stop(StopReason.ERROR, broken.message, error=broken)
+    return run
+
+
+async def _instructions(
+    config: LoopConfig, context: RunContext[Any]
+) -> tuple[str | None, ContractError | None]:
+    """The run's instructions; an instructions function returning a non-string is a contract
+    break, parked so that the run ends with it (`RunStart` stops first thing)."""
+    instructions = config.instructions
+    if not callable(instructions):
+        return instructions, None
+    evaluated = instructions(context)
+    text = await evaluated if inspect.isawaitable(evaluated) else evaluated
+    if isinstance(text, str):
+        return text, None
+    rule = "an instructions function returns a str"
+    return None, ContractError(f"instructions {name_of(instructions)}", rule, text)
 
 
 async def finish_run(run: Run, stop: Stop) -> RunResult:
@@ -95,8 +111,7 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
     if step is not None and run.listening:
         await run.emit(StepFinished(step))
     if state.open_tool_calls():
-        detail = f": {stop.detail}" if stop.detail else ""
-        state.settle_open_calls(f"the run stopped ({stop.reason.value}{detail})")
+        await _settle_open_calls(run, stop)
     if stop.error is not None:
         await run.emit(ErrorEvent(stop.error))
         await hooks.on_error(run, stop.error)
@@ -117,5 +132,17 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
         error=stop.error,
         user_message=resolved,
         repairs=tuple(state.repairs),
+        setup_usage=state.setup_usage,
     )
     return await hooks.after_run(run, result) if hooks.has(HookPoint.AFTER_RUN) else result
+
+
+async def _settle_open_calls(run: Run, stop: Stop) -> None:
+    """Give unanswered calls a result; one cut short while running (run timeout) says so, and
+    gets the result event its `ToolCallStarted` promised."""
+    detail = f": {stop.detail}" if stop.detail else ""
+    why = f"the run stopped ({stop.reason.value}{detail})"
+    settled = run.state.settle_open_calls(why, run.calls_in_flight)
+    for result in settled:
+        if result.call_id in run.calls_in_flight:
+            await run.emit(ToolResultEvent(result))

@@ -10,7 +10,15 @@ import anyio
 
 from reactloop._config import LoopOptions, build_config, phase_sequence
 from reactloop._contracts import Model, Phase
-from reactloop._decisions import PROCEED, NextIteration, PhaseDecision, Proceed, Stop, StopReason
+from reactloop._decisions import (
+    PROCEED,
+    NextIteration,
+    PhaseDecision,
+    Proceed,
+    Stop,
+    StopReason,
+    not_a_decision,
+)
 from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import (
     Event,
@@ -154,6 +162,7 @@ class ReActLoop:
                 case NextIteration() | Stop():
                     return decision
                 case _:
+                    not_a_decision(phase, decision)
                     assert_never(decision)
         return PROCEED
 

@@ -74,6 +74,11 @@ class ToolCall:
         text = orjson.dumps(dict(arguments or {})).decode()
         return cls(name, text) if id is None else cls(name, text, id)
 
+    def with_arguments(self, arguments: Mapping[str, Any]) -> ToolCall:
+        """The same call (same id and name) with new arguments: what a hook's `Override` needs,
+        since a call with a new id would no longer pair with its result."""
+        return ToolCall(self.name, orjson.dumps(dict(arguments)).decode(), self.id)
+
 
 @frozen
 class SystemMessage:

@@ -38,6 +38,7 @@ DEFAULT_MESSAGES: Mapping[ErrorCode, str] = MappingProxyType(
         ),
         ErrorCode.CANCELLED: "The request was cancelled.",
         ErrorCode.CONFIGURATION: "The assistant is not set up correctly. Please contact support.",
+        ErrorCode.CONTRACT: "The assistant ran into an internal problem. Please contact support.",
         ErrorCode.UNKNOWN: "Something went wrong. Please try again.",
     }
 )

@@ -116,6 +116,7 @@ class Run:
     step_tools: Mapping[str, Tool] | None = field(default=None)
     interrupt: Interrupt | None = field(default=None)
     window: ContextTracker | None = field(default=None)
+    calls_in_flight: set[str] = field(factory=set)  # calls started and not yet finished
 
     @property
     def listening(self) -> bool:
