@@ -115,19 +115,29 @@ async def _await_failure() -> NoReturn:
 
 @asynccontextmanager
 async def open_handle(run: Run, drive: Drive) -> AsyncIterator[RunHandle]:
-    """Drive `run` in the background of the block; leaving the block waits for the run's end."""
+    """Drive `run` in the background of the block; leaving the block waits for the run's end.
+
+    An exception inside the block cancels the run and comes out as itself once the run is gone.
+    """
     handle = RunHandle(run)
 
     async def execute() -> None:
         handle._finish(await drive(run, None))
 
+    left_with: Exception | None = None
     try:
         with unwrap_single_error():
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(execute)
-                yield handle
+                try:
+                    yield handle
+                except Exception as error:
+                    left_with = error
+                    tasks.cancel_scope.cancel()
     finally:
         handle._finish(None)
+    if left_with is not None:
+        _reraise(left_with)
 
 
 @asynccontextmanager
@@ -135,28 +145,31 @@ async def open_stream(run: Run, drive: Drive) -> AsyncIterator[RunStream]:
     """Drive `run` in the background of the block, its events flowing to the block.
 
     Leaving with break, return or an `Exception` is clean: the run ends with `STREAM_CLOSED` (or
-    its own end, if it got there first) and the block's exception comes out as itself. Any other
+    its own end, if it got there first) and the block's exception is raised again only after the
+    task group has closed, so it comes out as itself (never grouped or copied). Any other
     `BaseException` (cancellation, KeyboardInterrupt) cancels the run outright and propagates.
     The receiving end closes only after the run is done, so no send ever meets a closed stream.
     """
     send, receive = anyio.create_memory_object_stream[Event](STREAM_BUFFER)
     run.sink = send.send
     stream = RunStream(run, receive)
+    left_with: Exception | None = None
     try:
         with receive, unwrap_single_error():
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(stream._produce, drive, send)
                 try:
                     yield stream
-                except Exception:
-                    await stream._leave()
-                    raise
+                except Exception as error:
+                    left_with = error
                 except BaseException:
                     tasks.cancel_scope.cancel()
                     raise
                 await stream._leave()
     finally:
         stream._ended = True
+    if left_with is not None:
+        _reraise(left_with)
 
 
 @contextmanager
@@ -175,7 +188,7 @@ def _lone_error(group: BaseExceptionGroup[BaseException]) -> BaseException | Non
     error: BaseException = group
     while isinstance(error, BaseExceptionGroup):
         if len(error.exceptions) != 1:
-            return None
+            return None if error is group else error
         error = error.exceptions[0]
     return error
 

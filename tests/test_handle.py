@@ -78,3 +78,25 @@ async def test_a_cancelled_run_has_no_result_instead_of_hanging() -> None:
     assert scope.cancelled_caught
     with anyio.fail_after(5), pytest.raises(NoResultError, match=handle.run_id):
         await handle.result()
+
+
+class MyError(Exception):
+    """A caller's own error."""
+
+
+async def leave_start_block_with(error: Exception) -> None:
+    loop = ReActLoop(endless(), tools=[FakeTool("step", gate=anyio.Event())], max_iterations=50)
+    async with loop.start("go"):
+        raise error
+
+
+@pytest.mark.parametrize(
+    "error", [MyError("caller failed"), ExceptionGroup("the caller's group", [MyError()])]
+)
+async def test_an_error_inside_the_start_block_cancels_the_run_and_comes_out_as_itself(
+    error: Exception,
+) -> None:
+    error.__cause__ = cause = ValueError("the caller's cause")
+    with anyio.fail_after(5), pytest.raises(type(error)) as raised:
+        await leave_start_block_with(error)
+    assert raised.value is error and raised.value.__cause__ is cause

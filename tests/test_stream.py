@@ -108,6 +108,13 @@ async def test_an_error_inside_the_block_comes_out_as_itself(leave_at: int) -> N
     assert raised.value.__cause__ is cause
 
 
+async def test_a_group_raised_inside_the_block_is_not_unwrapped() -> None:
+    error = ExceptionGroup("the consumer's own group", [MyError()])
+    with pytest.raises(ExceptionGroup) as raised:
+        await SlowConsumer(3, error).read(long_answer_loop())
+    assert raised.value is error
+
+
 @pytest.mark.parametrize("error", [None, MyError("consumer failed")])
 @pytest.mark.parametrize("leave_at", LEAVE_AT)
 async def test_leaving_early_gives_a_partial_result_told_to_after_run(
