@@ -56,14 +56,14 @@ class RunHandle:
 
 
 class RunStream:
-    """The events of a streamed run, in order; `interrupt()` asks the run to stop early."""
+    """The events of a streamed run, in order; `result()` gives the run's `RunResult`."""
 
     def __init__(self, run: Run, receive: MemoryObjectReceiveStream[Event]) -> None:
         self._run = run
         self._receive = receive
         self._departure = Departure()
         self._result: RunResult | None = None
-        self._ended = False
+        self._ended = anyio.Event()
 
     @property
     def run_id(self) -> str:
@@ -84,10 +84,10 @@ class RunStream:
         block: at once; a partial result with `stop_reason=STREAM_CLOSED` if the block was left
         before the run ended; `NoResultError` if the run was cancelled or aborted.
         """
-        if self._result is None and not self._ended:
+        if self._result is None and not self._ended.is_set():
             await self._drain()
-            if self._result is None:
-                await _await_failure()
+            if self._result is None:  # the run failed: wait for its error to end the block
+                await self._ended.wait()
         if self._result is None:
             raise NoResultError(self.run_id)
         return self._result
@@ -105,12 +105,6 @@ class RunStream:
         """Read and discard events until the run closes its end (unblocks a waiting send)."""
         async for _ in self._receive:
             pass
-
-
-async def _await_failure() -> NoReturn:
-    """The run ended without a result: it failed, and the task group is about to cancel us."""
-    await anyio.sleep_forever()
-    raise AssertionError("unreachable: sleep_forever returned")  # pragma: no cover
 
 
 @asynccontextmanager
@@ -167,7 +161,7 @@ async def open_stream(run: Run, drive: Drive) -> AsyncIterator[RunStream]:
                     raise
                 await stream._leave()
     finally:
-        stream._ended = True
+        stream._ended.set()
     if left_with is not None:
         _reraise(left_with)
 

@@ -6,6 +6,7 @@ import contextlib
 
 import anyio
 import pytest
+from anyio.abc import TaskGroup
 
 import reactloop._handle
 from reactloop import (
@@ -19,6 +20,7 @@ from reactloop import (
     TextDeltaEvent,
     ToolCallStarted,
     ToolMessage,
+    tool,
 )
 from reactloop._errors import NoResultError
 from reactloop._handle import STREAM_BUFFER, RunStream
@@ -253,3 +255,35 @@ async def test_leaving_before_reading_anything_ends_the_run_with_stream_closed()
         pass
     assert (await events.result()).stop_reason is StopReason.STREAM_CLOSED
     assert hook.results == [await events.result()]
+
+
+@tool
+async def abort() -> str:
+    """Raises `Abort`, which no tool wrapper catches: the run fails without a result."""
+    raise Abort
+
+
+async def result_or_error(events: RunStream, errors: list[NoResultError]) -> None:
+    try:
+        await events.result()
+    except NoResultError as error:
+        errors.append(error)
+
+
+async def read_with_a_waiter(
+    loop: ReActLoop, tasks: TaskGroup, errors: list[NoResultError]
+) -> None:
+    async with loop.stream("go") as events:
+        tasks.start_soon(result_or_error, events, errors)
+        async for _ in events:
+            await slowly()
+
+
+async def test_a_task_awaiting_the_result_of_a_failed_run_is_told_not_left_hanging() -> None:
+    errors: list[NoResultError] = []
+    loop = ReActLoop(ScriptedModel([reply("", call("abort"))]), tools=[abort])
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tasks:
+            with pytest.raises(Abort):
+                await read_with_a_waiter(loop, tasks, errors)
+    assert len(errors) == 1
