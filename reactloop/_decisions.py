@@ -28,6 +28,7 @@ class StopReason(enum.StrEnum):
     INTERRUPTED = "interrupted"
     REPETITION = "repetition"
     RUN_TIMEOUT = "run_timeout"
+    STREAM_CLOSED = "stream_closed"  # the consumer left `stream()` before the run ended
     ERROR = "error"
 
 

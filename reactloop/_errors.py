@@ -22,6 +22,7 @@ broken rule and the offending value::
     │   ├── ToolTimeoutError        timeout         the tool ran past its timeout
     │   └── ToolExecutionError      tool_error      the tool raised
     ├── RunTimeoutError             timeout         the whole run exceeded its timeout
+    ├── NoResultError               cancelled       a run was cancelled or aborted: it has no result
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
     ├── ContractError               contract        user code broke its run-time contract
     │   └── HookError               hook_rejected   a fail-closed hook raised or broke its contract
@@ -311,6 +312,19 @@ class RunTimeoutError(ReactLoopError):
     def __init__(self, timeout: float) -> None:
         super().__init__(f"run exceeded its run_timeout of {timeout:g} s")
         self.timeout = timeout
+
+
+class NoResultError(ReactLoopError):
+    """A handle's or stream's run was cancelled or aborted before it ended, so it has no result."""
+
+    code = ErrorCode.CANCELLED
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run {run_id} has no result: it was cancelled or aborted (by an exception that is "
+            "not an Exception, such as KeyboardInterrupt) before it ended"
+        )
+        self.run_id = run_id
 
 
 class GuardRejectedError(ReactLoopError):

@@ -50,6 +50,19 @@ async def test_a_misspelled_context_keyword_fails_with_a_suggestion(how: str) ->
     assert model.requests == []
 
 
+@pytest.mark.parametrize("how", ["run", "start", "stream"])
+async def test_internal_parameters_are_not_context_keywords(how: str) -> None:
+    model = ScriptedModel(["never"])
+
+    async def sink(event: object) -> None:
+        raise AssertionError("a user's sink= must not become the run's event sink")
+
+    with pytest.raises(ConfigurationError, match="sink") as caught:
+        await _run(ReActLoop(model), how, "hi", sink=sink)
+    assert caught.value.option == "sink"
+    assert model.requests == []
+
+
 @pytest.mark.parametrize(
     ("keyword", "value"),
     [("user_id", 5), ("session_id", ["s"]), ("history", "earlier"), ("history", [5])],
