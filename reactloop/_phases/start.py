@@ -28,6 +28,10 @@ def _guard_name(guard: object) -> str:
 class RunStart:
     """Rejects input a guard refuses (with no model call), then asks the before-run hooks."""
 
+    def __repr__(self) -> str:
+        """`Name()`: a phase has no settings, so a sequence prints readably."""
+        return f"{type(self).__name__}()"
+
     async def __call__(self, run: Run) -> PhaseDecision:
         """Stop with GUARD_REJECTED, park a hook stop, or proceed."""
         text = _user_input(run)
