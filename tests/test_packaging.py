@@ -177,10 +177,16 @@ def test_a_user_program_type_checks_and_runs_against_the_wheel(
     program = installed.workdir / "app.py"
     program.write_text(textwrap.dedent(USER_PROGRAM).lstrip(), encoding="utf-8")
     (installed.workdir / "mypy.ini").write_text("[mypy]\nstrict = True\n")
-    cache = request.config.cache.mkdir("mypy-wheel") if request.config.cache else None
+    cache = _cache_dir(request.config, "mypy-wheel")
     cache_args = ("--cache-dir", cache) if cache is not None else ("--no-incremental",)
     mypy = (sys.executable, "-m", "mypy", "--python-executable", installed.python, *cache_args)
     checked = _run(*mypy, program, cwd=installed.workdir)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     ran = _ok(_run(installed.python, program, cwd=installed.workdir))
     assert "user program: Sunny. Again sunny." in ran
+
+
+def _cache_dir(config: pytest.Config, name: str) -> Path | None:
+    """A mypy cache kept between test runs (pytest's cache), unless the cache plugin is off."""
+    cache = getattr(config, "cache", None)
+    return None if cache is None else Path(cache.mkdir(name))
