@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -120,7 +121,7 @@ def napping(seconds: float) -> ToolFn:
     return nap
 
 
-def as_tool(fn: ToolFn) -> FunctionTool:
+def as_tool(fn: ToolFn) -> FunctionTool[..., Any]:
     """The same function as reactloop sees it (schema derived, arguments validated)."""
     return tool(fn)
 

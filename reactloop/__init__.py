@@ -161,6 +161,7 @@ from reactloop._tokens import (
     estimate_text_tokens,
 )
 from reactloop._tool import FunctionTool, tool
+from reactloop._version import __version__ as __version__
 
 __all__ = [
     "AnthropicModel",

@@ -7,7 +7,7 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, overload
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import anyio.to_thread
 import attrs
@@ -26,6 +26,8 @@ from reactloop._validate import (
 )
 
 ToolFunction = Callable[..., Any]
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$"
@@ -154,10 +156,14 @@ def _check_presets(fn: ToolFunction, tool_name: str, bound: Mapping[str, Any]) -
 
 
 @frozen
-class FunctionTool:
-    """A `Tool` backed by a plain function, sync (run in a worker thread) or async."""
+class FunctionTool(Generic[P, R]):
+    """A `Tool` backed by a plain function, sync (run in a worker thread) or async.
 
-    fn: ToolFunction
+    It keeps the function's type: `FunctionTool[P, R]` calls as the function itself would
+    (`get_weather("Paris")`), so a decorated function stays typed for its direct callers.
+    """
+
+    fn: Callable[P, R]
     spec: ToolSpec
     timeout: float | None
     exclusive: bool
@@ -171,17 +177,21 @@ class FunctionTool:
         """The name the model uses."""
         return self.spec.name
 
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the function directly, as written (no validation, presets or context)."""
+        return self.fn(*args, **kwargs)
+
     @classmethod
     def from_function(
         cls,
-        fn: ToolFunction,
+        fn: Callable[P, R],
         *,
         name: str | None = None,
         description: str | None = None,
         timeout: float | None = None,
         exclusive: bool = False,
         presets: Mapping[str, Any] | None = None,
-    ) -> FunctionTool:
+    ) -> FunctionTool[P, R]:
         """Derive the tool's spec from `fn`'s signature and docstring."""
         tool_name = _check_options(
             fn,
@@ -199,7 +209,7 @@ class FunctionTool:
         is_async = inspect.iscoroutinefunction(fn)
         return cls(fn, spec, timeout, exclusive, sig.context_param, bound, sig.convert, is_async)
 
-    def bind(self, **presets: Any) -> FunctionTool:
+    def bind(self, **presets: Any) -> FunctionTool[P, R]:
         """A copy with `presets` bound as hidden parameters (removed from the schema)."""
         return FunctionTool.from_function(
             self.fn,
@@ -231,14 +241,15 @@ class FunctionTool:
         return await self._run(kwargs)
 
     async def _run(self, kwargs: dict[str, Any]) -> object:
+        fn: ToolFunction = self.fn  # called with validated arguments by name
         if self._is_async:
-            return await self.fn(**kwargs)
-        call = functools.partial(self.fn, **kwargs)
+            return await fn(**kwargs)
+        call = functools.partial(fn, **kwargs)
         return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
 
 
 @overload
-def tool(fn: ToolFunction, /) -> FunctionTool: ...
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
 
 
 @overload
@@ -248,24 +259,27 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
     exclusive: bool = False,
-) -> Callable[[ToolFunction], FunctionTool]: ...
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
 def tool(
-    fn: ToolFunction | None = None,
+    fn: Callable[P, R] | None = None,
     /,
     *,
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
     exclusive: bool = False,
-) -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
-    """Turn a typed function into a tool: `@tool` or `@tool(timeout=5, exclusive=True)`."""
+) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
+    """Turn a typed function into a tool: `@tool` or `@tool(timeout=5, exclusive=True)`.
+
+    The result keeps the function's parameter and return types (`FunctionTool[P, R]`).
+    """
     _check_settings(
         name=name, description=description, timeout=timeout, exclusive=exclusive, presets=None
     )
 
-    def make(function: ToolFunction) -> FunctionTool:
+    def make(function: Callable[P, R]) -> FunctionTool[P, R]:
         return FunctionTool.from_function(
             function, name=name, description=description, timeout=timeout, exclusive=exclusive
         )

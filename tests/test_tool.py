@@ -120,3 +120,14 @@ def test_decorator_options() -> None:
 
     assert (find.name, find.timeout, find.exclusive) == ("lookup", 2.0, True)
     assert find.spec.description == "Look it up."
+
+
+async def test_a_decorated_function_is_still_callable_as_written() -> None:
+    @tool(timeout=1.0)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    assert add(2, b=3) == 5
+    assert await get_weather("Oslo", "f") == "Oslo:f"
+    assert await get_weather.bind(units="c")("Rome", "f") == "Rome:f"  # as written: no presets

@@ -29,6 +29,10 @@ class HookDecisionApplier:
     results. Only stopping changes the loop's course, and it happens here.
     """
 
+    def __repr__(self) -> str:
+        """`Name()`: a phase has no settings, so a sequence prints readably."""
+        return f"{type(self).__name__}()"
+
     async def __call__(self, run: Run) -> PhaseDecision:
         """Stop if a hook asked for it, else proceed."""
         stop = run.pending_stop

@@ -39,6 +39,10 @@ class IterationGuards:
     tools and its answer ends the run; under `STOP_NOW` the run stops here.
     """
 
+    def __repr__(self) -> str:
+        """`Name()`: a phase has no settings, so a sequence prints readably."""
+        return f"{type(self).__name__}()"
+
     async def __call__(self, run: Run) -> PhaseDecision:
         """Proceed, proceed into a final tool-less call, or stop."""
         stop = interruption(run) or repetition(run)

@@ -139,6 +139,10 @@ class ReasoningPhase:
     placed in between (reflection) can still ask for another pass.
     """
 
+    def __repr__(self) -> str:
+        """`Name()`: a phase has no settings, so a sequence prints readably."""
+        return f"{type(self).__name__}()"
+
     async def __call__(self, run: Run) -> PhaseDecision:
         """Call the model; proceed, or stop on finishing or a final answer."""
         hooks = run.config.hooks

@@ -31,6 +31,10 @@ class RunStart:
     A run whose preparation broke a contract (instructions that are not a string) stops here.
     """
 
+    def __repr__(self) -> str:
+        """`Name()`: a phase has no settings, so a sequence prints readably."""
+        return f"{type(self).__name__}()"
+
     async def __call__(self, run: Run) -> PhaseDecision:
         """Stop with GUARD_REJECTED, park a hook stop, or proceed."""
         unprepared = run.pending_stop  # the run could not be prepared (see `start_run`)

@@ -128,6 +128,10 @@ class ToolPhase:
     results the model reads, and the loop goes on.
     """
 
+    def __repr__(self) -> str:
+        """`Name()`: a phase has no settings, so a sequence prints readably."""
+        return f"{type(self).__name__}()"
+
     async def __call__(self, run: Run) -> PhaseDecision:
         """Complete the run, or run the calls and proceed (or stop on a tool-called condition)."""
         draft = run.state.current
