@@ -15,19 +15,9 @@ import anyio
 import anyio.lowlevel
 from attrs import define, field
 
-from reactloop import (
-    AssistantMessage,
-    FinishReason,
-    FunctionTool,
-    Message,
-    ModelRequest,
-    ModelResponse,
-    TextDelta,
-    ToolCall,
-    UserMessage,
-    tool,
-)
+from reactloop import AssistantMessage, FunctionTool, Message, ToolCall, UserMessage, tool
 from reactloop._contracts import DeltaSink
+from reactloop.models import FinishReason, ModelRequest, ModelResponse, TextDelta
 
 FINAL_TEXT = "done"
 ToolFn = Callable[..., Awaitable[object]]

@@ -14,19 +14,9 @@ from typing import Any
 import anyio
 import orjson
 
-from reactloop import (
-    Message,
-    Model,
-    ModelDelta,
-    ModelRequest,
-    ModelResponse,
-    TextDelta,
-    TextDeltaEvent,
-    ToolCall,
-    ToolMessage,
-    ToolSpec,
-    UserMessage,
-)
+from reactloop import Message, Model, ToolCall, ToolMessage, UserMessage
+from reactloop.events import TextStreamed
+from reactloop.models import ModelDelta, ModelRequest, ModelResponse, TextDelta, ToolSpec
 
 ToolFn = Callable[..., Awaitable[object]]
 OnDelta = Callable[[ModelDelta], Awaitable[None]]
@@ -81,11 +71,11 @@ async def stream(
     model: Model, tools: dict[str, ToolFn], specs: tuple[ToolSpec, ...], text: str
 ) -> int:
     """`run` with its text deltas delivered as typed events through a memory stream; the count."""
-    send, receive = anyio.create_memory_object_stream[TextDeltaEvent](256)
+    send, receive = anyio.create_memory_object_stream[TextStreamed](256)
 
     async def forward(delta: ModelDelta) -> None:
         if isinstance(delta, TextDelta):
-            await send.send(TextDeltaEvent(delta.text))
+            await send.send(TextStreamed(delta.text))
 
     async def produce() -> None:
         async with send:

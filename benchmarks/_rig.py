@@ -9,7 +9,8 @@ from attrs import frozen
 from benchmarks import _handwritten as handwritten
 from benchmarks._fakes import FINAL_TEXT, InstantModel, Script, ToolFn, as_tool
 from benchmarks._measure import Contender
-from reactloop import ContextWindow, Message, ReActLoop, RunResult, StopReason, ToolSpec
+from reactloop import ContextWindow, Message, ReActLoop, RunResult, StopReason
+from reactloop.models import ToolSpec
 
 PROMPT = "go"
 REACTLOOP = "reactloop"

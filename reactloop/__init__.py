@@ -5,147 +5,63 @@ A thin `ReActLoop` runs small phases (`IterationGuards`, `ReasoningPhase`, `Hook
 each one alone with the fakes in `reactloop.testing`.
 """
 
-from reactloop._config import (
-    LoopOptions,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from reactloop._context import (
-    ContextBudget,
-    ContextTracker,
     ContextWindow,
 )
 from reactloop._contracts import (
-    AnyOf,
-    CheckPoint,
     Hook,
-    HookFailure,
-    HookPoint,
-    InputGuard,
     Model,
-    Phase,
     Tool,
 )
 from reactloop._decisions import (
-    Continue,
-    NextIteration,
     Override,
-    PhaseDecision,
-    Proceed,
     Reject,
-    Stop,
     StopReason,
     StopRun,
-    StopSignal,
 )
 from reactloop._errors import (
-    AuthenticationError,
     ConfigurationError,
-    ContextTooLongError,
-    ErrorCode,
-    GuardRejectedError,
-    HookError,
-    InvalidRequestError,
-    InvalidResponseError,
-    ModelError,
-    ModelTimeoutError,
-    ProviderUnavailableError,
-    RateLimitedError,
     ReactLoopError,
-    RunLimitError,
-    RunTimeoutError,
-    ScriptExhaustedError,
-    ToolArgumentsError,
-    ToolDefinitionError,
-    ToolError,
-    ToolExecutionError,
-    ToolRefusedError,
-    ToolTimeoutError,
-    UnknownToolError,
 )
 from reactloop._events import (
-    ErrorEvent,
     Event,
-    HookFailed,
-    ModelRetrying,
-    PhaseFinished,
-    RunFinished,
-    RunStarted,
-    StepFinished,
-    StepStarted,
-    TextDeltaEvent,
-    ToolCallDeltaEvent,
-    ToolCallStarted,
-    ToolResultEvent,
 )
-from reactloop._guards import BlockedPatterns, MaxInputLength
 from reactloop._handle import (
     RunHandle,
     RunStream,
 )
-from reactloop._limits import (
-    RunLimiter,
+from reactloop._loop import (
+    ReActLoop,
 )
-from reactloop._loop import ReActLoop
 from reactloop._messages import (
     AssistantMessage,
-    FinishReason,
-    ForcedTool,
     Message,
-    ModelDelta,
-    ModelRequest,
-    ModelResponse,
     ModelSettings,
-    ResponseFormat,
-    ResponseFormatKind,
     SystemMessage,
-    TextDelta,
     ToolCall,
-    ToolCallDelta,
-    ToolChoice,
     ToolMessage,
-    ToolSpec,
     Usage,
     UserMessage,
 )
-from reactloop._phases import (
-    HookDecisionApplier,
-    IterationGuards,
-    ReasoningPhase,
-    RunStart,
-    ToolPhase,
-    default_phases,
-    default_start_phases,
-)
+from reactloop._moved import moved_name
 from reactloop._providers import (
     AnthropicModel,
-    InstructionsRole,
-    MaxTokensField,
     OpenAIModel,
-    model_from_string,
-)
-from reactloop._repair import (
-    RepairedHistory,
-    RepairKind,
-    RepairNote,
-    repair_history,
-)
-from reactloop._resolver import (
-    DefaultErrorMessages,
-    ErrorMessageResolver,
-    user_message,
 )
 from reactloop._retry import (
-    RetryNotice,
     RetryPolicy,
-    call_with_retry,
-    is_retryable,
 )
 from reactloop._run import (
     CapPolicy,
-    RepetitionPolicy,
-    Run,
-    StepPlan,
 )
-from reactloop._state import Finishing, RunContext, RunResult, RunState, Step, ToolResult
+from reactloop._state import (
+    RunContext,
+    RunResult,
+)
 from reactloop._stop import (
     FinalAnswerMarker,
     MaxIterations,
@@ -155,142 +71,55 @@ from reactloop._stop import (
     TokenBudget,
     ToolCalled,
 )
-from reactloop._tokens import (
-    MessageTokenEstimator,
-    TokenEstimator,
-    estimate_text_tokens,
+from reactloop._tool import (
+    FunctionTool,
+    tool,
 )
-from reactloop._tool import FunctionTool, tool
 from reactloop._version import __version__ as __version__
 
 __all__ = [
     "AnthropicModel",
-    "AnyOf",
     "AssistantMessage",
-    "AuthenticationError",
-    "BlockedPatterns",
     "CapPolicy",
-    "CheckPoint",
     "ConfigurationError",
-    "ContextBudget",
-    "ContextTooLongError",
-    "ContextTracker",
     "ContextWindow",
-    "Continue",
-    "DefaultErrorMessages",
-    "ErrorCode",
-    "ErrorEvent",
-    "ErrorMessageResolver",
     "Event",
     "FinalAnswerMarker",
-    "FinishReason",
-    "Finishing",
-    "ForcedTool",
     "FunctionTool",
-    "GuardRejectedError",
     "Hook",
-    "HookDecisionApplier",
-    "HookError",
-    "HookFailed",
-    "HookFailure",
-    "HookPoint",
-    "InputGuard",
-    "InstructionsRole",
-    "InvalidRequestError",
-    "InvalidResponseError",
-    "IterationGuards",
-    "LoopOptions",
-    "MaxInputLength",
     "MaxIterations",
-    "MaxTokensField",
     "MaxToolCalls",
     "Message",
-    "MessageTokenEstimator",
     "Model",
-    "ModelDelta",
-    "ModelError",
-    "ModelRequest",
-    "ModelResponse",
-    "ModelRetrying",
     "ModelSettings",
-    "ModelTimeoutError",
-    "NextIteration",
     "OpenAIModel",
     "Override",
-    "Phase",
-    "PhaseDecision",
-    "PhaseFinished",
-    "Proceed",
-    "ProviderUnavailableError",
-    "RateLimitedError",
     "ReActLoop",
     "ReactLoopError",
-    "ReasoningPhase",
     "Reject",
-    "RepairKind",
-    "RepairNote",
-    "RepairedHistory",
-    "RepetitionPolicy",
-    "ResponseFormat",
-    "ResponseFormatKind",
-    "RetryNotice",
     "RetryPolicy",
-    "Run",
     "RunContext",
-    "RunFinished",
     "RunHandle",
-    "RunLimitError",
-    "RunLimiter",
     "RunResult",
-    "RunStart",
-    "RunStarted",
-    "RunState",
     "RunStream",
-    "RunTimeoutError",
-    "ScriptExhaustedError",
-    "Step",
-    "StepFinished",
-    "StepPlan",
-    "StepStarted",
-    "Stop",
     "StopReason",
     "StopRun",
-    "StopSignal",
     "StopWhen",
     "SystemMessage",
-    "TextDelta",
-    "TextDeltaEvent",
     "TimeBudget",
     "TokenBudget",
-    "TokenEstimator",
     "Tool",
-    "ToolArgumentsError",
     "ToolCall",
-    "ToolCallDelta",
-    "ToolCallDeltaEvent",
-    "ToolCallStarted",
     "ToolCalled",
-    "ToolChoice",
-    "ToolDefinitionError",
-    "ToolError",
-    "ToolExecutionError",
     "ToolMessage",
-    "ToolPhase",
-    "ToolRefusedError",
-    "ToolResult",
-    "ToolResultEvent",
-    "ToolSpec",
-    "ToolTimeoutError",
-    "UnknownToolError",
     "Usage",
     "UserMessage",
-    "call_with_retry",
-    "default_phases",
-    "default_start_phases",
-    "estimate_text_tokens",
-    "is_retryable",
-    "model_from_string",
-    "repair_history",
     "tool",
-    "user_message",
 ]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, so an unknown name stays a type error
+
+    def __getattr__(name: str) -> object:
+        """Say where a name that left the top level went, instead of a bare AttributeError."""
+        raise moved_name(name)

@@ -73,15 +73,12 @@ PROCEED = Proceed()
 def not_a_decision(phase: object, value: object) -> NoReturn:
     """Raise the `ContractError` of a phase that returned something other than a decision."""
     rule = "a phase returns a decision: Proceed, NextIteration or Stop"
+    if isinstance(value, StopRun | Override | Reject):
+        rule += f" ({type(value).__name__} is a hook's decision; a phase ends the run with Stop)"
     raise ContractError(f"phase {name_of(phase)}", rule, value)
 
 
 # --- hook decisions -------------------------------------------------------------------------
-
-
-@frozen
-class Continue:
-    """Let things go on unchanged (returning None from a hook means the same)."""
 
 
 @frozen
@@ -105,6 +102,7 @@ class StopRun:
     reason: str
 
 
-HookDecision: TypeAlias = Continue | Override[T] | StopRun
-ToolCallDecision: TypeAlias = Continue | Override[T] | Reject | StopRun
-StartDecision: TypeAlias = Continue | StopRun
+# A hook returns None to let things go on unchanged, or one of these.
+HookDecision: TypeAlias = Override[T] | StopRun
+ToolCallDecision: TypeAlias = Override[T] | Reject | StopRun
+StartDecision: TypeAlias = StopRun

@@ -26,7 +26,8 @@ broken rule and the offending value::
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
     ├── ContractError               contract        user code broke its run-time contract
     │   └── HookError               hook_rejected   a fail-closed hook raised or broke its contract
-    └── RunLimitError               timeout         no concurrent-run slot became free in time
+    ├── RunLimitError               timeout         no concurrent-run slot became free in time
+    └── MovedNameError              configuration   imported from its old place (an ImportError)
 
 Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
 """
@@ -411,3 +412,18 @@ class RunLimitError(ReactLoopError):
         )
         self.limit = limit
         self.max_wait = max_wait
+
+
+class MovedNameError(ReactLoopError, ImportError):
+    """A name imported from where it no longer lives; the message says where it went.
+
+    It is an `ImportError`, so `from reactloop import OldName` fails the way Python's own does,
+    with a message that names the new home.
+    """
+
+    code = ErrorCode.CONFIGURATION
+
+    def __init__(self, name: str, rule: str) -> None:
+        super().__init__(f"reactloop has no {name!r}: {rule}")
+        self.name = name
+        self.rule = rule

@@ -36,14 +36,14 @@ class PhaseFinished:
 
 
 @frozen
-class TextDeltaEvent:
+class TextStreamed:
     """A piece of the model's text, as it streams."""
 
     text: str
 
 
 @frozen
-class ToolCallDeltaEvent:
+class ToolCallStreamed:
     """A piece of a tool call's arguments, as they stream (`index` is the call's position)."""
 
     index: int
@@ -56,13 +56,13 @@ class ToolCallDeltaEvent:
 class ToolCallStarted:
     """A tool call is handled: it is about to run, or (refused: unknown tool, bad arguments, over
     the cap, rejected by a hook, run stopping) its error result follows at once. Every
-    `ToolResultEvent` has exactly one `ToolCallStarted` before it, with the same call id."""
+    `ToolCallFinished` has exactly one `ToolCallStarted` before it, with the same call id."""
 
     call: ToolCall
 
 
 @frozen
-class ToolResultEvent:
+class ToolCallFinished:
     """A tool call ended (or was refused); `ok` is False for an error result."""
 
     result: ToolResult
@@ -120,7 +120,7 @@ class RunFinished:
 
 
 @frozen(eq=False)
-class ErrorEvent:
+class RunFailed:
     """A typed error ended the run (the result carries it too)."""
 
     error: ReactLoopError
@@ -130,13 +130,13 @@ Event: TypeAlias = (
     RunStarted
     | StepStarted
     | PhaseFinished
-    | TextDeltaEvent
-    | ToolCallDeltaEvent
+    | TextStreamed
+    | ToolCallStreamed
     | ToolCallStarted
-    | ToolResultEvent
+    | ToolCallFinished
     | StepFinished
     | HookFailed
     | ModelRetrying
-    | ErrorEvent
+    | RunFailed
     | RunFinished
 )

@@ -17,7 +17,15 @@ import attrs
 from attrs import frozen
 
 from reactloop._contracts import Hook, HookFailure, HookPoint
-from reactloop._decisions import Continue, Override, Reject, StopReason, StopRun
+from reactloop._decisions import (
+    NextIteration,
+    Override,
+    Proceed,
+    Reject,
+    Stop,
+    StopReason,
+    StopRun,
+)
 from reactloop._errors import HookError, ReactLoopError
 from reactloop._events import HookFailed
 from reactloop._messages import ModelRequest, ModelResponse, ToolCall
@@ -183,17 +191,26 @@ def broken_decision(
 ) -> HookError | None:
     """The contract `decision` breaks at `point` (a kind the point does not allow, an override of
     the wrong type or of a tool pair's identity), or None when it is fine."""
-    if decision is None or isinstance(decision, Continue):
+    if decision is None:
         return None
     name = type(hook).__name__
     allowed = _ALLOWED[point]
     if not isinstance(decision, allowed):
-        kinds = ", ".join(["None", "Continue", *(kind.__name__ for kind in allowed)])
-        rule = f"a {point.value} hook returns one of {kinds}"
+        kinds = ", ".join(["None", *(kind.__name__ for kind in allowed)])
+        rule = f"a {point.value} hook returns one of {kinds}{_phase_hint(decision)}"
         return HookError(name, point.value, rule=rule, value=decision)
     if isinstance(decision, Override):
         return _broken_override(name, point, value, decision.value)
     return None
+
+
+def _phase_hint(decision: object) -> str:
+    """Point a hook that returned a phase's decision to the hook decision it meant."""
+    if isinstance(decision, Stop):
+        return " (Stop is a phase's decision; a hook stops the run with StopRun)"
+    if isinstance(decision, Proceed | NextIteration):
+        return " (return None to let the run go on)"
+    return ""
 
 
 def _broken_override(name: str, point: HookPoint, old: object, new: object) -> HookError | None:

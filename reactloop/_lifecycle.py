@@ -15,7 +15,7 @@ import anyio
 from reactloop._contracts import HookPoint
 from reactloop._decisions import Stop, StopReason
 from reactloop._errors import ConfigurationError, ContractError, name_of
-from reactloop._events import ErrorEvent, RunFinished, StepFinished, ToolResultEvent
+from reactloop._events import RunFailed, RunFinished, StepFinished, ToolCallFinished
 from reactloop._messages import (
     AssistantMessage,
     Message,
@@ -165,7 +165,7 @@ async def _report_end(run: Run, step: Step | None, stop: Stop, result: RunResult
     if step is not None and run.listening:
         await run.emit(StepFinished(step))
     if stop.error is not None:
-        await run.emit(ErrorEvent(stop.error))
+        await run.emit(RunFailed(stop.error))
         await hooks.on_error(run, stop.error)
     if hooks.has(HookPoint.AFTER_RUN):
         result = await hooks.after_run(run, result)
@@ -206,4 +206,4 @@ async def _settle_open_calls(run: Run, stop: Stop) -> None:
     settled = run.state.settle_open_calls(why, run.calls_in_flight)
     for result in settled:
         if result.call_id in run.calls_in_flight:
-            await run.emit(ToolResultEvent(result))
+            await run.emit(ToolCallFinished(result))

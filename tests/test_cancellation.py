@@ -11,20 +11,17 @@ from reactloop import (
     AssistantMessage,
     Event,
     Hook,
-    ModelRequest,
-    ModelResponse,
     ReActLoop,
     ReactLoopError,
-    Run,
     RunResult,
-    RunState,
     StopRun,
     ToolCall,
     ToolMessage,
-    ToolResult,
     Usage,
 )
 from reactloop._lifecycle import start_run
+from reactloop.models import ModelRequest, ModelResponse
+from reactloop.phases import Run, RunState, ToolResult
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio

@@ -9,22 +9,13 @@ from typing import Any
 import attrs
 import pytest
 
-from reactloop import (
-    CheckPoint,
-    ModelRequest,
-    ReActLoop,
-    Run,
-    RunContext,
-    RunFinished,
-    RunResult,
-    StepPlan,
-    StopReason,
-    StopSignal,
-    default_phases,
-    default_start_phases,
-)
+from reactloop import Override, ReActLoop, Reject, RunContext, RunResult, StopReason, StopRun
 from reactloop._contracts import DeltaSink, StopCondition
 from reactloop._errors import ContractError, ErrorCode, HookError
+from reactloop.events import RunFinished
+from reactloop.models import ModelRequest
+from reactloop.phases import Run, StepPlan, default_phases, default_start_phases
+from reactloop.stopping import CheckPoint, StopSignal
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
@@ -177,6 +168,14 @@ def test_the_error_names_the_value_it_got() -> None:
         "a phase returns a decision",
         None,
     )
+
+
+@pytest.mark.parametrize("decision", [StopRun("halt"), Reject("no"), Override(None)])
+async def test_a_hook_decision_from_a_phase_names_the_phase_decision(decision: object) -> None:
+    loop, _ = loop_of(case("phase", phases=[phase_returning(decision), *default_phases()])())
+    result = await loop.run("go")
+    assert isinstance(result.error, ContractError)
+    assert "is a hook's decision; a phase ends the run with Stop" in result.error.rule
 
 
 def test_a_huge_value_is_cut_in_the_message() -> None:

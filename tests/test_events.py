@@ -14,20 +14,16 @@ from reactloop import (
     Hook,
     ReActLoop,
     Reject,
-    Run,
-    RunFinished,
     RunResult,
-    StepFinished,
     StopReason,
     StopRun,
     ToolCall,
-    ToolCallStarted,
     ToolMessage,
-    ToolResultEvent,
     Usage,
-    default_start_phases,
 )
+from reactloop.events import RunFinished, StepFinished, ToolCallFinished, ToolCallStarted
 from reactloop.examples.planning import PlanningPhase
+from reactloop.phases import Run, default_start_phases
 from reactloop.testing import FakeTool, ScriptedModel, reply
 from tests.strategies import AgentScript, agent_scripts
 
@@ -84,7 +80,7 @@ def assert_tool_events_pair(events: list[Event]) -> None:
         if isinstance(event, ToolCallStarted):
             assert started[event.call.id] == 0, f"started twice: {event.call.id}"
             started[event.call.id] += 1
-        elif isinstance(event, ToolResultEvent):
+        elif isinstance(event, ToolCallFinished):
             call_id = event.result.call_id
             assert started[call_id] == 1, f"result without started event: {call_id}"
             assert finished[call_id] == 0, f"two results: {call_id}"
@@ -124,7 +120,7 @@ async def test_a_call_cut_short_by_the_run_timeout_gets_its_result_event() -> No
     events, result = await streamed(loop)
     assert result.stop_reason is StopReason.RUN_TIMEOUT
     assert_tool_events_pair(events)
-    (cut,) = [e.result for e in events if isinstance(e, ToolResultEvent) and e.result.is_error]
+    (cut,) = [e.result for e in events if isinstance(e, ToolCallFinished) and e.result.is_error]
     assert cut.name == "block" and "cut short: the run stopped (run_timeout" in cut.content
 
 

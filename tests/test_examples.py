@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import (
-    ReActLoop,
-    RunResult,
-    StopReason,
-    Usage,
-    default_phases,
-    default_start_phases,
-)
+from reactloop import ReActLoop, RunResult, StopReason, Usage
 from reactloop.examples.demo import run_demo, scripted_model
 from reactloop.examples.planning import PlanningPhase
 from reactloop.examples.reflection import ReflectionPhase
+from reactloop.phases import default_phases, default_start_phases
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio

@@ -5,17 +5,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from reactloop import (
-    Hook,
-    ReActLoop,
-    Run,
-    RunFinished,
-    StopReason,
-    ToolCall,
-    ToolCallStarted,
-    ToolResult,
-)
+from reactloop import Hook, ReActLoop, StopReason, ToolCall
 from reactloop._errors import NoResultError
+from reactloop.events import RunFinished, ToolCallStarted
+from reactloop.phases import Run, ToolResult
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio

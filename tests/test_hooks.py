@@ -10,30 +10,26 @@ import pytest
 
 from reactloop import (
     AssistantMessage,
-    Continue,
     Event,
     Hook,
-    HookError,
-    HookFailed,
-    HookFailure,
-    HookPoint,
     Message,
-    ModelRequest,
-    ModelResponse,
     Override,
     ReActLoop,
     Reject,
-    Run,
-    RunFinished,
     RunResult,
     StopReason,
     StopRun,
     ToolCall,
     ToolMessage,
-    ToolResult,
 )
+from reactloop._decisions import NextIteration, Proceed, Stop
 from reactloop._errors import ContractError
 from reactloop._hooks import HookSet
+from reactloop.errors import HookError
+from reactloop.events import HookFailed, RunFinished
+from reactloop.hooks import HookFailure, HookPoint
+from reactloop.models import ModelRequest, ModelResponse
+from reactloop.phases import Run, ToolResult
 from reactloop.testing import FakeTool, ScriptedModel, call, make_run, reply
 
 pytestmark = pytest.mark.anyio
@@ -74,10 +70,10 @@ async def test_stop_wins_over_reject_and_override() -> None:
     assert verdict.stop == StopRun("halt")
 
 
-async def test_continue_and_none_change_nothing() -> None:
+async def test_none_changes_nothing() -> None:
     class Quiet(Hook):
-        async def before_tool_call(self, run: Run, c: ToolCall) -> Continue:
-            return Continue()
+        async def before_tool_call(self, run: Run, c: ToolCall) -> None:
+            return None
 
     original = call("t")
     verdict = await hooks(Quiet()).before_tool_call(make_run(), original)
@@ -221,6 +217,21 @@ async def test_a_fail_open_hook_breaking_its_contract_is_reported_and_ignored(
     assert [(f.point, type(f.error)) for f in failed] == [(point.value, HookError)]
     finished = events[-1]
     assert isinstance(finished, RunFinished) and finished.result.output == "done"
+
+
+PHASE_DECISIONS = [
+    pytest.param(Stop(StopReason.COMPLETED), "a hook stops the run with StopRun", id="Stop"),
+    pytest.param(Proceed(), "return None to let the run go on", id="Proceed"),
+    pytest.param(NextIteration(), "return None to let the run go on", id="NextIteration"),
+]
+
+
+@pytest.mark.parametrize(("decision", "hint"), PHASE_DECISIONS)
+async def test_a_phase_decision_from_a_hook_names_the_hook_decision(
+    decision: object, hint: str
+) -> None:
+    result = await two_step_loop(Returns(HookPoint.BEFORE_TOOL_CALL, decision)).run("go")
+    assert isinstance(result.error, HookError) and hint in result.error.rule
 
 
 WRONG_OVERRIDES = [

@@ -9,44 +9,43 @@ import pytest
 
 from reactloop import (
     AssistantMessage,
-    AuthenticationError,
     CapPolicy,
     ConfigurationError,
-    ContextTooLongError,
     ContextWindow,
-    ErrorCode,
     Event,
     FinalAnswerMarker,
     Message,
-    ModelRequest,
-    ModelRetrying,
-    ModelTimeoutError,
-    NextIteration,
-    PhaseDecision,
-    Proceed,
-    ProviderUnavailableError,
-    RateLimitedError,
     ReActLoop,
-    RepairKind,
-    Run,
     RunContext,
-    RunFinished,
-    RunLimiter,
-    RunStarted,
-    RunTimeoutError,
-    ScriptExhaustedError,
-    StepFinished,
-    StepStarted,
     StopReason,
-    TextDeltaEvent,
-    ToolCallStarted,
     ToolMessage,
-    ToolResultEvent,
     Usage,
     UserMessage,
-    default_phases,
     tool,
 )
+from reactloop.errors import (
+    AuthenticationError,
+    ContextTooLongError,
+    ErrorCode,
+    ModelTimeoutError,
+    ProviderUnavailableError,
+    RateLimitedError,
+    RunTimeoutError,
+    ScriptExhaustedError,
+)
+from reactloop.events import (
+    ModelRetrying,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    TextStreamed,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from reactloop.messages import RepairKind
+from reactloop.models import ModelRequest
+from reactloop.phases import NextIteration, PhaseDecision, Proceed, Run, RunLimiter, default_phases
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
@@ -93,9 +92,9 @@ async def test_stream_yields_typed_events_ending_with_the_result() -> None:
     assert {
         RunStarted,
         StepStarted,
-        TextDeltaEvent,
+        TextStreamed,
         ToolCallStarted,
-        ToolResultEvent,
+        ToolCallFinished,
         StepFinished,
     } <= kinds
     assert isinstance(seen[0], RunStarted) and isinstance(seen[-1], RunFinished)

@@ -33,7 +33,8 @@ from typing import Any, Literal, assert_type
 
 import anyio
 
-from reactloop import Event, ReActLoop, RunFinished, RunResult, StopReason, TextDeltaEvent, tool
+from reactloop import Event, ReActLoop, RunResult, StopReason, tool
+from reactloop.events import RunFinished, TextStreamed
 from reactloop.testing import ScriptedModel, call, reply
 
 
@@ -78,7 +79,7 @@ async def main() -> None:
         async for event in events:
             assert_type(event, Event)
             match event:
-                case TextDeltaEvent(text=text):
+                case TextStreamed(text=text):
                     texts.append(text)
                 case RunFinished(result=final):
                     finals.append(final)

@@ -1,46 +1,134 @@
-"""The public surface is pinned: adding or removing a name must be a deliberate change."""
+"""The public surface is pinned: adding, moving or removing a name must be a deliberate change."""
 
 from __future__ import annotations
 
-import reactloop
-import reactloop.testing
+import importlib
 
-EXPECTED = {
-    "AnthropicModel", "AnyOf", "AssistantMessage", "AuthenticationError", "BlockedPatterns",
-    "CapPolicy", "CheckPoint", "ConfigurationError", "ContextBudget", "ContextTooLongError",
-    "ContextTracker", "ContextWindow", "Continue", "DefaultErrorMessages", "ErrorCode",
-    "ErrorEvent", "ErrorMessageResolver", "Event", "FinalAnswerMarker", "FinishReason",
-    "Finishing", "ForcedTool", "FunctionTool", "GuardRejectedError", "Hook", "HookDecisionApplier",
-    "HookError", "HookFailed", "HookFailure", "HookPoint", "InputGuard", "InstructionsRole",
-    "InvalidRequestError", "InvalidResponseError", "IterationGuards", "LoopOptions",
-    "MaxInputLength", "MaxIterations", "MaxTokensField", "MaxToolCalls", "Message",
-    "MessageTokenEstimator", "Model", "ModelDelta", "ModelError", "ModelRequest", "ModelResponse",
-    "ModelRetrying", "ModelSettings", "ModelTimeoutError", "NextIteration", "OpenAIModel",
-    "Override", "Phase", "PhaseDecision", "PhaseFinished", "Proceed", "ProviderUnavailableError",
-    "RateLimitedError", "ReActLoop", "ReactLoopError", "ReasoningPhase", "Reject", "RepairKind",
-    "RepairNote", "RepairedHistory", "RepetitionPolicy", "ResponseFormat", "ResponseFormatKind",
-    "RetryNotice", "RetryPolicy", "Run", "RunContext", "RunFinished", "RunHandle", "RunLimitError",
-    "RunLimiter", "RunResult", "RunStart", "RunStarted", "RunState", "RunStream",
-    "RunTimeoutError", "ScriptExhaustedError", "Step", "StepFinished", "StepPlan", "StepStarted",
-    "Stop", "StopReason", "StopRun", "StopSignal", "StopWhen", "SystemMessage", "TextDelta",
-    "TextDeltaEvent", "TimeBudget", "TokenBudget", "TokenEstimator", "Tool", "ToolArgumentsError",
-    "ToolCall", "ToolCallDelta", "ToolCallDeltaEvent", "ToolCallStarted", "ToolCalled",
-    "ToolChoice", "ToolDefinitionError", "ToolError", "ToolExecutionError", "ToolMessage",
-    "ToolPhase", "ToolRefusedError", "ToolResult", "ToolResultEvent", "ToolSpec",
-    "ToolTimeoutError", "UnknownToolError", "Usage", "UserMessage", "call_with_retry",
-    "default_phases", "default_start_phases", "estimate_text_tokens", "is_retryable",
-    "model_from_string", "repair_history", "tool", "user_message",
+import pytest
+
+import reactloop
+from reactloop.errors import MovedNameError
+
+PINNED: dict[str, set[str]] = {
+    "reactloop": {
+        "AnthropicModel", "AssistantMessage", "CapPolicy", "ConfigurationError",
+        "ContextWindow", "Event", "FinalAnswerMarker", "FunctionTool", "Hook",
+        "MaxIterations", "MaxToolCalls", "Message", "Model", "ModelSettings", "OpenAIModel",
+        "Override", "ReActLoop", "ReactLoopError", "Reject", "RetryPolicy", "RunContext",
+        "RunHandle", "RunResult", "RunStream", "StopReason", "StopRun", "StopWhen",
+        "SystemMessage", "TimeBudget", "TokenBudget", "Tool", "ToolCall", "ToolCalled",
+        "ToolMessage", "Usage", "UserMessage", "tool"
+    },
+    "reactloop.events": {
+        "Event", "HookFailed", "ModelRetrying", "PhaseFinished", "RunFailed", "RunFinished",
+        "RunStarted", "StepFinished", "StepStarted", "TextStreamed", "ToolCallFinished",
+        "ToolCallStarted", "ToolCallStreamed"
+    },
+    "reactloop.errors": {
+        "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",
+        "DefaultErrorMessages", "ErrorCode", "ErrorMessageResolver", "GuardRejectedError",
+        "HookError", "InvalidRequestError", "InvalidResponseError", "ModelError",
+        "ModelTimeoutError", "MovedNameError", "NoResultError", "ProviderUnavailableError",
+        "RateLimitedError", "ReactLoopError", "RunLimitError", "RunTimeoutError",
+        "ScriptExhaustedError", "ToolArgumentsError", "ToolDefinitionError", "ToolError",
+        "ToolExecutionError", "ToolRefusedError", "ToolTimeoutError", "UnknownToolError",
+        "user_message"
+    },
+    "reactloop.messages": {
+        "AssistantMessage", "Message", "RepairKind", "RepairNote", "RepairedHistory",
+        "SystemMessage", "ToolCall", "ToolMessage", "Usage", "UserMessage", "repair_history"
+    },
+    "reactloop.models": {
+        "AnthropicModel", "FinishReason", "ForcedTool", "InstructionsRole",
+        "MaxTokensField", "Model", "ModelDelta", "ModelRequest", "ModelResponse",
+        "ModelSettings", "OpenAIModel", "ResponseFormat", "ResponseFormatKind",
+        "RetryNotice", "RetryPolicy", "TextDelta", "ToolCallDelta", "ToolChoice",
+        "ToolSpec", "call_with_retry", "is_retryable", "model_from_string"
+    },
+    "reactloop.phases": {
+        "Finishing", "HookDecisionApplier", "IterationGuards", "LoopOptions",
+        "NextIteration", "Phase", "PhaseDecision", "Proceed", "ReasoningPhase", "Run",
+        "RunLimiter", "RunStart", "RunState", "Step", "StepPlan", "Stop", "ToolPhase",
+        "ToolResult", "default_phases", "default_start_phases"
+    },
+    "reactloop.hooks": {
+        "BlockedPatterns", "Hook", "HookFailure", "HookPoint", "InputGuard",
+        "MaxInputLength", "Override", "Reject", "StopRun"
+    },
+    "reactloop.stopping": {
+        "AnyOf", "CapPolicy", "CheckPoint", "FinalAnswerMarker", "MaxIterations",
+        "MaxToolCalls", "RepetitionPolicy", "StopCondition", "StopSignal", "StopWhen",
+        "TimeBudget", "TokenBudget", "ToolCalled"
+    },
+    "reactloop.context": {
+        "ContextBudget", "ContextTracker", "ContextWindow", "MessageTokenEstimator",
+        "TokenEstimator", "estimate_text_tokens"
+    },
+    "reactloop.testing": {
+        "FakeClock", "FakeTool", "FunctionModel", "ScriptedModel", "call", "deltas_of",
+        "make_run", "reply", "run_phase"
+    },
 }  # fmt: skip
 
-
-def test_all_is_pinned() -> None:
-    assert set(reactloop.__all__) == EXPECTED
+THEMED = [name for name in PINNED if name not in ("reactloop", "reactloop.testing")]
 
 
-def test_every_exported_name_exists() -> None:
-    missing = [name for name in reactloop.__all__ if not hasattr(reactloop, name)]
-    assert missing == []
+@pytest.mark.parametrize("module", PINNED)
+def test_all_is_pinned(module: str) -> None:
+    assert set(importlib.import_module(module).__all__) == PINNED[module]
 
 
-def test_testing_module_exports_exist() -> None:
-    assert all(hasattr(reactloop.testing, name) for name in reactloop.testing.__all__)
+@pytest.mark.parametrize("module", PINNED)
+def test_every_exported_name_exists(module: str) -> None:
+    public = importlib.import_module(module)
+    assert [name for name in public.__all__ if not hasattr(public, name)] == []
+
+
+def test_the_top_level_stays_small() -> None:
+    assert len(reactloop.__all__) <= 50
+
+
+def test_every_top_level_name_has_a_themed_home_or_is_the_loop_itself() -> None:
+    themed = set().union(*(PINNED[module] for module in THEMED))
+    assert set(reactloop.__all__) - themed == {
+        "ReActLoop", "RunContext", "RunHandle", "RunResult", "RunStream", "StopReason", "Tool",
+        "FunctionTool", "tool",
+    }  # fmt: skip
+
+
+def test_a_name_in_two_places_is_the_same_object() -> None:
+    seen: dict[str, object] = {}
+    for module in ["reactloop", *THEMED]:
+        public = importlib.import_module(module)
+        for name in public.__all__:
+            assert seen.setdefault(name, getattr(public, name)) is getattr(public, name), name
+
+
+MOVED = [
+    ("TextDelta", "reactloop.models", "from reactloop.models import TextDelta"),
+    ("Proceed", "reactloop.phases", "from reactloop.phases import Proceed"),
+    ("StopSignal", "reactloop.stopping", "from reactloop.stopping import StopSignal"),
+    ("HookError", "reactloop.errors", "from reactloop.errors import HookError"),
+    (
+        "ToolResultEvent",
+        "renamed ToolCallFinished",
+        "from reactloop.events import ToolCallFinished",
+    ),
+    ("TextDeltaEvent", "renamed TextStreamed", "from reactloop.events import TextStreamed"),
+    ("ErrorEvent", "renamed RunFailed", "from reactloop.events import RunFailed"),
+    ("Continue", "removed", "a hook returns None"),
+]
+
+
+@pytest.mark.parametrize(("name", "where", "how"), MOVED)
+def test_importing_a_moved_name_says_where_it_went(name: str, where: str, how: str) -> None:
+    with pytest.raises(ImportError) as caught:
+        exec(f"from reactloop import {name}", {})
+    assert isinstance(caught.value, MovedNameError) and caught.value.name == name
+    assert where in str(caught.value) and how in str(caught.value)
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Nonsense'"):
+        _ = reactloop.Nonsense  # type: ignore[attr-defined]
+    assert not hasattr(reactloop, "also_not_there")

@@ -8,8 +8,9 @@ from typing import Any
 import attrs
 import pytest
 
-from reactloop import Proceed, ReActLoop, Run, RunState, Usage, UserMessage
+from reactloop import ReActLoop, Usage, UserMessage
 from reactloop._lifecycle import start_run
+from reactloop.phases import Proceed, Run, RunState
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio

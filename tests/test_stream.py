@@ -9,21 +9,11 @@ import pytest
 from anyio.abc import TaskGroup
 
 import reactloop._handle
-from reactloop import (
-    AssistantMessage,
-    Hook,
-    ReActLoop,
-    Run,
-    RunFinished,
-    RunResult,
-    StopReason,
-    TextDeltaEvent,
-    ToolCallStarted,
-    ToolMessage,
-    tool,
-)
+from reactloop import AssistantMessage, Hook, ReActLoop, RunResult, StopReason, ToolMessage, tool
 from reactloop._errors import NoResultError
 from reactloop._handle import STREAM_BUFFER, RunStream
+from reactloop.events import RunFinished, TextStreamed, ToolCallStarted
+from reactloop.phases import Run
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
@@ -135,7 +125,7 @@ async def test_returning_from_the_block_ends_the_run_with_stream_closed() -> Non
     async def stream_left_at_the_first_delta(loop: ReActLoop) -> RunStream:
         async with loop.stream("go") as events:
             async for event in events:
-                if isinstance(event, TextDeltaEvent):
+                if isinstance(event, TextStreamed):
                     return events
         raise AssertionError("no text delta")
 

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import (
-    ModelRequest,
-    ScriptExhaustedError,
-    TextDelta,
-    ToolCallDelta,
-    UserMessage,
-)
+from reactloop import UserMessage
+from reactloop.errors import ScriptExhaustedError
+from reactloop.models import ModelRequest, TextDelta, ToolCallDelta
 from reactloop.testing import FakeClock, FunctionModel, ScriptedModel, call, deltas_of, reply
 
 pytestmark = pytest.mark.anyio

@@ -7,8 +7,9 @@ from typing import Literal
 
 import pytest
 
-from reactloop import RunContext, ToolArgumentsError, ToolDefinitionError, tool
+from reactloop import RunContext, tool
 from reactloop._tool import parse_docstring
+from reactloop.errors import ToolArgumentsError, ToolDefinitionError
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ from attrs import frozen
 
 from reactloop._contracts import HookPoint, Tool
 from reactloop._errors import ToolError, ToolExecutionError, ToolTimeoutError
-from reactloop._events import ToolCallStarted, ToolResultEvent
+from reactloop._events import ToolCallFinished, ToolCallStarted
 from reactloop._messages import ToolCall
 from reactloop._phases.applier import park_stop
 from reactloop._state import ToolResult
@@ -104,7 +104,7 @@ async def run_admitted(run: Run, item: Admitted) -> ToolResult:
         park_stop(run, verdict)
         result = verdict.value
     if run.listening:
-        await run.emit(ToolResultEvent(result))
+        await run.emit(ToolCallFinished(result))
     run.calls_in_flight.discard(item.call.id)
     return result
 

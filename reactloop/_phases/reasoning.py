@@ -13,7 +13,7 @@ import attrs
 from reactloop._contracts import CheckPoint, HookPoint, Model, Tool
 from reactloop._decisions import PROCEED, PhaseDecision, Stop
 from reactloop._errors import ContractError, ModelTimeoutError, name_of
-from reactloop._events import ModelRetrying, TextDeltaEvent, ToolCallDeltaEvent
+from reactloop._events import ModelRetrying, TextStreamed, ToolCallStreamed
 from reactloop._messages import (
     ModelDelta,
     ModelRequest,
@@ -101,9 +101,9 @@ async def _call_once(run: Run, model: Model, request: ModelRequest) -> ModelResp
 
         async def forward(delta: ModelDelta) -> None:
             if isinstance(delta, TextDelta):
-                await run.emit(TextDeltaEvent(delta.text))
+                await run.emit(TextStreamed(delta.text))
             else:
-                event = ToolCallDeltaEvent(delta.index, delta.arguments_delta, delta.name, delta.id)
+                event = ToolCallStreamed(delta.index, delta.arguments_delta, delta.name, delta.id)
                 await run.emit(event)
 
         pending = model.stream(request, forward)

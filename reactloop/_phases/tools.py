@@ -16,7 +16,7 @@ from reactloop._errors import (
     ToolRefusedError,
     UnknownToolError,
 )
-from reactloop._events import ToolCallStarted, ToolResultEvent
+from reactloop._events import ToolCallFinished, ToolCallStarted
 from reactloop._messages import ToolCall
 from reactloop._phases._execute import Admitted, error_result, run_concurrently
 from reactloop._phases.applier import park_stop
@@ -102,7 +102,7 @@ async def _refuse(run: Run, call: ToolCall, error: ToolError) -> ToolResult:
     await run.config.hooks.on_error(run, error)
     if run.listening:
         await run.emit(ToolCallStarted(call))
-        await run.emit(ToolResultEvent(result))
+        await run.emit(ToolCallFinished(result))
     return result
 
 

@@ -12,25 +12,19 @@ from typing import Literal
 
 import anyio
 
-from reactloop import (
-    Event,
-    Model,
+from reactloop import Event, Model, ReActLoop, RunResult, Usage, tool
+from reactloop.events import (
     PhaseFinished,
-    ReActLoop,
     RunFinished,
-    RunResult,
     StepFinished,
     StepStarted,
-    TextDeltaEvent,
+    TextStreamed,
+    ToolCallFinished,
     ToolCallStarted,
-    ToolResultEvent,
-    Usage,
-    default_phases,
-    default_start_phases,
-    tool,
 )
 from reactloop.examples.planning import PlanningPhase
 from reactloop.examples.reflection import ReflectionPhase
+from reactloop.phases import default_phases, default_start_phases
 from reactloop.testing import ScriptedModel, call, reply
 
 WEATHER = {"paris": (18, "light rain"), "tokyo": (24, "sunny"), "lima": (16, "overcast")}
@@ -120,7 +114,7 @@ def describe(event: Event) -> str | None:
             return f"   phase {phase:<20} -> {type(decision).__name__}"
         case ToolCallStarted(call=tool_call):
             return f"   tool  {tool_call.name}({tool_call.arguments})"
-        case ToolResultEvent(result=result):
+        case ToolCallFinished(result=result):
             mark = "ok " if not result.is_error else "ERR"
             return f"   {mark}   {result.name} -> {result.content}"
         case StepFinished(step=step):
@@ -138,7 +132,7 @@ async def stream_and_print(loop: ReActLoop, question: str) -> RunResult:
     text: list[str] = []
     async with loop.stream(question) as events:
         async for event in events:
-            if isinstance(event, TextDeltaEvent):
+            if isinstance(event, TextStreamed):
                 text.append(event.text)
                 continue
             if isinstance(event, RunFinished):

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from reactloop import ModelRequest, PhaseDecision, Proceed, Run, UserMessage
+from reactloop import UserMessage
+from reactloop.models import ModelRequest
+from reactloop.phases import PhaseDecision, Proceed, Run
 
 PLANNER_PROMPT = "Write a short numbered plan (at most 3 steps) for answering the user's request."
 

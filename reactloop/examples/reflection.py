@@ -11,17 +11,8 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from reactloop import (
-    NextIteration,
-    PhaseDecision,
-    Proceed,
-    Run,
-    Step,
-    Stop,
-    StopReason,
-    SystemMessage,
-    ToolResult,
-)
+from reactloop import StopReason, SystemMessage
+from reactloop.phases import NextIteration, PhaseDecision, Proceed, Run, Step, Stop, ToolResult
 
 
 def _all_failed(results: Sequence[ToolResult]) -> bool:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import HookDecisionApplier, Proceed, Stop, StopReason
+from reactloop import StopReason
+from reactloop.phases import HookDecisionApplier, Proceed, Stop
 from reactloop.testing import make_run, run_phase
 
 pytestmark = pytest.mark.anyio

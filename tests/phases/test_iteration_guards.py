@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import (
-    CapPolicy,
-    IterationGuards,
-    Proceed,
-    Stop,
-    StopReason,
-    StopWhen,
-    TimeBudget,
-    TokenBudget,
-    Usage,
-)
+from reactloop import CapPolicy, StopReason, StopWhen, TimeBudget, TokenBudget, Usage
+from reactloop.phases import IterationGuards, Proceed, Stop
 from reactloop.testing import FakeClock, make_run, reply, run_phase
 
 pytestmark = pytest.mark.anyio

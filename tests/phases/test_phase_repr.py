@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import reactloop
-from reactloop import Phase, default_phases, default_start_phases
+import reactloop.phases
+from reactloop.phases import Phase, default_phases, default_start_phases
 
 BUILT_IN = {type(phase): phase for phase in [*default_start_phases(), *default_phases()]}
 
@@ -13,7 +13,7 @@ BUILT_IN = {type(phase): phase for phase in [*default_start_phases(), *default_p
 @pytest.mark.parametrize("phase", BUILT_IN.values(), ids=lambda phase: type(phase).__name__)
 def test_a_phase_repr_rebuilds_the_phase(phase: Phase) -> None:
     assert repr(phase) == f"{type(phase).__name__}()"
-    assert type(eval(repr(phase), vars(reactloop))) is type(phase)
+    assert type(eval(repr(phase), vars(reactloop.phases))) is type(phase)
 
 
 def test_the_default_sequence_prints_readably() -> None:

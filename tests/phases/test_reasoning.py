@@ -4,26 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import (
-    Event,
-    FinalAnswerMarker,
-    Finishing,
-    Hook,
-    ModelRequest,
-    ModelResponse,
-    Override,
-    Proceed,
-    ReasoningPhase,
-    Run,
-    StepPlan,
-    Stop,
-    StopReason,
-    StopRun,
-    TextDeltaEvent,
-    ToolCallDeltaEvent,
-    ToolChoice,
-    Usage,
-)
+from reactloop import Event, FinalAnswerMarker, Hook, Override, StopReason, StopRun, Usage
+from reactloop.events import TextStreamed, ToolCallStreamed
+from reactloop.models import ModelRequest, ModelResponse, ToolChoice
+from reactloop.phases import Finishing, Proceed, ReasoningPhase, Run, StepPlan, Stop
 from reactloop.testing import FakeTool, ScriptedModel, call, make_run, reply, run_phase
 
 pytestmark = pytest.mark.anyio
@@ -71,8 +55,8 @@ async def test_streams_deltas_when_someone_listens() -> None:
     events: list[Event] = []
     model = ScriptedModel([reply("two words", call("t", q="x"))])
     await run_phase(ReasoningPhase(), make_run(model=model, events=events))
-    text = "".join(e.text for e in events if isinstance(e, TextDeltaEvent))
-    args = "".join(e.arguments_delta for e in events if isinstance(e, ToolCallDeltaEvent))
+    text = "".join(e.text for e in events if isinstance(e, TextStreamed))
+    args = "".join(e.arguments_delta for e in events if isinstance(e, ToolCallStreamed))
     assert (text, args) == ("two words", '{"q":"x"}')
 
 

@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import (
-    BlockedPatterns,
-    GuardRejectedError,
-    Hook,
-    MaxInputLength,
-    Proceed,
-    Run,
-    RunStart,
-    Stop,
-    StopReason,
-    StopRun,
-    UserMessage,
-)
+from reactloop import Hook, StopReason, StopRun, UserMessage
+from reactloop.errors import GuardRejectedError
+from reactloop.hooks import BlockedPatterns, MaxInputLength
+from reactloop.phases import Proceed, Run, RunStart, Stop
 from reactloop.testing import make_run, run_phase
 
 pytestmark = pytest.mark.anyio

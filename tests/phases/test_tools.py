@@ -7,25 +7,10 @@ from typing import Any
 import anyio
 import pytest
 
-from reactloop import (
-    ErrorCode,
-    Event,
-    Hook,
-    Override,
-    Proceed,
-    Reject,
-    Run,
-    Stop,
-    StopReason,
-    StopRun,
-    ToolCall,
-    ToolCalled,
-    ToolCallStarted,
-    ToolPhase,
-    ToolResult,
-    ToolResultEvent,
-    tool,
-)
+from reactloop import Event, Hook, Override, Reject, StopReason, StopRun, ToolCall, ToolCalled, tool
+from reactloop.errors import ErrorCode
+from reactloop.events import ToolCallFinished, ToolCallStarted
+from reactloop.phases import Proceed, Run, Stop, ToolPhase, ToolResult
 from reactloop.testing import FakeTool, call, make_run, reply, run_phase
 
 pytestmark = pytest.mark.anyio
@@ -210,7 +195,7 @@ async def test_result_events_report_ok_and_error() -> None:
     events: list[Event] = []
     run = run_with(call("good"), call("nope"), tools=[FakeTool("good")], events=events)
     await run_phase(ToolPhase(), run)
-    oks = [e.ok for e in events if isinstance(e, ToolResultEvent)]
+    oks = [e.ok for e in events if isinstance(e, ToolCallFinished)]
     assert sorted(oks) == [False, True]
 
 
@@ -279,9 +264,9 @@ async def test_a_refused_call_has_its_started_event_before_its_result(case: str)
     kinds = [(type(e).__name__, call_id(e)) for e in events]
     assert kinds == [
         ("ToolCallStarted", "c1"),
-        ("ToolResultEvent", "c1"),
+        ("ToolCallFinished", "c1"),
         ("ToolCallStarted", "c2"),
-        ("ToolResultEvent", "c2"),
+        ("ToolCallFinished", "c2"),
     ]
     assert all(r.is_error for r in results(run))
 
@@ -289,7 +274,7 @@ async def test_a_refused_call_has_its_started_event_before_its_result(case: str)
 def call_id(event: Event) -> str:
     if isinstance(event, ToolCallStarted):
         return event.call.id
-    assert isinstance(event, ToolResultEvent)
+    assert isinstance(event, ToolCallFinished)
     return event.result.call_id
 
 

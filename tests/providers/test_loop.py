@@ -9,7 +9,7 @@ import pytest
 
 from reactloop._contracts import Model
 from reactloop._decisions import StopReason
-from reactloop._events import Event, RunFinished, TextDeltaEvent, ToolCallDeltaEvent
+from reactloop._events import Event, RunFinished, TextStreamed, ToolCallStreamed
 from reactloop._loop import ReActLoop
 from reactloop._messages import ToolCall
 from reactloop._providers import AnthropicModel, OpenAIModel
@@ -104,9 +104,9 @@ async def run_both_ways(loop: ReActLoop) -> tuple[RunResult, list[Event]]:
 
 
 def check_events(events: list[Event]) -> None:
-    texts = "".join(e.text for e in events if isinstance(e, TextDeltaEvent))
+    texts = "".join(e.text for e in events if isinstance(e, TextStreamed))
     assert texts == "Let me look.One more check." + FINAL
-    names = {e.name for e in events if isinstance(e, ToolCallDeltaEvent) and e.name}
+    names = {e.name for e in events if isinstance(e, ToolCallStreamed) and e.name}
     assert names == {"get_weather", "get_time"}
 
 
