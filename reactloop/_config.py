@@ -224,8 +224,17 @@ def _phase(option: str, value: object) -> Phase:
 def phase_sequence(
     option: str, phases: Sequence[Phase] | None, default: Callable[[], Sequence[Phase]]
 ) -> tuple[Phase, ...]:
-    """The loop's phases (`phases` or `start_phases`), each checked; None takes the default."""
-    return tuple(default()) if phases is None else sequence_of(option, phases, _phase, "phases")
+    """The loop's phases (`phases` or `start_phases`), each checked; None takes the default.
+
+    An empty `phases` is refused: an iteration that does nothing would never end the run.
+    """
+    if phases is None:
+        return tuple(default())
+    checked = sequence_of(option, phases, _phase, "phases")
+    if option == "phases" and not checked:
+        rule = "at least one phase (an empty iteration never ends the run); see default_phases()"
+        raise ConfigurationError.invalid(option, phases, rule)
+    return checked
 
 
 def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConfig:

@@ -18,7 +18,7 @@ from reactloop._errors import ConfigurationError, ContextTooLongError
 from reactloop._messages import AssistantMessage, Message, SystemMessage, ToolSpec, UserMessage
 from reactloop._repair import pair_calls
 from reactloop._tokens import DEFAULT_ESTIMATOR, TokenEstimator, TokenLedger, tool_spec_tokens
-from reactloop._validate import integer
+from reactloop._validate import checked_arguments, integer
 
 logger = logging.getLogger("reactloop")
 
@@ -174,6 +174,7 @@ def _valid_estimator(_: object, __: object, value: object) -> None:
         raise ConfigurationError.invalid("ContextWindow.estimator", value, rule)
 
 
+@checked_arguments
 @frozen
 class ContextWindow:
     """A model's context window and how much of it to keep free for the answer.

@@ -78,6 +78,12 @@ def not_a_decision(phase: object, value: object) -> NoReturn:
     raise ContractError(f"phase {name_of(phase)}", rule, value)
 
 
+def not_async(phase: object, value: object) -> NoReturn:
+    """Raise the `ContractError` of a phase called like a function that returned no awaitable."""
+    rule = "a phase is async: `async def __call__(self, run)` or an async function of the run"
+    raise ContractError(f"phase {name_of(phase)}", rule, value)
+
+
 # --- hook decisions -------------------------------------------------------------------------
 
 

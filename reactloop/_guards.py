@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from attrs import field, frozen
 
 from reactloop._errors import ConfigurationError
-from reactloop._validate import integer, items
+from reactloop._validate import checked_arguments, integer, items
 
 
 @frozen
@@ -27,6 +27,7 @@ class NonEmptyInput:
 NON_EMPTY_INPUT = NonEmptyInput()
 
 
+@checked_arguments
 @frozen
 class MaxInputLength:
     """Reject input longer than `limit` characters."""
@@ -69,6 +70,7 @@ def _compile(
     return tuple(_pattern(f"BlockedPatterns.patterns[{i}]", p) for i, p in enumerate(given))
 
 
+@checked_arguments
 @frozen
 class BlockedPatterns:
     """Reject input matching any of `patterns` (regular expressions; one string is one pattern)."""

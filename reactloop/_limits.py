@@ -9,7 +9,7 @@ import anyio
 from anyio.lowlevel import RunVar
 
 from reactloop._errors import RunLimitError
-from reactloop._validate import integer, optional_number
+from reactloop._validate import checked_arguments, integer, optional_number
 
 
 def _check_settings(max_runs: int, max_wait: float | None) -> None:
@@ -17,6 +17,7 @@ def _check_settings(max_runs: int, max_wait: float | None) -> None:
     optional_number("RunLimiter.max_wait", max_wait, inclusive=True)
 
 
+@checked_arguments
 class RunLimiter:
     """At most `max_runs` runs at once; a run waits for a slot, for at most `max_wait` seconds.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any, Self, Unpack, assert_never
@@ -18,6 +19,7 @@ from reactloop._decisions import (
     Stop,
     StopReason,
     not_a_decision,
+    not_async,
 )
 from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import PhaseFinished, RunStarted, StepFinished, StepStarted
@@ -27,8 +29,10 @@ from reactloop._messages import Message, UserMessage
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._run import LoopConfig, Run
 from reactloop._state import RunResult
+from reactloop._validate import checked_arguments
 
 
+@checked_arguments
 class ReActLoop:
     """A tool-using agent: `start_phases` once, then `phases` each iteration until one stops.
 
@@ -131,7 +135,7 @@ class ReActLoop:
     async def _sequence(self, run: Run, phases: Sequence[Phase]) -> PhaseDecision:
         listening = run.listening
         for phase in phases:
-            decision = await phase(run)
+            decision = await _awaited(phase, run)
             if listening:
                 await run.emit(PhaseFinished(type(phase).__name__, decision))
             if decision is PROCEED:
@@ -145,6 +149,17 @@ class ReActLoop:
                     not_a_decision(phase, decision)
                     assert_never(decision)
         return PROCEED
+
+
+async def _awaited(phase: Phase, run: Run) -> PhaseDecision:
+    """The phase's decision; a phase that is not async breaks its contract (a ContractError)."""
+    pending = phase(run)
+    try:
+        return await pending
+    except TypeError:
+        if not inspect.isawaitable(pending):
+            not_async(phase, pending)
+        raise
 
 
 async def finish_step(run: Run) -> None:

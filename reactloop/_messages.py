@@ -17,6 +17,7 @@ from attrs import field, frozen
 from reactloop._errors import ConfigurationError
 from reactloop._validate import (
     boolean,
+    checked_arguments,
     member,
     optional_boolean,
     optional_instance,
@@ -152,6 +153,7 @@ def _format_kind(value: ResponseFormatKind | str) -> ResponseFormatKind:
     return member("ResponseFormat.kind", value, ResponseFormatKind)
 
 
+@checked_arguments
 @frozen
 class ResponseFormat:
     """Requested output format; `schema` and `name` apply to JSON_SCHEMA, which needs a schema."""
@@ -171,6 +173,7 @@ class ResponseFormat:
             )
 
 
+@checked_arguments
 @frozen
 class ModelSettings:
     """Sampling and output settings; None leaves the provider's default."""

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 from attrs import field, frozen
 
 from reactloop._errors import ConfigurationError, ErrorCode, ReactLoopError
+from reactloop._validate import checked_arguments
 
 DEFAULT_MESSAGES: Mapping[ErrorCode, str] = MappingProxyType(
     {
@@ -66,6 +67,7 @@ def _frozen_messages(overrides: Mapping[ErrorCode, str]) -> Mapping[ErrorCode, s
     return MappingProxyType(dict(overrides))
 
 
+@checked_arguments
 @frozen
 class DefaultErrorMessages:
     """The default resolver: one fixed sentence per `ErrorCode`, optionally overridden per code.

@@ -22,7 +22,7 @@ from reactloop._errors import (
     InvalidRequestError,
     ModelError,
 )
-from reactloop._validate import integer, number
+from reactloop._validate import checked_arguments, integer, number
 
 T = TypeVar("T")
 
@@ -35,6 +35,7 @@ NEVER_RETRIED: tuple[type[ModelError], ...] = (
 )
 
 
+@checked_arguments
 @frozen
 class RetryPolicy:
     """How model calls are retried: `max_retries` more calls after the first one fails.

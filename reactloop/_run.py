@@ -22,7 +22,7 @@ from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, 
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._state import RunContext, RunState
-from reactloop._validate import integer
+from reactloop._validate import checked_arguments, integer
 
 Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
 EventSink = Callable[[Event], Awaitable[None]]
@@ -49,6 +49,7 @@ class StepPlan:
 PrepareStep = Callable[["Run", StepPlan], StepPlan | Awaitable[StepPlan]]
 
 
+@checked_arguments
 @frozen
 class RepetitionPolicy:
     """Same tool, same arguments, many times in a row: nudge the model, then stop the run."""

@@ -12,7 +12,7 @@ from reactloop._contracts import CheckPoint, StopCondition
 from reactloop._decisions import StopReason, StopSignal
 from reactloop._errors import ConfigurationError
 from reactloop._state import Step
-from reactloop._validate import boolean, function, integer, items, number, text
+from reactloop._validate import boolean, checked_arguments, function, integer, items, number, text
 
 if TYPE_CHECKING:
     from reactloop._run import Run
@@ -26,6 +26,7 @@ def _names(names: Iterable[str] | str) -> frozenset[str]:
     return frozenset(text(f"ToolCalled.names[{i}]", name) for i, name in enumerate(given))
 
 
+@checked_arguments
 @frozen
 class MaxIterations(StopCondition):
     """Cap: at most `limit` iterations that may call tools."""
@@ -42,6 +43,7 @@ class MaxIterations(StopCondition):
         return None
 
 
+@checked_arguments
 @frozen
 class MaxToolCalls(StopCondition):
     """Cap: at most `limit` tool calls in the run (calls, not iterations)."""
@@ -62,6 +64,7 @@ class MaxToolCalls(StopCondition):
         return max(0, self.limit - run.state.tool_calls_made)
 
 
+@checked_arguments
 @frozen
 class TokenBudget(StopCondition):
     """Cap: stop once the run's input plus output tokens reach `limit`."""
@@ -81,6 +84,7 @@ class TokenBudget(StopCondition):
         return None
 
 
+@checked_arguments
 @frozen
 class TimeBudget(StopCondition):
     """Cap: stop once the run has lasted `seconds` (checked between steps)."""
@@ -99,6 +103,7 @@ class TimeBudget(StopCondition):
         return None
 
 
+@checked_arguments
 @frozen
 class StopWhen(StopCondition):
     """A user predicate over the steps so far; `cap=False` stops without a last model call."""
@@ -119,6 +124,7 @@ class StopWhen(StopCondition):
         return None
 
 
+@checked_arguments
 @frozen
 class FinalAnswerMarker(StopCondition):
     """Stop when the model's text contains `marker`; the output is the text after it."""
@@ -141,6 +147,7 @@ class FinalAnswerMarker(StopCondition):
         return StopSignal(StopReason.FINAL_ANSWER, f"marker {self.marker!r}", output=output)
 
 
+@checked_arguments
 @frozen
 class ToolCalled(StopCondition):
     """Stop after a step in which one of `names` ran successfully; its result is the output."""

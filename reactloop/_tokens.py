@@ -23,7 +23,7 @@ from reactloop._messages import (
     ToolSpec,
     UserMessage,
 )
-from reactloop._validate import function, integer
+from reactloop._validate import checked_arguments, function, integer
 
 # Weights in twelfths of a token per character, so mixed text sums exactly in integers.
 _LATIN_WEIGHT = 3  # 1/4 token
@@ -86,6 +86,7 @@ def _counter(_: object, __: object, value: Callable[[str], int]) -> None:
     function("MessageTokenEstimator.count", value, 1)
 
 
+@checked_arguments
 @frozen
 class MessageTokenEstimator:
     """Estimates messages from a text counter: texts, tool-call names, ids and arguments, results.

@@ -20,6 +20,7 @@ from reactloop._schema import Invalid, UnsupportedType, compile_object
 from reactloop._state import RunContext
 from reactloop._validate import (
     boolean,
+    checked_arguments,
     did_you_mean,
     optional_number,
     optional_text,
@@ -182,6 +183,7 @@ class FunctionTool(Generic[P, R]):
         return self.fn(*args, **kwargs)
 
     @classmethod
+    @checked_arguments
     def from_function(
         cls,
         fn: Callable[P, R],
@@ -262,6 +264,7 @@ def tool(
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
+@checked_arguments
 def tool(
     fn: Callable[P, R] | None = None,
     /,

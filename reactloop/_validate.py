@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 import inspect
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -184,3 +185,81 @@ def reject_unknown(owner: str, given: Mapping[str, object], known: Collection[st
                 value=value,
                 rule=f"an option of {owner}",
             )
+
+
+C = TypeVar("C", bound=Callable[..., Any])
+_INIT = "__init__"
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def checked_arguments(target: C) -> C:
+    """Make a misnamed, extra or missing argument a `ConfigurationError`, not a bare TypeError.
+
+    On a class, its `__init__` is wrapped. The happy path costs a set difference and a length
+    check; the signature is consulted only once a call has failed.
+    """
+    if isinstance(target, type):
+        setattr(target, _INIT, _checked(target.__name__, getattr(target, _INIT)))
+        return target
+    return _checked(getattr(target, "__qualname__", "function"), target)
+
+
+def _checked(owner: str, fn: C) -> C:
+    signature = inspect.signature(fn)
+    params = list(signature.parameters.values())
+    skip = 1 if params and params[0].name in ("self", "cls") else 0
+    kinds = {param.kind for param in params}
+    named = [param.name for param in params[skip:] if param.kind in _NAMED]
+    known = None if inspect.Parameter.VAR_KEYWORD in kinds else frozenset(named)
+    positional = sum(param.kind in _POSITIONAL for param in params)
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        positional = len(params) + 1_000
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if known is not None and kwargs.keys() - known:
+            reject_unknown(owner, kwargs, named)
+        if len(args) > positional:
+            _too_many(owner, args[skip:], positional - skip)
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as error:
+            _missing(owner, signature, args, kwargs, error)
+            raise
+
+    return call  # type: ignore[return-value]
+
+
+def _too_many(owner: str, args: tuple[object, ...], allowed: int) -> NoReturn:
+    extra = args[allowed]
+    rule = f"at most {allowed} positional argument(s); give the other options by name"
+    raise ConfigurationError(
+        f"{owner} got {len(args)} positional arguments ({show(extra)} is one too many): {rule}",
+        option=None,
+        value=extra,
+        rule=rule,
+    )
+
+
+def _missing(
+    owner: str,
+    signature: inspect.Signature,
+    args: tuple[object, ...],
+    kwargs: dict[str, Any],
+    error: TypeError,
+) -> None:
+    """Turn a call that could not bind (a required option left out) into a ConfigurationError."""
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError:
+        params = list(signature.parameters.values())[len(args) :]
+        absent = [p.name for p in params if p.default is p.empty and p.name not in kwargs]
+        names = [p for p in absent if signature.parameters[p].kind in (*_NAMED, *_POSITIONAL)]
+        option = names[0] if names else None
+        raise ConfigurationError(
+            f"{owner} needs the option {option!r}: it has no default",
+            option=option,
+            value=None,
+            rule="required",
+        ) from error

@@ -40,7 +40,7 @@ from reactloop._messages import (
 )
 from reactloop._run import Run
 from reactloop._state import RunContext, RunState
-from reactloop._validate import boolean, sequence_of
+from reactloop._validate import boolean, checked_arguments, sequence_of
 
 ScriptItem = ModelResponse | str | ToolCall | Exception
 
@@ -105,6 +105,7 @@ class _RecordingModel:
         return response
 
 
+@checked_arguments
 class ScriptedModel(_RecordingModel):
     """Answers with scripted items in order: responses, texts, tool calls, or errors to raise."""
 
@@ -140,6 +141,7 @@ class ScriptedModel(_RecordingModel):
 Responder = Callable[[ModelRequest], ModelResponse | str | Awaitable[ModelResponse | str]]
 
 
+@checked_arguments
 class FunctionModel(_RecordingModel):
     """Computes each response from the request with `fn` (sync or async)."""
 
@@ -155,6 +157,7 @@ class FunctionModel(_RecordingModel):
         return _as_response(item)
 
 
+@checked_arguments
 @define
 class FakeTool:
     """A tool that returns `result`, raises `raises`, or waits for `gate`; records every call."""
@@ -201,6 +204,7 @@ class FakeTool:
         return self.result
 
 
+@checked_arguments
 @define
 class FakeClock:
     """A clock that only moves when told: pass it as `clock=` and call `advance`."""
@@ -215,6 +219,7 @@ class FakeClock:
         self.now += seconds
 
 
+@checked_arguments
 def make_run(
     *,
     model: Any = None,

@@ -14,7 +14,7 @@ from reactloop._contracts import DeltaSink, StopCondition
 from reactloop._errors import ContractError, ErrorCode, HookError
 from reactloop.events import RunFinished
 from reactloop.models import ModelRequest
-from reactloop.phases import Run, StepPlan, default_phases, default_start_phases
+from reactloop.phases import Proceed, Run, StepPlan, default_phases, default_start_phases
 from reactloop.stopping import CheckPoint, StopSignal
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
@@ -59,6 +59,10 @@ def phase_returning(value: object) -> Callable[[Run], Any]:
         return value
 
     return returns_junk
+
+
+def sync_phase(run: Run) -> Any:
+    return Proceed()
 
 
 def no_instructions(context: RunContext[Any]) -> Any:
@@ -116,6 +120,7 @@ CASES = {
         "phase phase_returning.<locals>.returns_junk",
         start_phases=[*default_start_phases(), phase_returning(True)],
     ),
+    "phase is not async": case("phase sync_phase", phases=[sync_phase, *default_phases()]),
     "model returns text": case("model WrongTypeModel", model=WrongTypeModel()),
     "model is not async": case("model SyncModel", model=SyncModel()),
     "instructions return None": case("instructions no_instructions", instructions=no_instructions),

@@ -41,6 +41,7 @@ from reactloop._stop import (
 )
 from reactloop._tokens import MessageTokenEstimator
 from reactloop._tool import FunctionTool, tool
+from reactloop._validate import checked_arguments
 from reactloop.testing import FakeTool, ScriptedModel, make_run
 
 NAN, INF = float("nan"), float("inf")
@@ -507,3 +508,61 @@ def test_tool_options_are_checked_before_any_function_is_given(option: str, valu
     with pytest.raises(ConfigurationError) as caught:
         tool(**{option: value})  # type: ignore[call-overload]
     assert_names(caught.value, option, value)
+
+
+FACTORIES = [pytest.param(factory, id=getattr(factory, "__qualname__", "?")) for factory in CLASSES]
+
+
+@pytest.mark.parametrize("factory", FACTORIES)
+def test_a_misspelled_option_of_any_class_fails_with_a_suggestion(factory: Factory) -> None:
+    valid, table = CLASSES[factory]
+    option = sorted(name for name in table if name != "options")[-1]
+    with pytest.raises(ConfigurationError, match=f"did you mean {option!r}") as caught:
+        construct(factory, valid, f"{option}_", 1)
+    assert (caught.value.option, caught.value.value) == (f"{option}_", 1)
+
+
+@pytest.mark.parametrize(
+    ("build", "extra"),
+    [
+        pytest.param(lambda: MaxIterations(3, 4), 4, id="MaxIterations"),  # type: ignore[call-arg]
+        pytest.param(lambda: ReActLoop(ScriptedModel([]), None), None, id="ReActLoop"),  # type: ignore[call-arg]
+        pytest.param(lambda: RetryPolicy(2, 0.5, 2.0, 8.0, 0.25, 60.0, 7), 7, id="RetryPolicy"),  # type: ignore[call-arg]
+    ],
+)
+def test_too_many_positional_arguments_are_a_configuration_error(
+    build: Callable[[], object], extra: object
+) -> None:
+    with pytest.raises(ConfigurationError, match="give the other options by name") as caught:
+        build()
+    assert caught.value.value is extra
+
+
+def test_a_required_option_left_out_is_named() -> None:
+    with pytest.raises(ConfigurationError, match="TokenBudget needs the option 'limit'") as caught:
+        TokenBudget()  # type: ignore[call-arg]
+    assert (caught.value.option, caught.value.rule) == ("limit", "required")
+
+
+def test_a_type_error_from_inside_a_constructor_is_not_disguised() -> None:
+    @checked_arguments
+    class Faulty:
+        def __init__(self, size: int) -> None:
+            raise TypeError("inside")
+
+    with pytest.raises(TypeError, match="inside"):
+        Faulty(3)
+
+
+def test_an_empty_phase_sequence_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="at least one phase") as caught:
+        ReActLoop(ScriptedModel([]), phases=[])
+    assert caught.value.option == "phases"
+
+
+def test_an_empty_start_sequence_is_allowed() -> None:
+    assert ReActLoop(ScriptedModel([]), start_phases=[]).start_phases == ()
+
+
+def test_checked_classes_keep_their_signature() -> None:
+    assert next(iter(inspect.signature(RetryPolicy).parameters)) == "max_retries"

@@ -63,7 +63,7 @@ from reactloop._providers._wire import (
     obj,
     text,
 )
-from reactloop._validate import integer
+from reactloop._validate import checked_arguments, integer
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -381,6 +381,7 @@ class MessageStream:
         return ModelResponse(message, self.usage, finish, self.model)
 
 
+@checked_arguments
 class AnthropicModel(HttpModel):
     """A Claude model over the Anthropic Messages API.
 

@@ -52,7 +52,7 @@ from reactloop._providers._http import (
 from reactloop._providers._options import check_base_url, check_http_options
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import CallParts, assemble_calls, count, items, obj, text
-from reactloop._validate import boolean, member
+from reactloop._validate import boolean, checked_arguments, member
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 PATH = "/chat/completions"
@@ -327,6 +327,7 @@ class ChatStream:
         return ModelResponse(message, self.usage, finish, self.model)
 
 
+@checked_arguments
 class OpenAIModel(HttpModel):
     """A model served over OpenAI Chat Completions: OpenAI itself or a compatible server.
 

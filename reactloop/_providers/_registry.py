@@ -19,7 +19,7 @@ from reactloop._contracts import Model
 from reactloop._errors import ConfigurationError
 from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._openai import MaxTokensField, OpenAIModel
-from reactloop._validate import did_you_mean
+from reactloop._validate import checked_arguments, did_you_mean
 
 _COMPATIBLE = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
@@ -46,6 +46,7 @@ def _compatible(rest: str, spec: str) -> Model:
     )
 
 
+@checked_arguments
 def model_from_string(spec: str) -> Model:
     """The configured provider for a model string; see the module doc for the forms."""
     if not isinstance(spec, str):
