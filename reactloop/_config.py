@@ -3,6 +3,7 @@ validation into a `LoopConfig`."""
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypedDict, Unpack, cast
@@ -15,6 +16,7 @@ from reactloop._contracts import (
     Clock,
     Hook,
     HookFailure,
+    HookPoint,
     InputGuard,
     Model,
     Phase,
@@ -153,6 +155,12 @@ def _hook(option: str, value: object) -> Hook:
     if isinstance(hook.priority, bool) or not isinstance(hook.priority, int):
         raise ConfigurationError.invalid(f"{option}.priority", hook.priority, "an int")
     member(f"{option}.on_raise", hook.on_raise, HookFailure)
+    for point in HookPoint:
+        method = getattr(type(hook), point.value)
+        if method is not getattr(Hook, point.value) and not inspect.iscoroutinefunction(method):
+            rule = f"an async method (`async def {point.value}`)"
+            bound = getattr(hook, point.value)
+            raise ConfigurationError.invalid(f"{option}.{point.value}", bound, rule)
     return hook
 
 

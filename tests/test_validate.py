@@ -69,6 +69,13 @@ class WrongFailureHook(Hook):
     on_raise = "ignore"  # type: ignore[assignment]
 
 
+class SyncMethodHook(Hook):
+    """A hook whose point is a plain method: awaiting its None would fail mid-run."""
+
+    def before_run(self, run: Any) -> None:  # type: ignore[override]
+        return None
+
+
 def predicate(steps: Sequence[Step]) -> bool:
     """A valid stop predicate."""
     return len(steps) > 3
@@ -103,6 +110,7 @@ LOOP_BAD: dict[str, list[object]] = {
         Hook(),
         [WordPriorityHook()],
         [WrongFailureHook()],
+        [SyncMethodHook()],
     ],
     "max_iterations": COUNTS,
     "max_tool_calls": OPTIONAL_COUNTS,
@@ -325,7 +333,7 @@ def contains(container: object, item: object) -> bool:
 def _holds_attribute(container: object, attribute: str, item: object) -> bool:
     """Whether an item of `container` has `attribute` set to `item` (a tool's timeout, ...)."""
     members = container if isinstance(container, list | tuple) else [container]
-    return any(getattr(member, attribute, None) is item for member in members)
+    return any(getattr(member, attribute, None) in (item,) for member in members)
 
 
 def assert_names(error: ConfigurationError, option: str, value: object) -> None:
