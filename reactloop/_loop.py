@@ -135,7 +135,12 @@ class ReActLoop:
     async def _sequence(self, run: Run, phases: Sequence[Phase]) -> PhaseDecision:
         listening = run.listening
         for phase in phases:
-            decision = await _awaited(phase, run)
+            pending = phase(run)
+            try:
+                decision = await pending
+            except TypeError:
+                _not_awaitable(phase, pending)
+                raise
             if listening:
                 await run.emit(PhaseFinished(type(phase).__name__, decision))
             if decision is PROCEED:
@@ -151,15 +156,10 @@ class ReActLoop:
         return PROCEED
 
 
-async def _awaited(phase: Phase, run: Run) -> PhaseDecision:
-    """The phase's decision; a phase that is not async breaks its contract (a ContractError)."""
-    pending = phase(run)
-    try:
-        return await pending
-    except TypeError:
-        if not inspect.isawaitable(pending):
-            not_async(phase, pending)
-        raise
+def _not_awaitable(phase: Phase, pending: object) -> None:
+    """A phase that is not async breaks its contract (a ContractError, not a raw TypeError)."""
+    if not inspect.isawaitable(pending):
+        not_async(phase, pending)
 
 
 async def finish_step(run: Run) -> None:
