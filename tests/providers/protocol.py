@@ -1,7 +1,8 @@
 """Checks that a request body follows its protocol.
 
-OpenAI: validated against `CreateChatCompletionRequest` of the published OpenAPI description
-(with every top-level key a known property, since the schema itself allows unknown ones).
+OpenAI: validated against `CreateChatCompletionRequest` of the published OpenAPI description (the
+subset kept in tests/fixtures/openai), with every top-level key a known property (the schema itself
+allows unknown ones).
 Anthropic: no machine-readable schema is at hand, so the Messages rules are asserted by hand.
 """
 
@@ -11,7 +12,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import yaml
+import orjson
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
@@ -22,8 +23,7 @@ ROOT = "urn:openai-openapi"
 
 @functools.cache
 def _document(path: Path) -> JsonObject:
-    with path.open("rb") as handle:
-        loaded = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    loaded = orjson.loads(path.read_bytes())
     assert isinstance(loaded, dict)
     return loaded
 
@@ -37,7 +37,7 @@ def _properties(schemas: JsonObject, schema: JsonObject) -> set[str]:
 
 
 class OpenAIRequestSchema:
-    """`CreateChatCompletionRequest`, refs resolved through a registry over the whole document."""
+    """`CreateChatCompletionRequest`, refs resolved through a registry over the subset document."""
 
     def __init__(self, path: Path) -> None:
         document = _document(path)
