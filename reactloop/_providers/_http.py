@@ -28,6 +28,7 @@ from reactloop._errors import (
     InvalidResponseError,
     ModelError,
     ModelTimeoutError,
+    ProviderConfigurationError,
     ProviderUnavailableError,
     RateLimitedError,
 )
@@ -52,6 +53,31 @@ _CONTEXT_MARKERS = (
     "exceed_context_size",
     "context window",
 )
+
+_SETTING_MARKERS = (
+    "unsupported_parameter",
+    "unsupported_value",
+    "model_not_found",
+    "for this model",
+    "on this model",
+    "with this model",
+    "by this model",
+)
+"""Words of a 400 that says the configured model rejects a parameter or a value of the request."""
+
+CONFIGURATION_HINTS = {
+    404: "nothing answers at this URL, or the model does not exist:"
+    " check the base URL and the model name",
+    405: "this URL does not take a POST: check the base URL",
+    410: "this endpoint or model is gone: check the base URL and the model name",
+    415: "this URL does not take a JSON body: check the base URL",
+    422: "the server cannot process a request of this shape: check that the base URL is a server"
+    " of this protocol and that the model accepts these settings",
+}
+"""Statuses that say the request cannot succeed as configured, with what to check for each."""
+
+REDIRECT_HINT = "the server answers with a redirect: set the base URL to where it redirects"
+SETTING_HINT = "the model rejects a parameter or value of this request: change the model settings"
 
 KIND_STATUS = {
     "invalid_request_error": 400,
@@ -193,20 +219,39 @@ def _is_context_overflow(detail: ErrorDetail) -> bool:
     return any(marker in words for marker in _CONTEXT_MARKERS)
 
 
+def _rejects_a_setting(detail: ErrorDetail) -> bool:
+    words = f"{detail.code or ''} {detail.kind or ''} {detail.message}".lower()
+    return any(marker in words for marker in _SETTING_MARKERS)
+
+
 def _error_class(status: int, detail: ErrorDetail) -> type[ModelError]:
-    if status == 429:
+    """The error class of a status: who can fix it (nobody, the end user, the developer)."""
+    if status in (402, 429):
         return RateLimitedError
     if status in (401, 403):
         return AuthenticationError
     if status == 408:
         return ModelTimeoutError
-    if status == 409:
-        return ProviderUnavailableError  # a lock conflict: both official SDKs retry it
-    if status >= 500 or detail.kind == "overloaded_error":
-        return ProviderUnavailableError
+    if status == 409 or status >= 500 or detail.kind == "overloaded_error":
+        return ProviderUnavailableError  # 409, a lock conflict: both official SDKs retry it
+    if status == 413 or (status >= 400 and _is_context_overflow(detail)):
+        return ContextTooLongError  # 413: the request is too large to be taken at all
+    if 300 <= status < 400 or status in CONFIGURATION_HINTS or _rejects_a_setting(detail):
+        return ProviderConfigurationError
     if status >= 400:
-        return ContextTooLongError if _is_context_overflow(detail) else InvalidRequestError
+        return InvalidRequestError
     return InvalidResponseError
+
+
+def _hint(status: int) -> str:
+    if 300 <= status < 400:
+        return REDIRECT_HINT
+    return CONFIGURATION_HINTS.get(status, SETTING_HINT)
+
+
+def shown_url(url: httpx.URL | str) -> str:
+    """A URL fit for an error message: any user name and password in it are removed."""
+    return str(httpx.URL(url).copy_with(userinfo=b""))
 
 
 def status_error(
@@ -217,24 +262,34 @@ def status_error(
     hints: RetryHints = RetryHints(),
     secret: Secret | None = None,
     origin: str | None = None,
+    url: str | None = None,
 ) -> ModelError:
-    """The typed error for an HTTP status (or the status an in-stream error stands for)."""
+    """The typed error for an HTTP status (or the status an in-stream error stands for).
+
+    The message names the URL tried, when there is one; a configuration error says what to check.
+    """
     text = detail.message or "(no message)"
     label = " ".join(part for part in (detail.kind, detail.code) if part)
     where = origin or f"answered HTTP {status}"
-    message = f"{provider} {where}" + (f" {label}" if label else "") + f": {text}"
+    target = f" for POST {url}" if url else ""
+    message = f"{provider} {where}{target}" + (f" {label}" if label else "") + f": {text}"
+    cls = _error_class(status, detail)
+    if cls is ProviderConfigurationError:
+        message += f" ({_hint(status)})"
     if secret is not None:
         message = secret.redact(message)
+        url = None if url is None else secret.redact(url)
     kwargs: dict[str, Any] = {
         "status": status,
         "provider": provider,
         "retry_after": hints.retry_after,
         "should_retry": hints.should_retry,
     }
-    cls = _error_class(status, detail)
     if cls is RateLimitedError:
-        quota = "insufficient_quota" in (detail.code, detail.kind)
+        quota = status == 402 or "insufficient_quota" in (detail.code, detail.kind)
         return RateLimitedError(message, quota_exhausted=quota, **kwargs)
+    if cls is ProviderConfigurationError:
+        return ProviderConfigurationError(message, url=url, **kwargs)
     return cls(message, **kwargs)
 
 
@@ -331,8 +386,12 @@ class HttpChannel:
     def _failure(self, response: httpx.Response) -> ModelError:
         hints = retry_hints(response.headers)
         detail = detail_of(response.content)
+        location = response.headers.get("location")
+        if response.is_redirect and location and not detail.message:
+            detail = ErrorDetail(f"redirects to {shown_url(response.request.url.join(location))}")
+        url = shown_url(response.request.url)
         return status_error(
-            self.provider, response.status_code, detail, hints=hints, secret=self._secret
+            self.provider, response.status_code, detail, hints=hints, secret=self._secret, url=url
         )
 
     def _not_a_stream(self, response: httpx.Response) -> ModelError:
