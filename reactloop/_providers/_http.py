@@ -299,30 +299,41 @@ def stream_error(provider: str, detail: ErrorDetail, secret: Secret | None) -> M
     return status_error(provider, status, detail, secret=secret, origin="sent an error")
 
 
-def transport_error(provider: str, error: httpx.RequestError) -> ModelError:
-    """The typed error for a failure below HTTP: timeouts, refused or reset connections."""
+def transport_error(provider: str, error: httpx.RequestError, url: str | None = None) -> ModelError:
+    """The typed error for a failure below HTTP: timeouts, refused or reset connections.
+
+    The message names the URL tried, when there is one: a wrong host or port shows at once.
+    """
     what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    target = f" for POST {url}" if url else ""
     if isinstance(error, httpx.TimeoutException):
-        return ModelTimeoutError(f"{provider} request timed out ({what})", provider=provider)
+        message = f"{provider} request timed out{target} ({what})"
+        return ModelTimeoutError(message, provider=provider)
     if isinstance(error, httpx.DecodingError):
-        message = f"{provider} body cannot be decoded ({what})"
+        message = f"{provider} body cannot be decoded{target} ({what})"
         return InvalidResponseError(message, provider=provider)
-    message = f"{provider} connection failed ({what})"
+    message = f"{provider} connection failed{target} ({what})"
     return ProviderUnavailableError(message, provider=provider)
 
 
-def parse_json(provider: str, content: bytes, status: int | None = None) -> dict[str, Any]:
-    """A JSON object from a body, or `InvalidResponseError` naming what came instead."""
+def parse_json(
+    provider: str, content: bytes, status: int | None = None, url: str | None = None
+) -> dict[str, Any]:
+    """A JSON object from a body, or `InvalidResponseError` naming what came instead (and the URL
+    that sent it, when known: a base URL pointing at a web page answers HTML)."""
+    source = f" from {url}" if url else ""
     try:
         value = orjson.loads(content)
     except orjson.JSONDecodeError as exc:
         snippet = content[:80].decode("utf-8", "replace")
         raise InvalidResponseError(
-            f"{provider} sent malformed JSON ({exc}): {snippet!r}", status=status, provider=provider
+            f"{provider} sent malformed JSON{source} ({exc}): {snippet!r}",
+            status=status,
+            provider=provider,
         ) from None
     if not isinstance(value, dict):
         raise InvalidResponseError(
-            f"{provider} sent JSON {type(value).__name__}, expected an object",
+            f"{provider} sent JSON {type(value).__name__}{source}, expected an object",
             status=status,
             provider=provider,
         )
@@ -383,13 +394,18 @@ class HttpChannel:
         url, content = self.base_url + path, orjson.dumps(body)
         return self.client.build_request("POST", url, content=content, headers=headers)
 
+    def _url(self, request: httpx.Request) -> str:
+        """The request's URL as error messages show it: no user info, no key."""
+        url = shown_url(request.url)
+        return url if self._secret is None else self._secret.redact(url)
+
     def _failure(self, response: httpx.Response) -> ModelError:
         hints = retry_hints(response.headers)
         detail = detail_of(response.content)
         location = response.headers.get("location")
         if response.is_redirect and location and not detail.message:
             detail = ErrorDetail(f"redirects to {shown_url(response.request.url.join(location))}")
-        url = shown_url(response.request.url)
+        url = self._url(response.request)
         return status_error(
             self.provider, response.status_code, detail, hints=hints, secret=self._secret, url=url
         )
@@ -400,31 +416,34 @@ class HttpChannel:
             return stream_error(self.provider, detail, self._secret)
         kind = response.headers.get("content-type", "(none)")
         return InvalidResponseError(
-            f"{self.provider} answered a streaming request with content-type {kind!r},"
-            " not text/event-stream",
+            f"{self.provider} answered a streaming request to {self._url(response.request)}"
+            f" with content-type {kind!r}, not text/event-stream",
             status=response.status_code,
             provider=self.provider,
         )
 
     async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """POST `body`; the JSON object answered, or a typed error."""
+        request = self._request(path, body)
         try:
-            response = await self.client.send(self._request(path, body))
+            response = await self.client.send(request)
         except httpx.RequestError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise transport_error(self.provider, exc, self._url(request)) from exc
         if not response.is_success:
             raise self._failure(response)
-        return parse_json(self.provider, response.content, response.status_code)
+        return parse_json(self.provider, response.content, response.status_code, self._url(request))
 
     async def post_stream(self, path: str, body: Mapping[str, Any], handle: EventHandler) -> None:
         """POST `body` and feed each SSE event to `handle` until it says done or the body ends.
 
         The idle timeout bounds the wait for the response head and then for each chunk.
         """
+        request = self._request(path, body)
+        url = self._url(request)
         try:
-            response = await self._idle(self.client.send(self._request(path, body), stream=True))
+            response = await self._idle(self.client.send(request, stream=True))
         except httpx.RequestError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise transport_error(self.provider, exc, url) from exc
         try:
             if not response.is_success:
                 await self._idle(response.aread())
@@ -434,7 +453,7 @@ class HttpChannel:
                 raise self._not_a_stream(response)
             await self._pump(response, handle)
         except httpx.RequestError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise transport_error(self.provider, exc, url) from exc
         finally:
             await response.aclose()
 
@@ -465,8 +484,10 @@ class HttpChannel:
 
 
 def _is_event_stream(response: httpx.Response) -> bool:
-    kind = response.headers.get("content-type", "text/event-stream")
-    return "json" not in kind.lower()
+    """False for a JSON body (an error) or a web page (a base URL that is no API); servers that
+    label their stream loosely (or not at all) are still read as one."""
+    kind = response.headers.get("content-type", "text/event-stream").lower()
+    return "json" not in kind and "html" not in kind
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:

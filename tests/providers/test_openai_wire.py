@@ -116,7 +116,10 @@ async def test_a_refused_run_continues_with_a_request_the_schema_accepts(
     server: WireServer, openai: OpenAIModel, openai_schema: OpenAIRequestSchema
 ) -> None:
     refusal = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
-    body = {"model": "gpt-4o", "choices": [{"index": 0, "message": refusal, "finish_reason": "stop"}]}
+    body = {
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "message": refusal, "finish_reason": "stop"}],
+    }
     server.reply_with(json_reply(body), json_reply(openai_json("Hello!")))
     loop = ReActLoop(openai)
     refused = await loop.run("do harm")
