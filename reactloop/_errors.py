@@ -13,6 +13,7 @@ broken rule and the offending value::
     │   ├── AuthenticationError     authentication
     │   ├── InvalidRequestError     invalid_request
     │   │   └── ProviderConfigurationError configuration  wrong URL, unknown model, refused setting
+    │   │       (also a ConfigurationError: the developer must fix it)
     │   ├── ProviderUnavailableError provider_unavailable
     │   ├── InvalidResponseError    invalid_response
     │   └── ScriptExhaustedError    invalid_response  a scripted test model ran out of responses
@@ -227,12 +228,14 @@ class InvalidRequestError(ModelError):
     code = ErrorCode.INVALID_REQUEST
 
 
-class ProviderConfigurationError(InvalidRequestError):
+class ProviderConfigurationError(InvalidRequestError, ConfigurationError):
     """The provider refused the request as configured: nothing answers at the URL (404, 405, a
     redirect), the model does not exist, or the model rejects a setting the request carries.
 
-    Neither retrying nor rephrasing can help, so its code is `configuration`: the end user is told
-    the assistant is not set up correctly. `url` is the URL tried, when the request was sent.
+    Neither retrying nor rephrasing can help, so its code is `configuration` and it is both a
+    `ModelError` (a model call failed) and a `ConfigurationError` (the developer must fix it): the
+    end user is told the assistant is not set up correctly. `url` is the URL tried, when the request
+    was sent; `option`, `value` and `rule` name the setting at fault, when reactloop knows it.
     """
 
     code = ErrorCode.CONFIGURATION
@@ -246,6 +249,9 @@ class ProviderConfigurationError(InvalidRequestError):
         retry_after: float | None = None,
         should_retry: bool | None = None,
         url: str | None = None,
+        option: str | None = None,
+        value: object = None,
+        rule: str | None = None,
     ) -> None:
         super().__init__(
             message,
@@ -255,6 +261,9 @@ class ProviderConfigurationError(InvalidRequestError):
             should_retry=should_retry,
         )
         self.url = url
+        self.option = option
+        self.value = value
+        self.rule = rule
 
 
 class ProviderUnavailableError(ModelError):

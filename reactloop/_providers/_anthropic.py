@@ -252,11 +252,14 @@ def encode_output(response_format: ResponseFormat | None) -> tuple[JsonObject, l
 def check_sampling(provider: str, model: str, settings: ModelSettings) -> None:
     """Refuse a sampling setting the model rejects, before the request is sent."""
     if settings.temperature is not None and model.startswith(NO_SAMPLING_MODELS):
+        rule = f"unset (None) for {provider} model {model!r}"
         raise ProviderConfigurationError(
-            f"{provider} model {model!r} rejects sampling parameters (Anthropic removed"
-            f" temperature, top_p and top_k from it), got ModelSettings.temperature="
-            f"{settings.temperature!r}: leave temperature unset for this model",
+            f"ModelSettings.temperature must be {rule}, got {settings.temperature!r}: Anthropic"
+            " removed sampling parameters (temperature, top_p, top_k) from this model",
             provider=provider,
+            option="ModelSettings.temperature",
+            value=settings.temperature,
+            rule=rule,
         )
 
 

@@ -9,6 +9,7 @@ from attrs import evolve
 
 from reactloop._decisions import StopReason
 from reactloop._errors import (
+    ConfigurationError,
     ErrorCode,
     InvalidResponseError,
     ProviderConfigurationError,
@@ -33,6 +34,7 @@ from reactloop._providers._anthropic import (
     decode_message,
     encode_request,
 )
+from reactloop._resolver import DEFAULT_MESSAGES
 from tests.providers.conftest import API_KEY
 from tests.providers.examples import REQUESTS, SCHEMA
 from tests.providers.protocol import check_anthropic_headers, check_anthropic_request
@@ -207,10 +209,13 @@ async def test_a_model_without_sampling_refuses_a_temperature_before_sending(
     server.reply_with(json_reply(anthropic_json("Hi.")))
     result = await ReActLoop(opus, settings=ModelSettings(temperature=0.3)).run("hi")
     assert result.stop_reason is StopReason.ERROR
-    assert isinstance(result.error, ProviderConfigurationError)
-    assert "'claude-opus-4-8'" in str(result.error)
-    assert "temperature" in str(result.error)
-    assert result.error.code is ErrorCode.CONFIGURATION
+    error = result.error
+    assert isinstance(error, ProviderConfigurationError)
+    assert isinstance(error, ConfigurationError)
+    assert (error.option, error.value) == ("ModelSettings.temperature", 0.3)
+    assert "'claude-opus-4-8'" in str(error)
+    assert error.code is ErrorCode.CONFIGURATION
+    assert result.user_message == DEFAULT_MESSAGES[ErrorCode.CONFIGURATION]
     assert server.requests == []
     assert (await ReActLoop(opus).run("hi")).output == "Hi."
     assert not SAMPLING & set(server.requests[0].json())

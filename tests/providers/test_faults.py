@@ -16,6 +16,7 @@ from reactloop._contracts import Model
 from reactloop._decisions import StopReason
 from reactloop._errors import (
     AuthenticationError,
+    ConfigurationError,
     ContextTooLongError,
     ErrorCode,
     InvalidRequestError,
@@ -347,6 +348,7 @@ async def test_a_wrong_base_url_is_a_configuration_error_naming_the_url(
         ErrorCode.CONFIGURATION,
     )
     assert not error.retryable
+    assert isinstance(error, ConfigurationError)
 
 
 async def test_a_wrong_base_url_ends_the_run_without_asking_to_rephrase(
