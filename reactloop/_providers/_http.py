@@ -62,6 +62,7 @@ _SETTING_MARKERS = (
     "on this model",
     "with this model",
     "by this model",
+    "unexpected role",
 )
 """Words of a 400 that says the configured model rejects a parameter or a value of the request."""
 

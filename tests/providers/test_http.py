@@ -70,6 +70,7 @@ def test_retry_hints(headers: dict[str, str], expected: RetryHints) -> None:
         (400, ErrorDetail("unsupported", "invalid_request_error", "unsupported_value"), CONFIG),
         (400, ErrorDetail("`temperature` is deprecated for this model."), CONFIG),
         (400, ErrorDetail("role 'system' is not supported on this model"), CONFIG),
+        (400, ErrorDetail('messages: Unexpected role "system".', "invalid_request_error"), CONFIG),
         (402, ErrorDetail("Insufficient credits"), RateLimitedError),
         (404, ErrorDetail("no such model", "not_found_error"), CONFIG),
         (404, ErrorDetail("<html>Not Found</html>"), CONFIG),
