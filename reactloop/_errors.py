@@ -7,11 +7,13 @@ broken rule and the offending value::
     ├── ConfigurationError          configuration   a loop, tool or phase was set up wrongly
     │   └── ToolDefinitionError     configuration   a function cannot become a tool
     ├── ModelError                  (per subclass)  the model call failed
-    │   ├── RateLimitedError        rate_limited
+    │   ├── RateLimitedError        rate_limited    (quota_exhausted when waiting cannot help)
     │   ├── ModelTimeoutError       timeout
     │   ├── ContextTooLongError     context_too_long
     │   ├── AuthenticationError     authentication
     │   ├── InvalidRequestError     invalid_request
+    │   │   └── ProviderConfigurationError configuration  wrong URL, unknown model, refused setting
+    │   │       (also a ConfigurationError: the developer must fix it)
     │   ├── ProviderUnavailableError provider_unavailable
     │   ├── InvalidResponseError    invalid_response
     │   └── ScriptExhaustedError    invalid_response  a scripted test model ran out of responses
@@ -47,6 +49,7 @@ class ErrorCode(enum.StrEnum):
     CONTEXT_TOO_LONG = "context_too_long"
     AUTHENTICATION = "authentication"
     INVALID_REQUEST = "invalid_request"
+    QUOTA_EXHAUSTED = "quota_exhausted"
     PROVIDER_UNAVAILABLE = "provider_unavailable"
     TOOL_ERROR = "tool_error"
     GUARD_REJECTED = "guard_rejected"
@@ -144,7 +147,11 @@ class ModelError(ReactLoopError):
 
 
 class RateLimitedError(ModelError):
-    """The provider refused the call for rate reasons; retryable unless the quota is exhausted."""
+    """The provider refused the call for rate reasons; retryable unless the quota is exhausted.
+
+    An exhausted quota (or credit) does not clear by waiting: its code is `quota_exhausted`, so
+    that the end user is not told to try again in a moment.
+    """
 
     code = ErrorCode.RATE_LIMITED
     retryable = True
@@ -168,6 +175,8 @@ class RateLimitedError(ModelError):
         )
         self.quota_exhausted = quota_exhausted
         self.retryable = not quota_exhausted
+        if quota_exhausted:
+            self.code = ErrorCode.QUOTA_EXHAUSTED
 
 
 class ModelTimeoutError(ModelError):
@@ -218,6 +227,44 @@ class InvalidRequestError(ModelError):
     """The provider rejected the request as malformed."""
 
     code = ErrorCode.INVALID_REQUEST
+
+
+class ProviderConfigurationError(InvalidRequestError, ConfigurationError):
+    """The provider refused the request as configured: nothing answers at the URL (404, 405, a
+    redirect), the model does not exist, or the model rejects a setting the request carries.
+
+    Neither retrying nor rephrasing can help, so its code is `configuration` and it is both a
+    `ModelError` (a model call failed) and a `ConfigurationError` (the developer must fix it): the
+    end user is told the assistant is not set up correctly. `url` is the URL tried, when the request
+    was sent; `option`, `value` and `rule` name the setting at fault, when reactloop knows it.
+    """
+
+    code = ErrorCode.CONFIGURATION
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        provider: str | None = None,
+        retry_after: float | None = None,
+        should_retry: bool | None = None,
+        url: str | None = None,
+        option: str | None = None,
+        value: object = None,
+        rule: str | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            status=status,
+            provider=provider,
+            retry_after=retry_after,
+            should_retry=should_retry,
+        )
+        self.url = url
+        self.option = option
+        self.value = value
+        self.rule = rule
 
 
 class ProviderUnavailableError(ModelError):

@@ -1,9 +1,13 @@
-"""`AnthropicModel`: the Anthropic Messages protocol.
+"""`AnthropicModel`: the Anthropic Messages protocol (`anthropic-version: 2023-06-01`, still the
+current version of the Messages API).
 
-The system prompt travels apart (`instructions`, then any `SystemMessage`, joined). Tool results
-are `tool_result` blocks of a user turn; consecutive turns of one role are merged, so parallel
-results share one turn. A stream is complete once `message_delta` brought the stop reason:
-`message_stop` is not waited for (the last event of a cut stream is lost by SSE rules).
+The system prompt travels apart (`instructions`, then any `SystemMessage`, joined), except that a
+model that accepts mid-conversation system messages gets a later `SystemMessage` in place, where
+Anthropic's placement rules allow it. Tool results are `tool_result` blocks of a user turn;
+consecutive turns of one role are merged, so parallel results share one turn. Sampling settings
+are sent only when set, and refused before sending for a model that rejects them. A stream is
+complete once `message_delta` brought the stop reason: `message_stop` is not waited for (the last
+event of a cut stream is lost by SSE rules).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from reactloop._contracts import DeltaSink
 from reactloop._errors import (
     ConfigurationError,
     InvalidResponseError,
+    ProviderConfigurationError,
     ProviderUnavailableError,
 )
 from reactloop._messages import (
@@ -30,6 +35,7 @@ from reactloop._messages import (
     Message,
     ModelRequest,
     ModelResponse,
+    ModelSettings,
     ResponseFormat,
     ResponseFormatKind,
     SystemMessage,
@@ -58,10 +64,13 @@ from reactloop._providers._wire import (
     CallParts,
     arguments_object,
     assemble_calls,
+    check_history,
     count,
+    is_blank,
     items,
     obj,
     text,
+    tool_result_text,
 )
 from reactloop._validate import checked_arguments, integer
 
@@ -71,6 +80,15 @@ PATH = "/v1/messages"
 DEFAULT_MAX_TOKENS = 4096
 JSON_OBJECT_PROMPT = "Answer with a single JSON object and nothing else."
 HISTORY_TOOL_DESCRIPTION = "A tool used earlier in this conversation; not available now."
+
+MID_CONVERSATION_SYSTEM_MODELS = ("claude-opus-4-8",)
+"""Model id prefixes that take `{"role": "system"}` turns inside `messages` (Anthropic documents
+Claude Opus 4.8 only; other models answer 400). Any other model gets every `SystemMessage` in the
+top-level `system` field, as before."""
+
+NO_SAMPLING_MODELS = ("claude-opus-4-7", "claude-opus-4-8")
+"""Model id prefixes that reject `temperature` (and `top_p`, `top_k`) with a 400: Anthropic removed
+sampling parameters from Claude Opus 4.7 and later Opus models."""
 
 _STOP = {
     "end_turn": FinishReason.STOP,
@@ -83,10 +101,11 @@ _STOP = {
 
 
 class Role(enum.StrEnum):
-    """The two roles of a Messages conversation."""
+    """The roles of a Messages turn (`system`: mid-conversation, on models that take it)."""
 
     USER = "user"
     ASSISTANT = "assistant"
+    SYSTEM = "system"
 
 
 def _tool_use(call: ToolCall) -> JsonObject:
@@ -98,7 +117,7 @@ def _tool_result(message: ToolMessage) -> JsonObject:
     block: JsonObject = {
         "type": "tool_result",
         "tool_use_id": message.call_id,
-        "content": message.content,
+        "content": tool_result_text(message),
     }
     if message.is_error:
         block["is_error"] = True
@@ -115,30 +134,57 @@ def _turn(message: UserMessage | AssistantMessage | ToolMessage) -> tuple[Role, 
             return Role.USER, _text_blocks(message.content)
         case AssistantMessage():
             calls = [_tool_use(call) for call in message.tool_calls]
-            said = message.text or message.refusal or ""
-            return Role.ASSISTANT, _text_blocks(said) + calls
+            said = message.refusal if is_blank(message.text) else message.text
+            return Role.ASSISTANT, _text_blocks(said or "") + calls
         case ToolMessage():
             return Role.USER, [_tool_result(message)]
         case _:
             assert_never(message)
 
 
-def encode_messages(messages: tuple[Message, ...]) -> tuple[list[str], list[JsonObject]]:
-    """System texts apart, and the turns with consecutive same-role turns merged."""
+def takes_system_turns(model: str) -> bool:
+    """True for a model that accepts `{"role": "system"}` turns inside `messages`."""
+    return model.startswith(MID_CONVERSATION_SYSTEM_MODELS)
+
+
+def _fits_in_place(turns: list[JsonObject], following: Message | None) -> bool:
+    """Anthropic's placement rules for a system turn: never first, right after a user turn, and
+    last or followed by an assistant turn (two system messages in a row are merged into one)."""
+    after_user = bool(turns) and turns[-1]["role"] in (Role.USER, Role.SYSTEM)
+    return after_user and (following is None or isinstance(following, AssistantMessage))
+
+
+def _append(turns: list[JsonObject], role: Role, blocks: list[JsonObject]) -> None:
+    if turns and turns[-1]["role"] == role.value:
+        turns[-1]["content"].extend(blocks)
+    else:
+        turns.append({"role": role.value, "content": blocks})
+
+
+def encode_messages(
+    messages: tuple[Message, ...], *, system_turns: bool = False
+) -> tuple[list[str], list[JsonObject]]:
+    """System texts apart, and the turns with consecutive same-role turns merged.
+
+    With `system_turns`, a `SystemMessage` that Anthropic's placement rules allow where it stands
+    stays there as a `system` turn; any other goes to the system texts. No message is dropped.
+    """
     system: list[str] = []
     turns: list[JsonObject] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if isinstance(message, SystemMessage):
-            system.append(message.content)
+            following = next((m for m in messages[index + 1 :] if not _is_system(m)), None)
+            if system_turns and _fits_in_place(turns, following):
+                _append(turns, Role.SYSTEM, _text_blocks(message.content))
+            else:
+                system.append(message.content)
             continue
-        role, blocks = _turn(message)
-        if not blocks:
-            continue
-        if turns and turns[-1]["role"] == role.value:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role.value, "content": blocks})
+        _append(turns, *_turn(message))
     return system, turns
+
+
+def _is_system(message: Message) -> bool:
+    return isinstance(message, SystemMessage)
 
 
 def _history_tools(messages: tuple[Message, ...]) -> list[JsonObject]:
@@ -203,12 +249,33 @@ def encode_output(response_format: ResponseFormat | None) -> tuple[JsonObject, l
             assert_never(response_format.kind)
 
 
+def check_sampling(provider: str, model: str, settings: ModelSettings) -> None:
+    """Refuse a sampling setting the model rejects, before the request is sent."""
+    if settings.temperature is not None and model.startswith(NO_SAMPLING_MODELS):
+        rule = f"unset (None) for {provider} model {model!r}"
+        raise ProviderConfigurationError(
+            f"ModelSettings.temperature must be {rule}, got {settings.temperature!r}: Anthropic"
+            " removed sampling parameters (temperature, top_p, top_k) from this model",
+            provider=provider,
+            option="ModelSettings.temperature",
+            value=settings.temperature,
+            rule=rule,
+        )
+
+
 def encode_request(
-    request: ModelRequest, model: str, *, stream: bool, max_tokens: int = DEFAULT_MAX_TOKENS
+    request: ModelRequest,
+    model: str,
+    *,
+    stream: bool,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    provider: str = "anthropic",
 ) -> JsonObject:
-    """The Messages body for a neutral request."""
-    system, turns = encode_messages(request.messages)
+    """The Messages body for a neutral request; a history or setting no API accepts is refused."""
+    check_history(provider, request.messages)
     settings = request.settings
+    check_sampling(provider, model, settings)
+    system, turns = encode_messages(request.messages, system_turns=takes_system_turns(model))
     output, extra_system = encode_output(settings.response_format)
     prompt = [request.instructions or "", *system, *extra_system]
     body: JsonObject = {
@@ -431,12 +498,16 @@ class AnthropicModel(HttpModel):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One plain call: the whole response at once."""
-        body = encode_request(request, self.model, stream=False, max_tokens=self.max_tokens)
+        body = encode_request(
+            request, self.model, stream=False, max_tokens=self.max_tokens, provider=self.provider
+        )
         return decode_message(self.provider, await self._channel.post_json(PATH, body))
 
     async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
         """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
-        body = encode_request(request, self.model, stream=True, max_tokens=self.max_tokens)
+        body = encode_request(
+            request, self.model, stream=True, max_tokens=self.max_tokens, provider=self.provider
+        )
         accumulator = MessageStream(self.provider, on_delta)
         await self._channel.post_stream(PATH, body, accumulator.handle)
         return accumulator.response()

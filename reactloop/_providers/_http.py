@@ -28,6 +28,7 @@ from reactloop._errors import (
     InvalidResponseError,
     ModelError,
     ModelTimeoutError,
+    ProviderConfigurationError,
     ProviderUnavailableError,
     RateLimitedError,
 )
@@ -52,6 +53,32 @@ _CONTEXT_MARKERS = (
     "exceed_context_size",
     "context window",
 )
+
+_SETTING_MARKERS = (
+    "unsupported_parameter",
+    "unsupported_value",
+    "model_not_found",
+    "for this model",
+    "on this model",
+    "with this model",
+    "by this model",
+    "unexpected role",
+)
+"""Words of a 400 that says the configured model rejects a parameter or a value of the request."""
+
+CONFIGURATION_HINTS = {
+    404: "nothing answers at this URL, or the model does not exist:"
+    " check the base URL and the model name",
+    405: "this URL does not take a POST: check the base URL",
+    410: "this endpoint or model is gone: check the base URL and the model name",
+    415: "this URL does not take a JSON body: check the base URL",
+    422: "the server cannot process a request of this shape: check that the base URL is a server"
+    " of this protocol and that the model accepts these settings",
+}
+"""Statuses that say the request cannot succeed as configured, with what to check for each."""
+
+REDIRECT_HINT = "the server answers with a redirect: set the base URL to where it redirects"
+SETTING_HINT = "the model rejects a parameter or value of this request: change the model settings"
 
 KIND_STATUS = {
     "invalid_request_error": 400,
@@ -193,20 +220,39 @@ def _is_context_overflow(detail: ErrorDetail) -> bool:
     return any(marker in words for marker in _CONTEXT_MARKERS)
 
 
+def _rejects_a_setting(detail: ErrorDetail) -> bool:
+    words = f"{detail.code or ''} {detail.kind or ''} {detail.message}".lower()
+    return any(marker in words for marker in _SETTING_MARKERS)
+
+
 def _error_class(status: int, detail: ErrorDetail) -> type[ModelError]:
-    if status == 429:
+    """The error class of a status: who can fix it (nobody, the end user, the developer)."""
+    if status in (402, 429):
         return RateLimitedError
     if status in (401, 403):
         return AuthenticationError
     if status == 408:
         return ModelTimeoutError
-    if status == 409:
-        return ProviderUnavailableError  # a lock conflict: both official SDKs retry it
-    if status >= 500 or detail.kind == "overloaded_error":
-        return ProviderUnavailableError
+    if status == 409 or status >= 500 or detail.kind == "overloaded_error":
+        return ProviderUnavailableError  # 409, a lock conflict: both official SDKs retry it
+    if status == 413 or (status >= 400 and _is_context_overflow(detail)):
+        return ContextTooLongError  # 413: the request is too large to be taken at all
+    if 300 <= status < 400 or status in CONFIGURATION_HINTS or _rejects_a_setting(detail):
+        return ProviderConfigurationError
     if status >= 400:
-        return ContextTooLongError if _is_context_overflow(detail) else InvalidRequestError
+        return InvalidRequestError
     return InvalidResponseError
+
+
+def _hint(status: int) -> str:
+    if 300 <= status < 400:
+        return REDIRECT_HINT
+    return CONFIGURATION_HINTS.get(status, SETTING_HINT)
+
+
+def shown_url(url: httpx.URL | str) -> str:
+    """A URL fit for an error message: any user name and password in it are removed."""
+    return str(httpx.URL(url).copy_with(userinfo=b""))
 
 
 def status_error(
@@ -217,24 +263,34 @@ def status_error(
     hints: RetryHints = RetryHints(),
     secret: Secret | None = None,
     origin: str | None = None,
+    url: str | None = None,
 ) -> ModelError:
-    """The typed error for an HTTP status (or the status an in-stream error stands for)."""
+    """The typed error for an HTTP status (or the status an in-stream error stands for).
+
+    The message names the URL tried, when there is one; a configuration error says what to check.
+    """
     text = detail.message or "(no message)"
     label = " ".join(part for part in (detail.kind, detail.code) if part)
     where = origin or f"answered HTTP {status}"
-    message = f"{provider} {where}" + (f" {label}" if label else "") + f": {text}"
+    target = f" for POST {url}" if url else ""
+    message = f"{provider} {where}{target}" + (f" {label}" if label else "") + f": {text}"
+    cls = _error_class(status, detail)
+    if cls is ProviderConfigurationError:
+        message += f" ({_hint(status)})"
     if secret is not None:
         message = secret.redact(message)
+        url = None if url is None else secret.redact(url)
     kwargs: dict[str, Any] = {
         "status": status,
         "provider": provider,
         "retry_after": hints.retry_after,
         "should_retry": hints.should_retry,
     }
-    cls = _error_class(status, detail)
     if cls is RateLimitedError:
-        quota = "insufficient_quota" in (detail.code, detail.kind)
+        quota = status == 402 or "insufficient_quota" in (detail.code, detail.kind)
         return RateLimitedError(message, quota_exhausted=quota, **kwargs)
+    if cls is ProviderConfigurationError:
+        return ProviderConfigurationError(message, url=url, **kwargs)
     return cls(message, **kwargs)
 
 
@@ -244,30 +300,41 @@ def stream_error(provider: str, detail: ErrorDetail, secret: Secret | None) -> M
     return status_error(provider, status, detail, secret=secret, origin="sent an error")
 
 
-def transport_error(provider: str, error: httpx.RequestError) -> ModelError:
-    """The typed error for a failure below HTTP: timeouts, refused or reset connections."""
+def transport_error(provider: str, error: httpx.RequestError, url: str | None = None) -> ModelError:
+    """The typed error for a failure below HTTP: timeouts, refused or reset connections.
+
+    The message names the URL tried, when there is one: a wrong host or port shows at once.
+    """
     what = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    target = f" for POST {url}" if url else ""
     if isinstance(error, httpx.TimeoutException):
-        return ModelTimeoutError(f"{provider} request timed out ({what})", provider=provider)
+        message = f"{provider} request timed out{target} ({what})"
+        return ModelTimeoutError(message, provider=provider)
     if isinstance(error, httpx.DecodingError):
-        message = f"{provider} body cannot be decoded ({what})"
+        message = f"{provider} body cannot be decoded{target} ({what})"
         return InvalidResponseError(message, provider=provider)
-    message = f"{provider} connection failed ({what})"
+    message = f"{provider} connection failed{target} ({what})"
     return ProviderUnavailableError(message, provider=provider)
 
 
-def parse_json(provider: str, content: bytes, status: int | None = None) -> dict[str, Any]:
-    """A JSON object from a body, or `InvalidResponseError` naming what came instead."""
+def parse_json(
+    provider: str, content: bytes, status: int | None = None, url: str | None = None
+) -> dict[str, Any]:
+    """A JSON object from a body, or `InvalidResponseError` naming what came instead (and the URL
+    that sent it, when known: a base URL pointing at a web page answers HTML)."""
+    source = f" from {url}" if url else ""
     try:
         value = orjson.loads(content)
     except orjson.JSONDecodeError as exc:
         snippet = content[:80].decode("utf-8", "replace")
         raise InvalidResponseError(
-            f"{provider} sent malformed JSON ({exc}): {snippet!r}", status=status, provider=provider
+            f"{provider} sent malformed JSON{source} ({exc}): {snippet!r}",
+            status=status,
+            provider=provider,
         ) from None
     if not isinstance(value, dict):
         raise InvalidResponseError(
-            f"{provider} sent JSON {type(value).__name__}, expected an object",
+            f"{provider} sent JSON {type(value).__name__}{source}, expected an object",
             status=status,
             provider=provider,
         )
@@ -328,11 +395,20 @@ class HttpChannel:
         url, content = self.base_url + path, orjson.dumps(body)
         return self.client.build_request("POST", url, content=content, headers=headers)
 
+    def _url(self, request: httpx.Request) -> str:
+        """The request's URL as error messages show it: no user info, no key."""
+        url = shown_url(request.url)
+        return url if self._secret is None else self._secret.redact(url)
+
     def _failure(self, response: httpx.Response) -> ModelError:
         hints = retry_hints(response.headers)
         detail = detail_of(response.content)
+        location = response.headers.get("location")
+        if response.is_redirect and location and not detail.message:
+            detail = ErrorDetail(f"redirects to {shown_url(response.request.url.join(location))}")
+        url = self._url(response.request)
         return status_error(
-            self.provider, response.status_code, detail, hints=hints, secret=self._secret
+            self.provider, response.status_code, detail, hints=hints, secret=self._secret, url=url
         )
 
     def _not_a_stream(self, response: httpx.Response) -> ModelError:
@@ -341,31 +417,34 @@ class HttpChannel:
             return stream_error(self.provider, detail, self._secret)
         kind = response.headers.get("content-type", "(none)")
         return InvalidResponseError(
-            f"{self.provider} answered a streaming request with content-type {kind!r},"
-            " not text/event-stream",
+            f"{self.provider} answered a streaming request to {self._url(response.request)}"
+            f" with content-type {kind!r}, not text/event-stream",
             status=response.status_code,
             provider=self.provider,
         )
 
     async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """POST `body`; the JSON object answered, or a typed error."""
+        request = self._request(path, body)
         try:
-            response = await self.client.send(self._request(path, body))
+            response = await self.client.send(request)
         except httpx.RequestError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise transport_error(self.provider, exc, self._url(request)) from exc
         if not response.is_success:
             raise self._failure(response)
-        return parse_json(self.provider, response.content, response.status_code)
+        return parse_json(self.provider, response.content, response.status_code, self._url(request))
 
     async def post_stream(self, path: str, body: Mapping[str, Any], handle: EventHandler) -> None:
         """POST `body` and feed each SSE event to `handle` until it says done or the body ends.
 
         The idle timeout bounds the wait for the response head and then for each chunk.
         """
+        request = self._request(path, body)
+        url = self._url(request)
         try:
-            response = await self._idle(self.client.send(self._request(path, body), stream=True))
+            response = await self._idle(self.client.send(request, stream=True))
         except httpx.RequestError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise transport_error(self.provider, exc, url) from exc
         try:
             if not response.is_success:
                 await self._idle(response.aread())
@@ -375,7 +454,7 @@ class HttpChannel:
                 raise self._not_a_stream(response)
             await self._pump(response, handle)
         except httpx.RequestError as exc:
-            raise transport_error(self.provider, exc) from exc
+            raise transport_error(self.provider, exc, url) from exc
         finally:
             await response.aclose()
 
@@ -406,8 +485,10 @@ class HttpChannel:
 
 
 def _is_event_stream(response: httpx.Response) -> bool:
-    kind = response.headers.get("content-type", "text/event-stream")
-    return "json" not in kind.lower()
+    """False for a JSON body (an error) or a web page (a base URL that is no API); servers that
+    label their stream loosely (or not at all) are still read as one."""
+    kind = response.headers.get("content-type", "text/event-stream").lower()
+    return "json" not in kind and "html" not in kind
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:

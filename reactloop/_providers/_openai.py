@@ -51,7 +51,17 @@ from reactloop._providers._http import (
 )
 from reactloop._providers._options import check_base_url, check_http_options
 from reactloop._providers._sse import SseEvent
-from reactloop._providers._wire import CallParts, assemble_calls, count, items, obj, text
+from reactloop._providers._wire import (
+    CallParts,
+    assemble_calls,
+    check_history,
+    count,
+    is_blank,
+    items,
+    obj,
+    text,
+    tool_result_text,
+)
 from reactloop._validate import boolean, checked_arguments, member
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -95,12 +105,17 @@ def _tool_call(call: ToolCall) -> JsonObject:
 
 
 def _assistant(message: AssistantMessage) -> JsonObject:
-    encoded: JsonObject = {"role": "assistant"}
-    encoded["content"] = message.text or (None if message.tool_calls or message.refusal else "")
+    """Text as `content`; a refusal alone as a `refusal` content part, the one form the API takes
+    for it (`content: null` is accepted only beside tool calls)."""
+    encoded: JsonObject = {"role": "assistant", "content": None}
+    if not is_blank(message.text):
+        encoded["content"] = message.text
+        if not is_blank(message.refusal):
+            encoded["refusal"] = message.refusal
+    elif message.refusal is not None and not is_blank(message.refusal):
+        encoded["content"] = [{"type": "refusal", "refusal": message.refusal}]
     if message.tool_calls:
         encoded["tool_calls"] = [_tool_call(call) for call in message.tool_calls]
-    if message.refusal is not None:
-        encoded["refusal"] = message.refusal
     return encoded
 
 
@@ -114,7 +129,8 @@ def encode_message(message: Message) -> JsonObject:
         case AssistantMessage():
             return _assistant(message)
         case ToolMessage():
-            return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+            content = tool_result_text(message)
+            return {"role": "tool", "tool_call_id": message.call_id, "content": content}
         case _:
             assert_never(message)
 
@@ -173,8 +189,10 @@ def encode_request(
     *,
     stream: bool,
     options: OpenAIOptions = OpenAIOptions(),
+    provider: str = "openai",
 ) -> JsonObject:
-    """The Chat Completions body for a neutral request."""
+    """The Chat Completions body for a neutral request; a history no API accepts is refused."""
+    check_history(provider, request.messages)
     messages = [encode_message(message) for message in request.messages]
     if request.instructions:
         instructions = {"role": options.instructions_role.value, "content": request.instructions}
@@ -378,12 +396,16 @@ class OpenAIModel(HttpModel):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One plain call: the whole response at once."""
-        body = encode_request(request, self.model, stream=False, options=self.options)
+        body = encode_request(
+            request, self.model, stream=False, options=self.options, provider=self.provider
+        )
         return decode_completion(self.provider, await self._channel.post_json(PATH, body))
 
     async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
         """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
-        body = encode_request(request, self.model, stream=True, options=self.options)
+        body = encode_request(
+            request, self.model, stream=True, options=self.options, provider=self.provider
+        )
         accumulator = ChatStream(self.provider, on_delta)
         await self._channel.post_stream(PATH, body, accumulator.handle)
         return accumulator.response()

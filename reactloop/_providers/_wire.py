@@ -1,14 +1,76 @@
-"""Small helpers both protocols use to read untrusted JSON and assemble streamed tool calls."""
+"""Small helpers both protocols use: the history rules they share, reading untrusted JSON, and
+assembling streamed tool calls."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, assert_never
 
 import orjson
 from attrs import define, field
 
-from reactloop._errors import InvalidResponseError
-from reactloop._messages import FinishReason, JsonObject, ToolCall, new_call_id
+from reactloop._errors import InvalidRequestError, InvalidResponseError
+from reactloop._messages import (
+    AssistantMessage,
+    FinishReason,
+    JsonObject,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    new_call_id,
+)
+
+EMPTY_TOOL_RESULT = "(the tool returned no output)"
+"""What the model reads for a tool result with no text: both APIs reject an empty one."""
+
+
+def is_blank(text: str | None) -> bool:
+    """True for None, `""` and whitespace: text a model API treats as no content."""
+    return text is None or not text.strip()
+
+
+def _emptiness(message: Message) -> str | None:
+    """Why the message carries nothing a model API accepts, or None when it carries something."""
+    match message:
+        case SystemMessage() | UserMessage():
+            return "its content is blank" if is_blank(message.content) else None
+        case AssistantMessage():
+            said = not (is_blank(message.text) and is_blank(message.refusal))
+            return None if said or message.tool_calls else "it has no text, tool call or refusal"
+        case ToolMessage():
+            return None  # an empty result is still the call's answer: see tool_result_text
+        case _:
+            assert_never(message)
+
+
+def check_history(provider: str, messages: Sequence[Message]) -> None:
+    """Refuse, before anything is sent, a history that no model API accepts as it is.
+
+    Both providers apply the same rules, so a history fails alike on each: every system, user and
+    assistant message must carry something (a message is never dropped silently, since dropping
+    one changes what the model reads), and at least one of them must not be a system message.
+    """
+    for index, message in enumerate(messages):
+        why = _emptiness(message)
+        if why is not None:
+            raise InvalidRequestError(
+                f"{provider} cannot send messages[{index}] ({type(message).__name__}): {why},"
+                " and model APIs reject an empty message; remove it from the history",
+                provider=provider,
+            )
+    if all(isinstance(message, SystemMessage) for message in messages):
+        raise InvalidRequestError(
+            f"{provider} request has no user, assistant or tool message among its"
+            f" {len(messages)} messages: model APIs need a conversation to answer",
+            provider=provider,
+        )
+
+
+def tool_result_text(message: ToolMessage) -> str:
+    """The result's text, or a note saying the tool returned none (never an empty string)."""
+    return EMPTY_TOOL_RESULT if is_blank(message.content) else message.content
 
 
 def obj(value: object, key: str) -> JsonObject:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,15 +11,9 @@ from reactloop._providers import AnthropicModel, OpenAIModel
 from tests.providers.protocol import OpenAIRequestSchema
 from tests.providers.wire_server import WireServer
 
-SHARED = Path(os.environ.get("REACTLOOP_SHARED") or Path(__file__).resolve().parents[3] / "shared")
-WIRE = SHARED / "fixtures" / "wire"
-OPENAPI = SHARED / "ref" / "openai-openapi.yaml"
-
-if not WIRE.is_dir():
-    raise pytest.UsageError(
-        f"the recorded wire fixtures are missing: expected {WIRE} (the project's shared/ folder "
-        "beside the checkout, or set REACTLOOP_SHARED to its path)"
-    )
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+WIRE = FIXTURES / "wire"
+OPENAPI = FIXTURES / "openai" / "create_chat_completion_request.json"
 API_KEY = "sk-test-SECRET-0123456789abcdef"
 
 
@@ -47,7 +40,5 @@ async def anthropic(server: WireServer) -> AsyncIterator[AnthropicModel]:
 
 @pytest.fixture(scope="session")
 def openai_schema() -> OpenAIRequestSchema:
-    """The published request schema; the test skips when the reference file is absent."""
-    if not OPENAPI.exists():
-        pytest.skip(f"the OpenAI OpenAPI description is not at {OPENAPI}")
+    """The published request schema (the subset kept in tests/fixtures/openai)."""
     return OpenAIRequestSchema(OPENAPI)

@@ -56,6 +56,22 @@ REQUESTS = {
     "refusal_in_history": ModelRequest(
         (UserMessage("do harm"), AssistantMessage(refusal="I can't."), UserMessage("ok, hi"))
     ),
+    "system_mid_history": ModelRequest(
+        (
+            UserMessage("hi"),
+            AssistantMessage("Hello."),
+            UserMessage("What now?"),
+            SystemMessage("From now on, answer in French."),
+        ),
+        instructions="Be brief.",
+    ),
+    "empty_tool_result": ModelRequest(
+        (
+            UserMessage("Clear the cache."),
+            AssistantMessage("", (ToolCall("clear_cache", "{}", "call_x"),)),
+            ToolMessage("call_x", "clear_cache", ""),
+        )
+    ),
     "json_object": ModelRequest(
         (UserMessage("hi"),),
         settings=ModelSettings(response_format=ResponseFormat(ResponseFormatKind.JSON_OBJECT)),

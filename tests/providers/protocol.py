@@ -1,8 +1,11 @@
 """Checks that a request body follows its protocol.
 
-OpenAI: validated against `CreateChatCompletionRequest` of the published OpenAPI description
-(with every top-level key a known property, since the schema itself allows unknown ones).
-Anthropic: no machine-readable schema is at hand, so the Messages rules are asserted by hand.
+OpenAI: validated against `CreateChatCompletionRequest` of the published OpenAPI description (the
+subset kept in tests/fixtures/openai), with every top-level key a known property (the schema itself
+allows unknown ones), plus the rule the schema states only in prose: an assistant message needs
+content unless it has tool calls.
+Anthropic: no machine-readable schema is at hand, so the Messages rules are asserted by hand
+(including the documented ones of newer models: mid-conversation system turns, no sampling).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-import yaml
+import orjson
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
@@ -22,8 +25,7 @@ ROOT = "urn:openai-openapi"
 
 @functools.cache
 def _document(path: Path) -> JsonObject:
-    with path.open("rb") as handle:
-        loaded = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    loaded = orjson.loads(path.read_bytes())
     assert isinstance(loaded, dict)
     return loaded
 
@@ -37,7 +39,7 @@ def _properties(schemas: JsonObject, schema: JsonObject) -> set[str]:
 
 
 class OpenAIRequestSchema:
-    """`CreateChatCompletionRequest`, refs resolved through a registry over the whole document."""
+    """`CreateChatCompletionRequest`, refs resolved through a registry over the subset document."""
 
     def __init__(self, path: Path) -> None:
         document = _document(path)
@@ -53,6 +55,10 @@ class OpenAIRequestSchema:
         self.validator.validate(body)
         unknown = set(body) - self.known
         assert not unknown, f"keys unknown to CreateChatCompletionRequest: {unknown}"
+        for number, message in enumerate(body["messages"]):
+            if message["role"] == "assistant" and not message.get("tool_calls"):
+                content = message.get("content")
+                assert content, f"assistant message {number} has neither content nor tool calls"
 
 
 BLOCK_FIELDS = {
@@ -62,6 +68,9 @@ BLOCK_FIELDS = {
 }
 TOP_LEVEL = {"model", "max_tokens", "messages", "system", "tools", "tool_choice", "temperature",
              "stream", "output_config"}  # fmt: skip
+SAMPLING = {"temperature", "top_p", "top_k"}
+SYSTEM_TURN_MODELS = ("claude-opus-4-8",)  # Anthropic: mid-conversation system messages
+NO_SAMPLING_MODELS = ("claude-opus-4-7", "claude-opus-4-8")  # Anthropic: sampling removed
 
 
 def _check_block(block: JsonObject) -> None:
@@ -75,21 +84,40 @@ def _check_block(block: JsonObject) -> None:
         assert isinstance(block["input"], dict), "tool_use input must be an object"
         assert block["id"]
         assert block["name"]
+    elif kind == "tool_result":
+        assert isinstance(block["content"], str)
+        assert block["content"].strip(), "empty tool_result content"
 
 
-def _check_turns(messages: list[JsonObject]) -> set[str]:
-    """Roles alternate from `user`; each tool_result answers the previous turn's tool_use."""
+def _check_system_turn(messages: list[JsonObject], number: int, model: str) -> None:
+    """Mid-conversation system turns: on models that take them, placed as Anthropic requires."""
+    assert model.startswith(SYSTEM_TURN_MODELS), f"{model} takes no system turn in messages"
+    assert number > 0, "a system turn cannot come first"
+    assert messages[number - 1]["role"] == "user", "a system turn must follow a user turn"
+    following = messages[number + 1]["role"] if number + 1 < len(messages) else "assistant"
+    assert following == "assistant", "a system turn must be last or before an assistant turn"
+    assert all(block["type"] == "text" for block in messages[number]["content"])
+
+
+def _check_turns(messages: list[JsonObject], model: str) -> set[str]:
+    """Roles alternate from `user` (system turns aside); each tool_result answers the previous
+    turn's tool_use."""
     assert messages, "messages must not be empty"
     assert messages[0]["role"] == "user", "the first turn must be the user's"
     used: set[str] = set()
     previous: set[str] = set()
-    for number, turn in enumerate(messages):
-        assert turn["role"] == ("user" if number % 2 == 0 else "assistant"), "roles must alternate"
+    number = 0
+    for index, turn in enumerate(messages):
         blocks = turn["content"]
         assert isinstance(blocks, list)
         assert blocks, "a turn needs at least one block"
         for block in blocks:
             _check_block(block)
+        if turn["role"] == "system":
+            _check_system_turn(messages, index, model)
+            continue
+        assert turn["role"] == ("user" if number % 2 == 0 else "assistant"), "roles must alternate"
+        number += 1
         results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
         assert set(results) <= previous, "a tool_result must answer the previous turn's tool_use"
         kinds = [b["type"] for b in blocks]
@@ -121,7 +149,9 @@ def check_anthropic_request(body: JsonObject) -> None:
     assert isinstance(body["max_tokens"], int)
     assert body["max_tokens"] > 0
     assert isinstance(body.get("system", ""), str)
-    used = _check_turns(body["messages"])
+    if body["model"].startswith(NO_SAMPLING_MODELS):
+        assert not SAMPLING & set(body), f"{body['model']} rejects sampling parameters"
+    used = _check_turns(body["messages"], body["model"])
     _check_tools(body, used)
 
 

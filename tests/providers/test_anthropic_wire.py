@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import AsyncIterator
 
-from reactloop._errors import InvalidResponseError, RateLimitedError
-from reactloop._messages import AssistantMessage, FinishReason, ModelRequest, ToolCall
+import pytest
+from attrs import evolve
+
+from reactloop._decisions import StopReason
+from reactloop._errors import (
+    ConfigurationError,
+    ErrorCode,
+    InvalidResponseError,
+    ProviderConfigurationError,
+    RateLimitedError,
+)
+from reactloop._loop import ReActLoop
+from reactloop._messages import (
+    AssistantMessage,
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelSettings,
+    SystemMessage,
+    ToolCall,
+    UserMessage,
+)
+from reactloop._providers import AnthropicModel
 from reactloop._providers._anthropic import (
     DEFAULT_MAX_TOKENS,
     HISTORY_TOOL_DESCRIPTION,
@@ -13,14 +34,26 @@ from reactloop._providers._anthropic import (
     decode_message,
     encode_request,
 )
+from reactloop._resolver import DEFAULT_MESSAGES
+from tests.providers.conftest import API_KEY
 from tests.providers.examples import REQUESTS, SCHEMA
-from tests.providers.protocol import check_anthropic_request
+from tests.providers.protocol import check_anthropic_headers, check_anthropic_request
+from tests.providers.render import anthropic_json
+from tests.providers.wire_server import WireServer, json_reply
+
+OPUS_4_8 = "claude-opus-4-8"
+SYSTEM = SystemMessage("Answer in French.")
+SAMPLING = {"temperature", "top_p", "top_k"}
 
 
+@pytest.mark.parametrize("model", ["claude", OPUS_4_8])
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("name", sorted(REQUESTS))
-def test_requests_follow_the_messages_rules(name: str, stream: bool) -> None:
-    check_anthropic_request(encode_request(REQUESTS[name], "claude", stream=stream))
+def test_requests_follow_the_messages_rules(name: str, stream: bool, model: str) -> None:
+    request = REQUESTS[name]
+    if model == OPUS_4_8:  # a model without sampling parameters: the request leaves them unset
+        request = evolve(request, settings=evolve(request.settings, temperature=None))
+    check_anthropic_request(encode_request(request, model, stream=stream))
 
 
 def test_system_prompt_travels_apart() -> None:
@@ -147,3 +180,109 @@ def test_decode_of_an_error_body_is_typed() -> None:
     body = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}}
     with pytest.raises(RateLimitedError, match="slow"):
         decode_message("anthropic", body)
+
+
+@pytest.fixture
+async def opus(server: WireServer) -> AsyncIterator[AnthropicModel]:
+    """Claude Opus 4.8 (no sampling parameters, system turns allowed) on the wire server."""
+    async with AnthropicModel(OPUS_4_8, api_key=API_KEY, base_url=server.url) as model:
+        yield model
+
+
+@pytest.mark.anyio
+async def test_no_sampling_parameter_travels_unless_set(
+    server: WireServer, anthropic: AnthropicModel
+) -> None:
+    server.reply_with(json_reply(anthropic_json("Hi.")))
+    await ReActLoop(anthropic).run("hi")
+    await ReActLoop(anthropic, settings=ModelSettings(temperature=0.3)).run("hi")
+    default, tuned = (request.json() for request in server.requests)
+    assert not SAMPLING & set(default)
+    assert tuned["temperature"] == 0.3
+    check_anthropic_headers(server.requests[0].headers)
+
+
+@pytest.mark.anyio
+async def test_a_model_without_sampling_refuses_a_temperature_before_sending(
+    server: WireServer, opus: AnthropicModel
+) -> None:
+    server.reply_with(json_reply(anthropic_json("Hi.")))
+    result = await ReActLoop(opus, settings=ModelSettings(temperature=0.3)).run("hi")
+    assert result.stop_reason is StopReason.ERROR
+    error = result.error
+    assert isinstance(error, ProviderConfigurationError)
+    assert isinstance(error, ConfigurationError)
+    assert (error.option, error.value) == ("ModelSettings.temperature", 0.3)
+    assert "'claude-opus-4-8'" in str(error)
+    assert error.code is ErrorCode.CONFIGURATION
+    assert result.user_message == DEFAULT_MESSAGES[ErrorCode.CONFIGURATION]
+    assert server.requests == []
+    assert (await ReActLoop(opus).run("hi")).output == "Hi."
+    assert not SAMPLING & set(server.requests[0].json())
+
+
+@pytest.mark.anyio
+async def test_a_model_that_rejects_a_setting_on_the_wire_is_a_configuration_error(
+    server: WireServer, anthropic: AnthropicModel
+) -> None:
+    error = {
+        "type": "invalid_request_error",
+        "message": "`temperature` is deprecated for this model.",
+    }
+    server.reply_with(json_reply({"type": "error", "error": error}, 400))
+    result = await ReActLoop(anthropic, settings=ModelSettings(temperature=0.3)).run("hi")
+    assert isinstance(result.error, ProviderConfigurationError)
+    assert "deprecated for this model" in str(result.error)
+    assert "rephrase" not in (result.user_message or "")
+
+
+@pytest.mark.anyio
+async def test_a_mid_history_system_message_stays_in_place_where_the_model_takes_it(
+    server: WireServer, opus: AnthropicModel
+) -> None:
+    server.reply_with(json_reply(anthropic_json("Bonjour.")))
+    await opus.request(REQUESTS["system_mid_history"])
+    body = server.requests[0].json()
+    check_anthropic_request(body)
+    assert body["system"] == "Be brief."
+    assert [turn["role"] for turn in body["messages"]] == ["user", "assistant", "user", "system"]
+    assert body["messages"][3]["content"] == [
+        {"type": "text", "text": "From now on, answer in French."}
+    ]
+
+
+def test_other_models_get_every_system_message_in_the_system_field() -> None:
+    body = encode_request(REQUESTS["system_mid_history"], "claude-sonnet-4-5", stream=False)
+    assert body["system"] == "Be brief.\n\nFrom now on, answer in French."
+    assert [turn["role"] for turn in body["messages"]] == ["user", "assistant", "user"]
+
+
+@pytest.mark.parametrize(
+    ("history", "roles"),
+    [
+        # after an assistant turn: not allowed in place, so it joins the system field
+        (
+            (UserMessage("a"), AssistantMessage("b"), SYSTEM, UserMessage("c")),
+            ["user", "assistant", "user"],
+        ),
+        # followed by a user turn: not allowed in place either
+        ((UserMessage("a"), SYSTEM, UserMessage("c")), ["user"]),
+        # first: the system field, as ever
+        ((SYSTEM, UserMessage("a")), ["user"]),
+        # between a user turn and an assistant turn: in place
+        (
+            (UserMessage("a"), SYSTEM, AssistantMessage("b"), UserMessage("c")),
+            ["user", "system", "assistant", "user"],
+        ),
+    ],
+)
+def test_a_system_message_is_kept_in_place_only_where_anthropic_allows_it(
+    history: tuple[Message, ...], roles: list[str]
+) -> None:
+    body = encode_request(ModelRequest(history), OPUS_4_8, stream=False)
+    check_anthropic_request(body)
+    assert [turn["role"] for turn in body["messages"]] == roles
+    kept = "system" in roles
+    assert ("system" in body) is not kept
+    if not kept:
+        assert body["system"] == SYSTEM.content

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -12,18 +13,24 @@ import pytest
 from anyio.abc import SocketAttribute
 
 from reactloop._contracts import Model
+from reactloop._decisions import StopReason
 from reactloop._errors import (
     AuthenticationError,
+    ConfigurationError,
     ContextTooLongError,
+    ErrorCode,
     InvalidRequestError,
     InvalidResponseError,
     ModelError,
     ModelTimeoutError,
+    ProviderConfigurationError,
     ProviderUnavailableError,
     RateLimitedError,
 )
+from reactloop._loop import ReActLoop
 from reactloop._messages import ModelDelta, ModelRequest, ModelResponse, UserMessage
 from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._resolver import DEFAULT_MESSAGES
 from tests.providers.conftest import API_KEY
 from tests.providers.render import anthropic_stream, openai_stream, sse
 from tests.providers.wire_server import Ending, Reply, WireServer, json_reply, sse_reply
@@ -43,6 +50,12 @@ async def call(model: Model, mode: str) -> ModelResponse:
     if mode == "stream":
         return await model.stream(REQUEST, _ignore)
     return await model.request(REQUEST)
+
+
+def endpoint(server: WireServer, model: Model) -> str:
+    """The URL each provider posts to on the wire server."""
+    path = "/v1/chat/completions" if isinstance(model, OpenAIModel) else "/v1/messages"
+    return server.url + path
 
 
 @pytest.fixture(params=["openai", "anthropic"])
@@ -143,7 +156,7 @@ async def test_anthropic_prompt_too_long_is_context_too_long(
         await anthropic.stream(REQUEST, _ignore)
 
 
-@pytest.mark.parametrize("status", [400, 404, 422])
+@pytest.mark.parametrize("status", [400, 418])
 async def test_other_4xx_is_invalid_request(server: WireServer, model: Model, status: int) -> None:
     server.reply_with(
         json_reply(anthropic_error("messages: field required", "invalid_request_error"), status)
@@ -312,3 +325,105 @@ async def test_debug_logs_never_show_the_key(
         await model.request(REQUEST)
     assert caplog.records
     assert API_KEY not in caplog.text
+
+
+HTML_NOT_FOUND = Reply(
+    404, (b"<html><body>Not Found</body></html>",), (("content-type", "text/html"),)
+)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_wrong_base_url_is_a_configuration_error_naming_the_url(
+    server: WireServer, model: Model, mode: str
+) -> None:
+    server.reply_with(HTML_NOT_FOUND)
+    with pytest.raises(ProviderConfigurationError) as caught:
+        await call(model, mode)
+    error = caught.value
+    assert f"HTTP 404 for POST {endpoint(server, model)}" in str(error)
+    assert "check the base URL" in str(error)
+    assert (error.status, error.url, error.code) == (
+        404,
+        endpoint(server, model),
+        ErrorCode.CONFIGURATION,
+    )
+    assert not error.retryable
+    assert isinstance(error, ConfigurationError)
+
+
+async def test_a_wrong_base_url_ends_the_run_without_asking_to_rephrase(
+    server: WireServer, model: Model
+) -> None:
+    server.reply_with(HTML_NOT_FOUND)
+    result = await ReActLoop(model).run("hi")
+    assert result.stop_reason is StopReason.ERROR
+    assert isinstance(result.error, ProviderConfigurationError)
+    assert result.user_message == DEFAULT_MESSAGES[ErrorCode.CONFIGURATION]
+    assert "rephrase" not in (result.user_message or "")
+    assert len(server.requests) == 1
+
+
+STATUSES: dict[int, type[ModelError]] = {
+    301: ProviderConfigurationError,
+    307: ProviderConfigurationError,
+    400: InvalidRequestError,
+    401: AuthenticationError,
+    402: RateLimitedError,
+    403: AuthenticationError,
+    404: ProviderConfigurationError,
+    405: ProviderConfigurationError,
+    408: ModelTimeoutError,
+    409: ProviderUnavailableError,
+    410: ProviderConfigurationError,
+    413: ContextTooLongError,
+    415: ProviderConfigurationError,
+    418: InvalidRequestError,
+    422: ProviderConfigurationError,
+    429: RateLimitedError,
+    500: ProviderUnavailableError,
+    502: ProviderUnavailableError,
+    503: ProviderUnavailableError,
+    504: ProviderUnavailableError,
+    529: ProviderUnavailableError,
+}
+
+
+@pytest.mark.parametrize(("status", "expected"), sorted(STATUSES.items()))
+async def test_every_status_is_a_typed_error_naming_the_status_and_url(
+    server: WireServer, model: Model, status: int, expected: type[ModelError]
+) -> None:
+    server.reply_with(Reply(status, (b"nope",), (("location", "/elsewhere"),)))
+    with pytest.raises(ModelError) as caught:
+        await model.request(REQUEST)
+    assert type(caught.value) is expected
+    assert f"HTTP {status} for POST {endpoint(server, model)}" in str(caught.value)
+    assert caught.value.status == status
+
+
+async def test_a_redirect_names_where_it_leads(server: WireServer, model: Model) -> None:
+    server.reply_with(Reply(308, (), (("location", "https://api.example.com/v1/x"),)))
+    with pytest.raises(
+        ProviderConfigurationError, match=re.escape("redirects to https://api.example.com/v1/x")
+    ):
+        await model.request(REQUEST)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_refused_connection_names_the_url(mode: str) -> None:
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(SocketAttribute.local_port)
+    await listener.aclose()
+    url = f"http://127.0.0.1:{port}/v1"
+    async with OpenAIModel("m", api_key=API_KEY, base_url=url) as model:
+        with pytest.raises(
+            ProviderUnavailableError, match=re.escape(f"for POST {url}/chat/completions")
+        ):
+            await call(model, mode)
+
+
+async def test_a_web_page_instead_of_json_names_the_url(server: WireServer, model: Model) -> None:
+    server.reply_with(Reply(200, (b"<html>hello</html>",), (("content-type", "text/html"),)))
+    with pytest.raises(InvalidResponseError, match=re.escape(f"from {endpoint(server, model)}")):
+        await model.request(REQUEST)
+    with pytest.raises(InvalidResponseError, match=re.escape(f"to {endpoint(server, model)}")):
+        await model.stream(REQUEST, _ignore)

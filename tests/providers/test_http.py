@@ -7,10 +7,12 @@ import pytest
 from reactloop._errors import (
     AuthenticationError,
     ContextTooLongError,
+    ErrorCode,
     InvalidRequestError,
     InvalidResponseError,
     ModelError,
     ModelTimeoutError,
+    ProviderConfigurationError,
     ProviderUnavailableError,
     RateLimitedError,
 )
@@ -22,11 +24,13 @@ from reactloop._providers._http import (
     parse_json,
     resolve_key,
     retry_hints,
+    shown_url,
     status_error,
     stream_error,
 )
 
 NOW = 1_700_000_000.0
+CONFIG = ProviderConfigurationError
 
 
 @pytest.mark.parametrize(
@@ -61,11 +65,24 @@ def test_retry_hints(headers: dict[str, str], expected: RetryHints) -> None:
         (400, ErrorDetail("prompt is too long: 9 tokens > 8 maximum"), ContextTooLongError),
         (400, ErrorDetail("This model's maximum context length is 8192"), ContextTooLongError),
         (400, ErrorDetail("messages: required", "invalid_request_error"), InvalidRequestError),
-        (404, ErrorDetail("no such model", "not_found_error"), InvalidRequestError),
+        (422, ErrorDetail("This model's maximum context length is 4096"), ContextTooLongError),
+        (413, ErrorDetail("request too large", "request_too_large"), ContextTooLongError),
+        (400, ErrorDetail("unsupported", "invalid_request_error", "unsupported_value"), CONFIG),
+        (400, ErrorDetail("`temperature` is deprecated for this model."), CONFIG),
+        (400, ErrorDetail("role 'system' is not supported on this model"), CONFIG),
+        (400, ErrorDetail('messages: Unexpected role "system".', "invalid_request_error"), CONFIG),
+        (402, ErrorDetail("Insufficient credits"), RateLimitedError),
+        (404, ErrorDetail("no such model", "not_found_error"), CONFIG),
+        (404, ErrorDetail("<html>Not Found</html>"), CONFIG),
+        (405, ErrorDetail("Method Not Allowed"), CONFIG),
+        (410, ErrorDetail("gone"), CONFIG),
+        (415, ErrorDetail("Unsupported Media Type"), CONFIG),
+        (422, ErrorDetail("field required"), CONFIG),
         (409, ErrorDetail("conflict"), ProviderUnavailableError),
         (500, ErrorDetail("oops", "api_error"), ProviderUnavailableError),
         (529, ErrorDetail("Overloaded", "overloaded_error"), ProviderUnavailableError),
-        (302, ErrorDetail("moved"), InvalidResponseError),
+        (302, ErrorDetail("moved"), CONFIG),
+        (418, ErrorDetail("teapot"), InvalidRequestError),
     ],
 )
 def test_status_and_body_pick_the_error(
@@ -113,12 +130,37 @@ def test_error_bodies_of_every_shape(body: bytes, expected: ErrorDetail) -> None
     assert detail_of(body) == expected
 
 
-def test_quota_exhaustion_is_flagged() -> None:
-    error = status_error(
-        "openai", 429, ErrorDetail("no money", "insufficient_quota", "insufficient_quota")
-    )
+@pytest.mark.parametrize(
+    ("status", "detail"),
+    [
+        (429, ErrorDetail("no money", "insufficient_quota", "insufficient_quota")),
+        (402, ErrorDetail("Insufficient credits")),
+    ],
+)
+def test_quota_exhaustion_is_flagged(status: int, detail: ErrorDetail) -> None:
+    error = status_error("openai", status, detail)
     assert isinstance(error, RateLimitedError)
     assert error.quota_exhausted
+    assert not error.retryable
+    assert error.code is ErrorCode.QUOTA_EXHAUSTED
+
+
+def test_a_plain_rate_limit_keeps_its_code() -> None:
+    error = status_error("openai", 429, ErrorDetail("slow down", "rate_limit_error"))
+    assert error.code is ErrorCode.RATE_LIMITED
+
+
+def test_a_configuration_error_names_the_url_and_what_to_check() -> None:
+    url = "https://api.example.com/v1/chat/completions"
+    error = status_error("openai", 404, ErrorDetail("Not Found"), url=url)
+    assert isinstance(error, ProviderConfigurationError)
+    assert str(error).startswith(f"openai answered HTTP 404 for POST {url}: Not Found")
+    assert "check the base URL" in str(error)
+    assert (error.url, error.code) == (url, ErrorCode.CONFIGURATION)
+
+
+def test_a_url_loses_its_user_name_and_password() -> None:
+    assert shown_url("https://me:pw@h.example/v1?x=1") == "https://h.example/v1?x=1"
 
 
 def test_the_key_is_masked_everywhere() -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import pytest
 
 from reactloop._errors import InvalidResponseError, ProviderUnavailableError
+from reactloop._loop import ReActLoop
 from reactloop._messages import (
     AssistantMessage,
     FinishReason,
+    ModelRequest,
     ToolCall,
+    UserMessage,
 )
+from reactloop._providers import OpenAIModel
 from reactloop._providers._openai import (
     InstructionsRole,
     MaxTokensField,
@@ -19,6 +23,8 @@ from reactloop._providers._openai import (
 )
 from tests.providers.examples import HISTORY, REQUESTS, SCHEMA
 from tests.providers.protocol import OpenAIRequestSchema
+from tests.providers.render import openai_json
+from tests.providers.wire_server import WireServer, json_reply
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -91,9 +97,40 @@ def test_settings_and_streaming_fields() -> None:
     assert (body["stream"], body["stream_options"]) == (True, {"include_usage": True})
 
 
-def test_refusal_travels_back_in_history() -> None:
+def test_a_refusal_travels_back_as_a_refusal_content_part() -> None:
     messages = encode_request(REQUESTS["refusal_in_history"], "m", stream=False)["messages"]
-    assert messages[1] == {"role": "assistant", "content": None, "refusal": "I can't."}
+    assert messages[1] == {
+        "role": "assistant",
+        "content": [{"type": "refusal", "refusal": "I can't."}],
+    }
+
+
+def test_a_refusal_beside_text_keeps_the_text_as_content() -> None:
+    request = ModelRequest((UserMessage("hi"), AssistantMessage("Partly.", refusal="Not all.")))
+    message = encode_request(request, "m", stream=False)["messages"][1]
+    assert message == {"role": "assistant", "content": "Partly.", "refusal": "Not all."}
+
+
+@pytest.mark.anyio
+async def test_a_refused_run_continues_with_a_request_the_schema_accepts(
+    server: WireServer, openai: OpenAIModel, openai_schema: OpenAIRequestSchema
+) -> None:
+    refusal = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
+    body = {
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "message": refusal, "finish_reason": "stop"}],
+    }
+    server.reply_with(json_reply(body), json_reply(openai_json("Hello!")))
+    loop = ReActLoop(openai)
+    refused = await loop.run("do harm")
+    assert refused.messages[-1] == AssistantMessage(refusal="I can't help with that.")
+    answered = await loop.run("ok, then just say hello", history=refused.messages)
+    assert answered.output == "Hello!"
+    sent = server.requests[1].json()
+    openai_schema.check(sent)
+    assert sent["messages"][1]["content"] == [
+        {"type": "refusal", "refusal": "I can't help with that."}
+    ]
 
 
 def _completion(message: dict[str, object], finish: str | None = "stop") -> dict[str, object]:

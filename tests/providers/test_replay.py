@@ -102,6 +102,13 @@ EXPECTED = {
 }  # fmt: skip
 
 
+def test_every_recorded_stream_is_kept_inside_the_project() -> None:
+    project = Path(__file__).resolve().parents[2]
+    assert WIRE.is_relative_to(project)
+    error_stream = "stream_midstream_error.synthetic.sse"
+    assert sorted(path.name for path in STREAMS) == sorted([*EXPECTED, error_stream])
+
+
 def _model(path: Path, openai: OpenAIModel, anthropic: AnthropicModel) -> Model:
     return openai if path.parent.name == "openai" else anthropic
 

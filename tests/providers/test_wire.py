@@ -1,0 +1,106 @@
+"""The history rules both providers share: nothing empty is sent, nothing is dropped silently."""
+
+from __future__ import annotations
+
+import pytest
+
+from reactloop._contracts import Model
+from reactloop._decisions import StopReason
+from reactloop._errors import InvalidRequestError
+from reactloop._loop import ReActLoop
+from reactloop._messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._providers._wire import EMPTY_TOOL_RESULT
+from tests.providers.examples import REQUESTS
+from tests.providers.protocol import OpenAIRequestSchema, check_anthropic_request
+from tests.providers.render import anthropic_json, openai_json
+from tests.providers.wire_server import WireServer, json_reply
+
+pytestmark = pytest.mark.anyio
+
+CALL = ToolCall("clear_cache", "{}", "call_x")
+REFUSED: list[tuple[tuple[Message, ...], str]] = [
+    ((), "no user, assistant or tool message"),
+    ((SystemMessage("Be brief."),), "no user, assistant or tool message"),
+    ((UserMessage(""),), r"messages\[0\] \(UserMessage\): its content is blank"),
+    ((UserMessage(" \n\t"),), r"messages\[0\] \(UserMessage\): its content is blank"),
+    ((UserMessage("hi"), SystemMessage("  ")), r"messages\[1\] \(SystemMessage\)"),
+    (
+        (UserMessage("hi"), AssistantMessage(""), UserMessage("again")),
+        r"messages\[1\] \(AssistantMessage\): it has no text, tool call or refusal",
+    ),
+    ((UserMessage("hi"), AssistantMessage(" ", refusal=" ")), r"messages\[1\]"),
+]
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+def model(request: pytest.FixtureRequest, openai: OpenAIModel, anthropic: AnthropicModel) -> Model:
+    """Each provider in turn."""
+    return openai if request.param == "openai" else anthropic
+
+
+@pytest.mark.parametrize(("history", "why"), REFUSED)
+async def test_an_empty_history_or_message_is_refused_before_sending(
+    server: WireServer, model: Model, history: tuple[Message, ...], why: str
+) -> None:
+    server.reply_with(json_reply({}))
+    with pytest.raises(InvalidRequestError, match=why):
+        await model.request(ModelRequest(history))
+    assert server.requests == []
+
+
+async def test_blank_text_beside_tool_calls_is_sent(
+    server: WireServer, openai: OpenAIModel, openai_schema: OpenAIRequestSchema
+) -> None:
+    history = (UserMessage("go"), AssistantMessage(" ", (CALL,)), ToolMessage("call_x", "f", "ok"))
+    server.reply_with(json_reply(openai_json("done")))
+    await openai.request(ModelRequest(history))
+    sent = server.requests[0].json()
+    openai_schema.check(sent)
+    assert len(sent["messages"]) == 3
+
+
+async def test_an_empty_tool_result_is_sent_as_a_note_by_both_providers(
+    server: WireServer,
+    openai: OpenAIModel,
+    anthropic: AnthropicModel,
+    openai_schema: OpenAIRequestSchema,
+) -> None:
+    server.reply_with(json_reply(openai_json("done")))
+    await openai.request(REQUESTS["empty_tool_result"])
+    server.reply_with(json_reply(anthropic_json("done")))
+    await anthropic.request(REQUESTS["empty_tool_result"])
+    to_openai, to_anthropic = (request.json() for request in server.requests)
+    openai_schema.check(to_openai)
+    check_anthropic_request(to_anthropic)
+    assert to_openai["messages"][2]["content"] == EMPTY_TOOL_RESULT
+    assert to_anthropic["messages"][2]["content"][0]["content"] == EMPTY_TOOL_RESULT
+
+
+@pytest.mark.parametrize("text", ["", "  \n"])
+async def test_empty_input_ends_the_run_alike_on_both_providers(
+    server: WireServer, model: Model, text: str
+) -> None:
+    server.reply_with(json_reply({}))
+    result = await ReActLoop(model).run(text)
+    assert (result.stop_reason, server.requests) == (StopReason.GUARD_REJECTED, [])
+
+
+async def test_a_blank_message_in_a_stored_history_ends_the_run_with_its_error(
+    server: WireServer, model: Model
+) -> None:
+    server.reply_with(json_reply({}))
+    history = (UserMessage("hi"), AssistantMessage(""))
+    result = await ReActLoop(model).run("and now?", history=history)
+    assert result.stop_reason is StopReason.ERROR
+    assert isinstance(result.error, InvalidRequestError)
+    assert "messages[1] (AssistantMessage)" in str(result.error)
+    assert server.requests == []
