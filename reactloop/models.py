@@ -1,5 +1,7 @@
-"""Talking to models: the `Model` contract, request and response values, the OpenAI and
-Anthropic providers, settings, and retries."""
+"""Talking to models: the `Model` contract, request and response values, settings, and retries.
+
+The concrete providers (OpenAI, Anthropic, model strings) live in `reactloop.providers`.
+"""
 
 from reactloop._contracts import (
     Model,
@@ -18,13 +20,6 @@ from reactloop._messages import (
     ToolChoice,
     ToolSpec,
 )
-from reactloop._providers import (
-    AnthropicModel,
-    InstructionsRole,
-    MaxTokensField,
-    OpenAIModel,
-    model_from_string,
-)
 from reactloop._retry import (
     RetryNotice,
     RetryPolicy,
@@ -33,17 +28,13 @@ from reactloop._retry import (
 )
 
 __all__ = [
-    "AnthropicModel",
     "FinishReason",
     "ForcedTool",
-    "InstructionsRole",
-    "MaxTokensField",
     "Model",
     "ModelDelta",
     "ModelRequest",
     "ModelResponse",
     "ModelSettings",
-    "OpenAIModel",
     "ResponseFormat",
     "ResponseFormatKind",
     "RetryNotice",
@@ -54,5 +45,4 @@ __all__ = [
     "ToolSpec",
     "call_with_retry",
     "is_retryable",
-    "model_from_string",
 ]

@@ -40,11 +40,12 @@ PINNED: dict[str, set[str]] = {
         "SystemMessage", "ToolCall", "ToolMessage", "Usage", "UserMessage", "repair_history"
     },
     "reactloop.models": {
-        "AnthropicModel", "FinishReason", "ForcedTool", "InstructionsRole",
-        "MaxTokensField", "Model", "ModelDelta", "ModelRequest", "ModelResponse",
-        "ModelSettings", "OpenAIModel", "ResponseFormat", "ResponseFormatKind",
-        "RetryNotice", "RetryPolicy", "TextDelta", "ToolCallDelta", "ToolChoice",
-        "ToolSpec", "call_with_retry", "is_retryable", "model_from_string"
+        "FinishReason", "ForcedTool", "Model", "ModelDelta", "ModelRequest", "ModelResponse",
+        "ModelSettings", "ResponseFormat", "ResponseFormatKind", "RetryNotice", "RetryPolicy",
+        "TextDelta", "ToolCallDelta", "ToolChoice", "ToolSpec", "call_with_retry", "is_retryable",
+    },
+    "reactloop.providers": {
+        "AnthropicModel", "InstructionsRole", "MaxTokensField", "OpenAIModel", "model_from_string",
     },
     "reactloop.phases": {
         "Finishing", "HookDecisionApplier", "IterationGuards", "LoopOptions",

@@ -1,0 +1,18 @@
+"""The model providers: OpenAI Chat Completions (and compatible servers) and Anthropic Messages,
+each one module implementing the `Model` contract, and `model_from_string` for "openai:gpt-4o"."""
+
+from reactloop._providers import (
+    AnthropicModel,
+    InstructionsRole,
+    MaxTokensField,
+    OpenAIModel,
+    model_from_string,
+)
+
+__all__ = [
+    "AnthropicModel",
+    "InstructionsRole",
+    "MaxTokensField",
+    "OpenAIModel",
+    "model_from_string",
+]
