@@ -22,6 +22,7 @@ from reactloop._messages import (
     SystemMessage,
     ToolMessage,
     UserMessage,
+    blank_reason,
 )
 from reactloop._repair import repair_history
 from reactloop._resolver import user_message
@@ -46,6 +47,10 @@ def message(option: str, value: object) -> Message:
     """`value` if it is a message; a ConfigurationError naming `option` otherwise."""
     if not isinstance(value, SystemMessage | UserMessage | AssistantMessage | ToolMessage):
         raise ConfigurationError.invalid(option, value, "a Message")
+    why = blank_reason(value)
+    if why is not None:
+        rule = f"a message that carries something ({why}; model APIs reject an empty message)"
+        raise ConfigurationError.invalid(option, value, rule)
     return value
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, assert_never
 
 import orjson
 from attrs import field, frozen
@@ -245,3 +245,22 @@ class ToolCallDelta:
 
 
 ModelDelta: TypeAlias = TextDelta | ToolCallDelta
+
+
+def is_blank(text: str | None) -> bool:
+    """True for None, `""` and whitespace: text a model API treats as no content."""
+    return text is None or not text.strip()
+
+
+def blank_reason(message: Message) -> str | None:
+    """Why the message carries nothing a model API accepts, or None when it carries something."""
+    match message:
+        case SystemMessage() | UserMessage():
+            return "its content is blank" if is_blank(message.content) else None
+        case AssistantMessage():
+            said = not (is_blank(message.text) and is_blank(message.refusal))
+            return None if said or message.tool_calls else "it has no text, tool call or refusal"
+        case ToolMessage():
+            return None  # an empty result is still the call's answer: see tool_result_text
+        case _:
+            assert_never(message)

@@ -10,7 +10,7 @@ import pytest
 from reactloop._decisions import StopReason
 from reactloop._errors import ConfigurationError, ErrorCode, GuardRejectedError
 from reactloop._loop import ReActLoop
-from reactloop._messages import UserMessage
+from reactloop._messages import AssistantMessage, Message, SystemMessage, UserMessage
 from reactloop._providers import AnthropicModel, OpenAIModel
 from reactloop.testing import ScriptedModel
 
@@ -72,6 +72,20 @@ async def test_a_wrong_context_value_is_refused(keyword: str, value: object) -> 
     arguments: dict[str, Any] = {keyword: value}
     with pytest.raises(ConfigurationError, match=keyword):
         await ReActLoop(model).run("hi", **arguments)
+    assert model.requests == []
+
+
+@pytest.mark.parametrize(
+    "blank",
+    [UserMessage("  "), SystemMessage(""), AssistantMessage("")],
+    ids=["user", "system", "assistant"],
+)
+async def test_a_blank_message_in_the_history_is_refused_by_position(blank: Message) -> None:
+    model = ScriptedModel(["never"])
+    history: list[Message] = [UserMessage("earlier"), AssistantMessage("answer"), blank]
+    with pytest.raises(ConfigurationError, match="model APIs reject an empty message") as caught:
+        await ReActLoop(model).run("hi", history=history)
+    assert (caught.value.option, caught.value.value) == ("history[2]", blank)
     assert model.requests == []
 
 

@@ -46,6 +46,7 @@ from reactloop._messages import (
     ToolMessage,
     Usage,
     UserMessage,
+    is_blank,
     new_call_id,
 )
 from reactloop._providers._http import (
@@ -66,7 +67,6 @@ from reactloop._providers._wire import (
     assemble_calls,
     check_history,
     count,
-    is_blank,
     items,
     obj,
     text,

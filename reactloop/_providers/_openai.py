@@ -37,6 +37,7 @@ from reactloop._messages import (
     ToolSpec,
     Usage,
     UserMessage,
+    is_blank,
     new_call_id,
 )
 from reactloop._providers._http import (
@@ -56,7 +57,6 @@ from reactloop._providers._wire import (
     assemble_calls,
     check_history,
     count,
-    is_blank,
     items,
     obj,
     text,

@@ -4,45 +4,26 @@ assembling streamed tool calls."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, assert_never
+from typing import Any
 
 import orjson
 from attrs import define, field
 
 from reactloop._errors import InvalidRequestError, InvalidResponseError
 from reactloop._messages import (
-    AssistantMessage,
     FinishReason,
     JsonObject,
     Message,
     SystemMessage,
     ToolCall,
     ToolMessage,
-    UserMessage,
+    blank_reason,
+    is_blank,
     new_call_id,
 )
 
 EMPTY_TOOL_RESULT = "(the tool returned no output)"
 """What the model reads for a tool result with no text: both APIs reject an empty one."""
-
-
-def is_blank(text: str | None) -> bool:
-    """True for None, `""` and whitespace: text a model API treats as no content."""
-    return text is None or not text.strip()
-
-
-def _emptiness(message: Message) -> str | None:
-    """Why the message carries nothing a model API accepts, or None when it carries something."""
-    match message:
-        case SystemMessage() | UserMessage():
-            return "its content is blank" if is_blank(message.content) else None
-        case AssistantMessage():
-            said = not (is_blank(message.text) and is_blank(message.refusal))
-            return None if said or message.tool_calls else "it has no text, tool call or refusal"
-        case ToolMessage():
-            return None  # an empty result is still the call's answer: see tool_result_text
-        case _:
-            assert_never(message)
 
 
 def check_history(provider: str, messages: Sequence[Message]) -> None:
@@ -53,7 +34,7 @@ def check_history(provider: str, messages: Sequence[Message]) -> None:
     one changes what the model reads), and at least one of them must not be a system message.
     """
     for index, message in enumerate(messages):
-        why = _emptiness(message)
+        why = blank_reason(message)
         if why is not None:
             raise InvalidRequestError(
                 f"{provider} cannot send messages[{index}] ({type(message).__name__}): {why},"

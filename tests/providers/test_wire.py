@@ -6,7 +6,7 @@ import pytest
 
 from reactloop._contracts import Model
 from reactloop._decisions import StopReason
-from reactloop._errors import InvalidRequestError
+from reactloop._errors import ConfigurationError, InvalidRequestError
 from reactloop._loop import ReActLoop
 from reactloop._messages import (
     AssistantMessage,
@@ -94,13 +94,22 @@ async def test_empty_input_ends_the_run_alike_on_both_providers(
     assert (result.stop_reason, server.requests) == (StopReason.GUARD_REJECTED, [])
 
 
-async def test_a_blank_message_in_a_stored_history_ends_the_run_with_its_error(
+async def test_a_blank_message_in_a_stored_history_is_refused_before_the_run(
     server: WireServer, model: Model
 ) -> None:
     server.reply_with(json_reply({}))
     history = (UserMessage("hi"), AssistantMessage(""))
-    result = await ReActLoop(model).run("and now?", history=history)
-    assert result.stop_reason is StopReason.ERROR
-    assert isinstance(result.error, InvalidRequestError)
-    assert "messages[1] (AssistantMessage)" in str(result.error)
+    with pytest.raises(ConfigurationError) as caught:
+        await ReActLoop(model).run("and now?", history=history)
+    assert caught.value.option == "history[1]"
+    assert server.requests == []
+
+
+async def test_a_blank_message_handed_to_the_provider_itself_is_never_sent(
+    server: WireServer, model: Model
+) -> None:
+    server.reply_with(json_reply({}))
+    request = ModelRequest((UserMessage("hi"), AssistantMessage(""), UserMessage("and now?")))
+    with pytest.raises(InvalidRequestError, match=r"messages\[1\] \(AssistantMessage\)"):
+        await model.request(request)
     assert server.requests == []
