@@ -149,15 +149,15 @@ class Departure:
 
 
 async def finish_run(run: Run, stop: Stop, departure: Departure | None = None) -> RunResult:
-    """Close the open step, give unanswered calls a result, build the result, report the end.
+    """Give unanswered calls a result, close the open step, build the result, report the end.
 
     The transcript is closed and the result built before any await, so a run whose consumer left
     has a result even when its hooks run out of `departure`'s grace time.
     """
     state = run.state
-    step = state.close_step(run.now())
     if state.open_tool_calls():
         await _settle_open_calls(run, stop)
+    step = state.close_step(run.now())
     result = result_of(run, stop)
     with nullcontext() if departure is None else departure.finishing:
         return await _report_end(run, step, stop, result)
@@ -204,11 +204,14 @@ def result_of(run: Run, stop: Stop) -> RunResult:
 
 
 async def _settle_open_calls(run: Run, stop: Stop) -> None:
-    """Give unanswered calls a result; one cut short while running (run timeout) says so, and
-    gets the result event its `ToolCallStarted` promised."""
+    """Give unanswered calls a result: the one a call already had, else an error; one cut short
+    while running (run timeout, stream closed) says so, and gets the result event its
+    `ToolCallStarted` promised."""
     detail = f": {stop.detail}" if stop.detail else ""
     why = f"the run stopped ({stop.reason.value}{detail})"
-    settled = run.state.settle_open_calls(why, run.calls_in_flight)
+    running = {call_id for call_id, outcome in run.call_outcomes.items() if outcome is None}
+    settled = run.state.settle_open_calls(why, run.call_outcomes)
+    run.call_outcomes.clear()
     for result in settled:
-        if result.call_id in run.calls_in_flight:
+        if result.call_id in running:
             await run.emit(ToolCallFinished(result))

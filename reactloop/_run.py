@@ -21,7 +21,7 @@ from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, ToolSpec
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
-from reactloop._state import RunContext, RunState
+from reactloop._state import RunContext, RunState, ToolResult
 from reactloop._validate import checked_arguments, integer
 
 Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
@@ -117,7 +117,9 @@ class Run:
     step_tools: Mapping[str, Tool] | None = field(default=None)
     interrupt: Interrupt | None = field(default=None)
     window: ContextTracker | None = field(default=None)
-    calls_in_flight: set[str] = field(factory=set)  # calls started and not yet finished
+    # This step's tool calls handled so far and not yet in the transcript: call id -> the result,
+    # None while the call runs. A run cut short keeps those results (see `settle_open_calls`).
+    call_outcomes: dict[str, ToolResult | None] = field(factory=dict)
 
     @property
     def listening(self) -> bool:

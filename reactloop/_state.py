@@ -6,7 +6,7 @@ be serialized, checkpointed and resumed; everything live belongs to `Run` (see `
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Generic, TypeVar
 
 from attrs import Factory, define, frozen
@@ -187,14 +187,19 @@ class RunState:
                 return [call for call in message.tool_calls if call.id not in answered]
         return []
 
-    def settle_open_calls(self, why: str, started: Collection[str] = ()) -> list[ToolResult]:
-        """Give every unanswered call an error result saying it did not run (or, for the call ids
-        in `started`, that it was cut short while running), so no pair breaks."""
+    def settle_open_calls(
+        self, why: str, outcomes: Mapping[str, ToolResult | None] | None = None
+    ) -> list[ToolResult]:
+        """Give every unanswered call a result, in the model's order, so no pair breaks: the one
+        it already had in `outcomes` (it ran or was refused before the run stopped), else an error
+        saying it was cut short (in `outcomes` as None: it was running) or did not run."""
+        outcomes = {} if outcomes is None else outcomes
         results = [
-            ToolResult(
+            outcomes.get(call.id)
+            or ToolResult(
                 call.id,
                 call.name,
-                f"{'cut short' if call.id in started else 'not run'}: {why}",
+                f"{'cut short' if call.id in outcomes else 'not run'}: {why}",
                 True,
                 ErrorCode.TOOL_ERROR,
             )

@@ -1,18 +1,31 @@
-"""Starting a run: the input and the context keywords are checked before anything runs."""
+"""A run's life: its input and context keywords are checked before anything runs, and a run cut
+short keeps the results its calls already had."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
-from reactloop._decisions import StopReason
+from reactloop._contracts import Hook
+from reactloop._decisions import Reject, StopReason
 from reactloop._errors import ConfigurationError, ErrorCode, GuardRejectedError
+from reactloop._events import ToolCallFinished, ToolCallStarted
 from reactloop._loop import ReActLoop
-from reactloop._messages import AssistantMessage, Message, SystemMessage, UserMessage
+from reactloop._messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from reactloop._providers import AnthropicModel, OpenAIModel
-from reactloop.testing import ScriptedModel
+from reactloop._run import Run
+from reactloop._state import ToolResult
+from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
 
@@ -143,3 +156,46 @@ async def test_empty_input_is_refused_the_same_on_every_provider(provider: type[
     assert result.stop_reason is StopReason.GUARD_REJECTED
     assert isinstance(result.error, GuardRejectedError)
     assert result.error.reason == "input must not be empty"
+
+
+FIRST_CALLS = {
+    "finished": (call("ok"), "ok", False),
+    "unknown tool": (call("nope"), "unknown tool 'nope'", True),
+    "rejected": (call("ok", bad=True), "rejected: no bad calls", True),
+}
+
+
+class RejectBad(Hook):
+    """Rejects calls that carry `bad`."""
+
+    async def before_tool_call(self, run: Run, call: ToolCall) -> Reject | None:
+        return Reject("no bad calls") if "bad" in call.arguments else None
+
+
+@pytest.mark.parametrize("first", FIRST_CALLS, ids=list(FIRST_CALLS))
+async def test_a_run_cut_short_keeps_the_results_its_calls_already_had(first: str) -> None:
+    """The consumer leaves while one call still runs: a call settled before (run, refused) keeps
+    its own result, in the transcript and in the step, and a tool that ran counts as used."""
+    settled, content, is_error = FIRST_CALLS[first]
+    blocker = FakeTool("block", gate=anyio.Event())
+    model = ScriptedModel([reply("", settled, call("block"))])
+    loop = ReActLoop(model, tools=[FakeTool("ok"), blocker], hooks=[RejectBad()])
+    seen: list[ToolResult] = []
+    blocking = False
+    async with loop.stream("go") as events:
+        async for event in events:
+            if isinstance(event, ToolCallFinished):
+                seen.append(event.result)
+            if isinstance(event, ToolCallStarted) and event.call.name == "block":
+                blocking = True
+            if seen and blocking:  # the first call is settled, the second still runs
+                break
+    result = await events.result()
+    assert result.stop_reason is StopReason.STREAM_CLOSED
+    kept, cut = [m for m in result.messages if isinstance(m, ToolMessage)]
+    assert content in kept.content and kept.is_error is is_error
+    assert (kept.call_id, kept.content) == (seen[0].call_id, seen[0].content)
+    assert cut.content.startswith("cut short") and cut.call_id != kept.call_id
+    (step,) = result.steps
+    assert [r.call_id for r in step.tool_results] == [kept.call_id, cut.call_id]
+    assert result.tools_used == (("ok", "block") if first == "finished" else ("block",))

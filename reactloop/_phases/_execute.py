@@ -94,7 +94,7 @@ async def _invoke(run: Run, item: Admitted) -> ToolResult:
 
 async def run_admitted(run: Run, item: Admitted) -> ToolResult:
     """Run one call, then let after-tool-call hooks replace its result."""
-    run.calls_in_flight.add(item.call.id)
+    run.call_outcomes[item.call.id] = None
     if run.listening:
         await run.emit(ToolCallStarted(item.call))
     result = await _invoke(run, item)
@@ -105,7 +105,7 @@ async def run_admitted(run: Run, item: Admitted) -> ToolResult:
         result = verdict.value
     if run.listening:
         await run.emit(ToolCallFinished(result))
-    run.calls_in_flight.discard(item.call.id)
+    run.call_outcomes[item.call.id] = result
     return result
 
 

@@ -100,9 +100,11 @@ async def _refuse(run: Run, call: ToolCall, error: ToolError) -> ToolResult:
     """The error result of a call that does not run; its events pair like those of a run call."""
     result = error_result(call, error)
     await run.config.hooks.on_error(run, error)
+    run.call_outcomes[call.id] = None  # from here on its events are owed
     if run.listening:
         await run.emit(ToolCallStarted(call))
         await run.emit(ToolCallFinished(result))
+    run.call_outcomes[call.id] = result
     return result
 
 
@@ -143,12 +145,16 @@ class ToolPhase:
         slots: list[Any] = [None] * len(message.tool_calls)
         nudges = repetition_nudges(run, message.tool_calls)
         admitted = await admit_all(run, message.tool_calls, slots)
-        await run_concurrently(run, admitted, slots)
-        for item in admitted:
-            run.state.note_tool_used(item.tool.name)
+        try:
+            await run_concurrently(run, admitted, slots)
+        finally:  # also when the run is cut short: a tool that started was used
+            for item in admitted:
+                if item.call.id in run.call_outcomes:
+                    run.state.note_tool_used(item.tool.name)
         for index, nudge in nudges.items():
             slots[index] = attrs.evolve(slots[index], content=slots[index].content + nudge)
         run.state.record_tool_results(slots)
+        run.call_outcomes.clear()
         if run.pending_stop is not None:
             return PROCEED
         stop = interruption(run)
