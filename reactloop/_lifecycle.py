@@ -14,6 +14,7 @@ import anyio
 
 from reactloop._contracts import HookPoint
 from reactloop._decisions import Stop, StopReason
+from reactloop._durable import Session, enter_session, open_journal
 from reactloop._errors import ConfigurationError, ContractError, name_of
 from reactloop._events import RunFailed, RunFinished, StepFinished, ToolCallFinished
 from reactloop._messages import (
@@ -88,10 +89,26 @@ async def start_run(
     """
     context = {} if context is None else context
     text, history = check_input(text, history, context)
+    session = await enter_session(config, history, context)
+    try:
+        return await _prepared(config, text, session, sink, context)
+    except BaseException:
+        if session.release is not None:
+            session.release()
+        raise
+
+
+async def _prepared(
+    config: LoopConfig,
+    text: str,
+    session: Session,
+    sink: EventSink | None,
+    context: Mapping[str, Any],
+) -> Run:
     run_id = os.urandom(16).hex()
     run_context = _run_context(run_id, context)
     instructions, broken = await _instructions(config, run_context)
-    repaired = repair_history(history)
+    repaired = repair_history(session.history)
     messages: list[Message] = [*repaired.messages, UserMessage(text)]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
     state.repairs.extend(repaired.notes)
@@ -99,6 +116,7 @@ async def start_run(
     run = Run(state, config, run_context, sink, window=window)
     if broken is not None:
         run.pending_stop = Stop(StopReason.ERROR, broken.message, error=broken)
+    await open_journal(run, text, session)
     return run
 
 
@@ -156,10 +174,13 @@ async def finish_run(run: Run, stop: Stop, departure: Departure | None = None) -
     """
     state = run.state
     step = state.close_step(run.now())
+    if step is not None:
+        run.journal.step_closed(state, step)
     if state.open_tool_calls():
         await _settle_open_calls(run, stop)
     result = result_of(run, stop)
     with nullcontext() if departure is None else departure.finishing:
+        await run.journal.run_ended(state, result)
         return await _report_end(run, step, stop, result)
     return result  # the consumer left and the hooks ran out of grace: the result without them
 

@@ -12,11 +12,12 @@ import anyio
 from attrs import define, field, frozen
 
 from reactloop._context import ContextTracker, ContextWindow
-from reactloop._contracts import Clock, InputGuard, Model, StopCondition, Tool
+from reactloop._contracts import Clock, InputGuard, Model, RunStore, StopCondition, Tool
 from reactloop._decisions import Stop
 from reactloop._errors import ConfigurationError
 from reactloop._events import Event
 from reactloop._hooks import HookSet
+from reactloop._journal import NULL_JOURNAL, NullJournal
 from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, ToolSpec
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
@@ -103,6 +104,8 @@ class LoopConfig:
     run_limiter: RunLimiter | None = None
     error_messages: ErrorMessageResolver = DEFAULT_RESOLVER
     context_window: ContextWindow | None = None
+    store: RunStore | None = None
+    owns_store: bool = False  # the loop made the store from a URL, and closes it
 
 
 @define
@@ -118,6 +121,8 @@ class Run:
     interrupt: Interrupt | None = field(default=None)
     window: ContextTracker | None = field(default=None)
     calls_in_flight: set[str] = field(factory=set)  # calls started and not yet finished
+    journal: NullJournal = field(default=NULL_JOURNAL)  # writes to the loop's store, if any
+    skip_start: bool = False  # a resumed run past its start phases
 
     @property
     def listening(self) -> bool:
