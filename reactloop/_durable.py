@@ -84,7 +84,7 @@ async def open_journal(run: Run, text: str, session: Session) -> None:
         run.context.session_id,
     )
     await store.create_run(created)
-    run.journal = Journal(store, state.run_id, session.release)
+    run.journal = Journal(store, state, session.release)
 
 
 @frozen
@@ -145,7 +145,7 @@ def _rebuilt(
     window = config.context_window.tracker() if config.context_window is not None else None
     run = Run(state, config, run_context, window=window, skip_start=bool(replayed.stored.steps))
     if config.store is not None:
-        run.journal = Journal(config.store, created.run_id, release)
+        run.journal = Journal(config.store, state, release)
     return run
 
 

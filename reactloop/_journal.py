@@ -19,6 +19,7 @@ from reactloop._state import RunResult, RunState, Step, ToolResult
 from reactloop._stores._codec import json_snapshot
 from reactloop._stores._records import (
     CallStarted,
+    InstructionsSaved,
     PhaseDataSaved,
     Record,
     ResponseSaved,
@@ -67,10 +68,14 @@ class Journal(NullJournal):
     """Writes a run's records to its store as they happen: append-only, one transaction each."""
 
     def __init__(
-        self, store: RunStore, run_id: str, release: Callable[[], None] | None = None
+        self,
+        store: RunStore,
+        state: RunState,
+        release: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
-        self.run_id = run_id
+        self.run_id = state.run_id
+        self._instructions = state.instructions
         self._held: list[Record] = []
         self._saved: dict[str, ToolResult] = {}  # this step's results as written
         self._phase_data = _EMPTY
@@ -84,6 +89,9 @@ class Journal(NullJournal):
             if snapshot != self._phase_data:
                 records.append(PhaseDataSaved(_copy(state.phase_data)))
                 self._phase_data = snapshot
+        if state.instructions != self._instructions:
+            self._instructions = state.instructions
+            records.append(InstructionsSaved(state.instructions))
         records.append(record)
         await self.store.append(self.run_id, records)
 

@@ -10,6 +10,7 @@ from reactloop._contracts import RunStore
 from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._stores._records import (
     CallStarted,
+    InstructionsSaved,
     PhaseDataSaved,
     Record,
     ResponseSaved,
@@ -24,6 +25,7 @@ from reactloop._stores._records import (
 
 __all__ = [
     "CallStarted",
+    "InstructionsSaved",
     "MemoryStore",
     "PhaseDataSaved",
     "Record",

@@ -31,7 +31,8 @@ PINNED: dict[str, set[str]] = {
         "MissingToolError", "ModelTimeoutError", "MovedNameError", "NoResultError",
         "ProviderConfigurationError", "ProviderUnavailableError",
         "RateLimitedError", "ReactLoopError", "RunLimitError", "RunNotFoundError",
-        "RunTimeoutError", "ScriptExhaustedError", "SessionBusyError", "StoreError", "ToolArgumentsError", "ToolDefinitionError", "ToolError",
+        "RunTimeoutError", "ScriptExhaustedError", "SessionBusyError", "StoreError",
+        "ToolArgumentsError", "ToolDefinitionError", "ToolError",
         "ToolExecutionError", "ToolRefusedError", "ToolTimeoutError", "UnknownToolError",
         "user_message"
     },
@@ -67,7 +68,8 @@ PINNED: dict[str, set[str]] = {
         "TokenEstimator", "estimate_text_tokens"
     },
     "reactloop.stores": {
-        "CallStarted", "MemoryStore", "PhaseDataSaved", "Record", "ResponseSaved", "ResultSaved",
+        "CallStarted", "InstructionsSaved", "MemoryStore", "PhaseDataSaved", "Record",
+        "ResponseSaved", "ResultSaved",
         "RunCreated", "RunEnded", "RunStatus", "RunStore", "RunSummary", "SqliteStore",
         "StepClosed", "StoredRun", "store_from_url",
     },

@@ -30,7 +30,6 @@ from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
 from reactloop._retry import RetryPolicy
 from reactloop._run import CapPolicy, RepetitionPolicy
 from reactloop._state import Step
-from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._stop import (
     FinalAnswerMarker,
     MaxIterations,
@@ -40,6 +39,7 @@ from reactloop._stop import (
     TokenBudget,
     ToolCalled,
 )
+from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._tokens import MessageTokenEstimator
 from reactloop._tool import FunctionTool, tool
 from reactloop._validate import checked_arguments

@@ -98,6 +98,13 @@ class PhaseDataSaved:
 
 
 @frozen
+class InstructionsSaved:
+    """The run's instructions as a phase changed them (e.g. a planning phase adding its plan)."""
+
+    instructions: str | None
+
+
+@frozen
 class RunEnded:
     """The run ended: why, with what output and usage; `error_code` when it failed."""
 
@@ -112,7 +119,14 @@ class RunEnded:
 
 
 Record: TypeAlias = (
-    RunCreated | ResponseSaved | CallStarted | ResultSaved | StepClosed | PhaseDataSaved | RunEnded
+    RunCreated
+    | ResponseSaved
+    | CallStarted
+    | ResultSaved
+    | StepClosed
+    | PhaseDataSaved
+    | InstructionsSaved
+    | RunEnded
 )
 RECORD_TYPES: tuple[type, ...] = (
     RunCreated,
@@ -121,6 +135,7 @@ RECORD_TYPES: tuple[type, ...] = (
     ResultSaved,
     StepClosed,
     PhaseDataSaved,
+    InstructionsSaved,
     RunEnded,
 )
 

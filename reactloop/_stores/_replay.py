@@ -14,6 +14,7 @@ from reactloop._repair import interrupted_result
 from reactloop._state import Recovered, RunState, Step, StepDraft, ToolResult
 from reactloop._stores._records import (
     CallStarted,
+    InstructionsSaved,
     PhaseDataSaved,
     Record,
     ResponseSaved,
@@ -79,6 +80,7 @@ class Replayed:
     open: _StepLog | None
     counters: StepClosed | None
     called: frozenset[str]
+    instructions: str | None
 
 
 def replay(records: Sequence[Record]) -> Replayed:
@@ -89,6 +91,7 @@ def replay(records: Sequence[Record]) -> Replayed:
     counters: StepClosed | None = None
     data: dict[str, Any] = {}
     called: set[str] = set()
+    instructions = records[0].instructions
     for record in records[1:]:
         match record:
             case ResponseSaved(step=index):
@@ -103,6 +106,8 @@ def replay(records: Sequence[Record]) -> Replayed:
                 logs.setdefault(index, _StepLog(index)).closed = counters = record
             case PhaseDataSaved():
                 data = record.data
+            case InstructionsSaved():
+                instructions = record.instructions
     ordered = [logs[index] for index in sorted(logs)]
     last = ordered[-1] if ordered else None
     open_log = last if last is not None and not last.complete() else None
@@ -111,7 +116,7 @@ def replay(records: Sequence[Record]) -> Replayed:
         called.update(call.name for call in open_log.response.message.tool_calls)
     ended = records[-1] if isinstance(records[-1], RunEnded) else None
     stored = _stored(tuple(records), ordered, counters, data, ended)
-    return Replayed(stored, closed, open_log, counters, frozenset(called))
+    return Replayed(stored, closed, open_log, counters, frozenset(called), instructions)
 
 
 def _stored(
@@ -164,7 +169,7 @@ def resume_state(replayed: Replayed, prefix: Sequence[Message], now: float) -> R
         messages.extend(log.messages())
         steps.append(log.step())
         usage = usage + steps[-1].usage
-    state = RunState(created.run_id, messages, created.instructions, steps, started_at=now)
+    state = RunState(created.run_id, messages, replayed.instructions, steps, started_at=now)
     state.repairs.extend(created.repairs)
     state.phase_data.update(stored.phase_data)
     state.iteration = max((step.index for step in steps), default=0)
