@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from reactloop._errors import ContractError
 from reactloop._messages import ModelResponse, ToolCall, Usage
 from reactloop._state import RunResult, RunState, Step, ToolResult
 from reactloop._stores._codec import json_snapshot
@@ -81,10 +82,10 @@ class Journal(NullJournal):
         self._phase_data = _EMPTY
         self._release = release
 
-    async def _write(self, state: RunState, record: Record) -> None:
+    async def _write(self, state: RunState, record: Record, *, data: bool = True) -> None:
         records = self._held
         self._held = []
-        if state.phase_data or self._phase_data != _EMPTY:
+        if data and (state.phase_data or self._phase_data != _EMPTY):
             snapshot = json_snapshot(state.phase_data)
             if snapshot != self._phase_data:
                 records.append(PhaseDataSaved(_copy(state.phase_data)))
@@ -129,8 +130,15 @@ class Journal(NullJournal):
         )
 
     async def run_ended(self, state: RunState, result: RunResult) -> None:
-        """Write the run's end, with the step end still held."""
-        await self._write(state, ended_record(result, time.time()))
+        """Write the run's end, with the step end still held (and the phase data, unless it
+        cannot be saved: the run has then already failed with that `ContractError`)."""
+        ended = ended_record(result, time.time())
+        try:
+            json_snapshot(state.phase_data)
+        except ContractError:
+            await self._write(state, ended, data=False)
+        else:
+            await self._write(state, ended)
 
     def release(self) -> None:
         """Call the release given at creation (the session lock's), once."""

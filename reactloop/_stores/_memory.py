@@ -63,8 +63,9 @@ class MemoryStore:
         entry = self._entry(run_id)
         encoded = [encode(record) for record in records]
         entry.records.extend(encoded)
-        entry.status = status_after(list(records))
-        entry.updated_at = time.time()
+        status = status_after(list(records))
+        if status is not entry.status:
+            entry.status, entry.updated_at = status, time.time()
 
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""

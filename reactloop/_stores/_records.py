@@ -174,7 +174,8 @@ def ended_record(result: RunResult, ended_at: float) -> RunEnded:
 
 @frozen
 class RunSummary:
-    """One line of `RunStore.list_runs`: a run's id, status, owner and times (epoch seconds)."""
+    """One line of `RunStore.list_runs`: a run's id, status, owner and times (epoch seconds;
+    `updated_at` is when its status last changed)."""
 
     run_id: str
     status: RunStatus

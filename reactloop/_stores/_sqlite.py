@@ -45,8 +45,7 @@ _SCHEMA = (
         created_at REAL NOT NULL,
         updated_at REAL NOT NULL,
         user_id TEXT,
-        session_id TEXT,
-        last_seq INTEGER NOT NULL DEFAULT 0)""",
+        session_id TEXT)""",
     """CREATE TABLE IF NOT EXISTS records (
         run_id TEXT NOT NULL,
         seq INTEGER NOT NULL,
@@ -144,7 +143,7 @@ class SqliteStore:
             with _transaction(connection):
                 connection.execute(
                     "INSERT INTO runs (run_id, status, created_at, updated_at, user_id,"
-                    " session_id, last_seq) VALUES (?, ?, ?, ?, ?, ?, 1)",
+                    " session_id) VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         created.run_id,
                         RunStatus.RUNNING.value,
@@ -162,23 +161,28 @@ class SqliteStore:
         await self._run(work)
 
     async def append(self, run_id: str, records: Sequence[Record]) -> None:
-        """Append `records` to the run's journal in one transaction (all or none)."""
+        """Append `records` to the run's journal in one transaction (all or none).
+
+        The run's row is written only when its status changes (an end, or a resume), so a usual
+        append writes the new records and nothing else.
+        """
         bodies = [encode(record) for record in records]
         status = status_after(list(records)).value
 
         def work(connection: sqlite3.Connection) -> None:
             with _transaction(connection):
-                row = connection.execute(
-                    "UPDATE runs SET last_seq = last_seq + ?, status = ?, updated_at = ?"
-                    " WHERE run_id = ? RETURNING last_seq",
-                    (len(bodies), status, time.time(), run_id),
+                (last,) = connection.execute(
+                    "SELECT MAX(seq) FROM records WHERE run_id = ?", (run_id,)
                 ).fetchone()
-                if row is None:
+                if last is None:
                     raise RunNotFoundError(run_id)
-                first = row[0] - len(bodies) + 1
                 connection.executemany(
                     "INSERT INTO records (run_id, seq, body) VALUES (?, ?, ?)",
-                    [(run_id, first + i, body) for i, body in enumerate(bodies)],
+                    [(run_id, last + 1 + i, body) for i, body in enumerate(bodies)],
+                )
+                connection.execute(
+                    "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ? AND status <> ?",
+                    (status, time.time(), run_id, status),
                 )
 
         await self._run(work)
