@@ -13,7 +13,13 @@ from typing import Any
 from attrs import frozen
 
 from reactloop._contracts import RunStore
-from reactloop._errors import ConfigurationError, MissingToolError, SessionBusyError
+from reactloop._errors import (
+    ConfigurationError,
+    MissingToolError,
+    ReactLoopError,
+    RunInProgressError,
+    SessionBusyError,
+)
 from reactloop._events import RunFinished
 from reactloop._journal import Journal
 from reactloop._messages import Message
@@ -25,18 +31,36 @@ from reactloop._stores._replay import Replayed, replay, resume_state
 from reactloop._validate import reject_unknown, text
 
 _busy: weakref.WeakKeyDictionary[RunStore, set[str]] = weakref.WeakKeyDictionary()
-"""Sessions with a run in progress, per store (this process)."""
+"""Sessions and runs in progress, per store (in this process)."""
 
 Release = Callable[[], None]
 
 
+def _claim(store: RunStore, key: str, busy_error: ReactLoopError) -> Release:
+    busy = _busy.setdefault(store, set())
+    if key in busy:
+        raise busy_error
+    busy.add(key)
+    return lambda: busy.discard(key)
+
+
 def claim_session(store: RunStore, session_id: str) -> Release:
     """Mark the session busy; `SessionBusyError` if a run of it is in progress already."""
-    busy = _busy.setdefault(store, set())
-    if session_id in busy:
-        raise SessionBusyError(session_id)
-    busy.add(session_id)
-    return lambda: busy.discard(session_id)
+    return _claim(store, f"session:{session_id}", SessionBusyError(session_id))
+
+
+def claim_run(store: RunStore, run_id: str) -> Release:
+    """Mark the run as driven here; `RunInProgressError` if it is already."""
+    return _claim(store, f"run:{run_id}", RunInProgressError(run_id))
+
+
+def _both(first: Release, second: Release | None) -> Release:
+    def release() -> None:
+        first()
+        if second is not None:
+            second()
+
+    return release
 
 
 @frozen
@@ -79,12 +103,12 @@ async def open_journal(run: Run, text: str, session: Session) -> None:
         tuple(run.config.tools),
         time.time(),
         own_history,
-        tuple(state.repairs) if own_history else (),
+        () if session.release is not None else tuple(state.repairs),
         run.context.user_id,
         run.context.session_id,
     )
     await store.create_run(created)
-    run.journal = Journal(store, state, session.release)
+    run.journal = Journal(store, state, _both(claim_run(store, state.run_id), session.release))
 
 
 @frozen
@@ -117,14 +141,31 @@ async def resume_run(config: LoopConfig, run_id: object, context: Mapping[str, A
     missing = replayed.called - set(config.tools)
     if missing:
         raise MissingToolError(run_id, sorted(missing), list(config.tools))
-    session_id = stored.created.session_id
-    if session_id is None:
-        return Resumed(_rebuilt(config, replayed, (), context, None))
-    release = claim_session(store, session_id)
+    release = claim_run(store, run_id)
     try:
-        turns = await store.session_history(session_id, before=run_id)
+        return await _continued(config, store, replayed, context, release)
     except BaseException:
         release()
+        raise
+
+
+async def _continued(
+    config: LoopConfig,
+    store: RunStore,
+    replayed: Replayed,
+    context: Mapping[str, Any],
+    release: Release,
+) -> Resumed:
+    """The run to continue, with its session's earlier turns (the session claimed too)."""
+    created = replayed.stored.created
+    if created.session_id is None:
+        return Resumed(_rebuilt(config, replayed, (), context, release))
+    session = claim_session(store, created.session_id)
+    release = _both(release, session)
+    try:
+        turns = await store.session_history(created.session_id, before=created.run_id)
+    except BaseException:
+        session()
         raise
     prefix = repair_history(turns).messages
     return Resumed(_rebuilt(config, replayed, prefix, context, release))
@@ -158,8 +199,8 @@ def stored_result(stored: StoredRun, run: Run) -> RunResult:
         output=ended.output,
         stop_reason=ended.stop_reason,
         stop_detail=ended.stop_detail,
-        messages=tuple(run.state.messages),
-        steps=tuple(run.state.steps),
+        messages=stored.messages,
+        steps=stored.steps,
         usage=ended.usage,
         tools_used=tuple(run.state.tools_used),
         duration=max(0.0, ended.ended_at - stored.created.created_at),

@@ -32,6 +32,7 @@ broken rule and the offending value::
     ├── RunNotFoundError            configuration   no stored run has this id
     ├── MissingToolError            configuration   resuming a run with a loop that lacks its tools
     ├── SessionBusyError            conflict        another run of this session is in progress
+    ├── RunInProgressError          conflict        resuming a run this process still drives
     ├── StoreError                  store           the run store failed or holds unreadable data
     └── MovedNameError              configuration   imported from its old place (an ImportError)
 
@@ -505,6 +506,19 @@ class MissingToolError(ReactLoopError):
         )
         self.run_id = run_id
         self.missing = tuple(missing)
+
+
+class RunInProgressError(ReactLoopError):
+    """A run is resumed while this process still drives it (a run has one driver at a time)."""
+
+    code = ErrorCode.CONFLICT
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run {run_id} is in progress in this process: a run is driven by one caller at a "
+            "time; await its result instead of resuming it"
+        )
+        self.run_id = run_id
 
 
 class SessionBusyError(ReactLoopError):

@@ -9,7 +9,7 @@ call starting, a tool result, the run's end), each write one transaction.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -48,8 +48,10 @@ class NullJournal:
     def step_closed(self, state: RunState, step: Step) -> None:
         """A step ended (written with the next record)."""
 
-    async def run_ended(self, state: RunState, result: RunResult) -> None:
-        """The run ended with `result`."""
+    async def run_ended(
+        self, state: RunState, result: RunResult, settled: Sequence[ToolResult] = ()
+    ) -> None:
+        """The run ended with `result`; `settled` are the results its end gave open calls."""
 
     def release(self) -> None:
         """The run is over in this process (frees its session for the next turn)."""
@@ -129,10 +131,12 @@ class Journal(NullJournal):
             )
         )
 
-    async def run_ended(self, state: RunState, result: RunResult) -> None:
+    async def run_ended(
+        self, state: RunState, result: RunResult, settled: Sequence[ToolResult] = ()
+    ) -> None:
         """Write the run's end, with the step end still held (and the phase data, unless it
         cannot be saved: the run has then already failed with that `ContractError`)."""
-        ended = ended_record(result, time.time())
+        ended = ended_record(result, time.time(), settled)
         try:
             json_snapshot(state.phase_data)
         except ContractError:

@@ -28,7 +28,7 @@ from reactloop._messages import (
 from reactloop._repair import repair_history
 from reactloop._resolver import user_message
 from reactloop._run import EventSink, LoopConfig, Run
-from reactloop._state import RunContext, RunResult, RunState, Step
+from reactloop._state import RunContext, RunResult, RunState, Step, ToolResult
 from reactloop._validate import optional_text, reject_unknown, sequence_of
 
 CONTEXT_KEYWORDS = ("deps", "user_id", "session_id")
@@ -176,11 +176,10 @@ async def finish_run(run: Run, stop: Stop, departure: Departure | None = None) -
     step = state.close_step(run.now())
     if step is not None:
         run.journal.step_closed(state, step)
-    if state.open_tool_calls():
-        await _settle_open_calls(run, stop)
+    settled = await _settle_open_calls(run, stop) if state.open_tool_calls() else []
     result = result_of(run, stop)
     with nullcontext() if departure is None else departure.finishing:
-        await run.journal.run_ended(state, result)
+        await run.journal.run_ended(state, result, settled)
         return await _report_end(run, step, stop, result)
     return result  # the consumer left and the hooks ran out of grace: the result without them
 
@@ -224,7 +223,7 @@ def result_of(run: Run, stop: Stop) -> RunResult:
     )
 
 
-async def _settle_open_calls(run: Run, stop: Stop) -> None:
+async def _settle_open_calls(run: Run, stop: Stop) -> list[ToolResult]:
     """Give unanswered calls a result; one cut short while running (run timeout) says so, and
     gets the result event its `ToolCallStarted` promised."""
     detail = f": {stop.detail}" if stop.detail else ""
@@ -233,3 +232,4 @@ async def _settle_open_calls(run: Run, stop: Stop) -> None:
     for result in settled:
         if result.call_id in run.calls_in_flight:
             await run.emit(ToolCallFinished(result))
+    return settled

@@ -15,6 +15,7 @@ from reactloop._errors import (
     ConfigurationError,
     MissingToolError,
     ProviderUnavailableError,
+    RunInProgressError,
     RunNotFoundError,
     SessionBusyError,
 )
@@ -307,3 +308,34 @@ async def test_a_store_url_makes_a_sqlite_store_the_loop_closes(tmp_path: Any) -
 async def test_a_memory_url_makes_a_memory_store() -> None:
     loop = ReActLoop(ScriptedModel([]), store="memory://")
     assert isinstance(loop.config.store, MemoryStore)
+
+
+async def test_resuming_a_run_this_process_still_drives_is_a_typed_error(
+    any_store: RunStore,
+) -> None:
+    block = FakeTool("block", gate=anyio.Event())
+    loop = ReActLoop(ScriptedModel([ToolCall("block"), "done"]), tools=[block], store=any_store)
+    async with loop.start("go") as handle:
+        while block.running == 0:
+            await anyio.lowlevel.checkpoint()
+        with pytest.raises(RunInProgressError, match=handle.run_id):
+            await loop.resume(handle.run_id)
+        assert block.gate is not None
+        block.gate.set()
+        assert (await handle.result()).output == "done"
+    assert (await loop.resume(handle.run_id)).output == "done"
+
+
+async def test_resume_stream_of_a_finished_run_streams_its_end(any_store: RunStore) -> None:
+    done = await ReActLoop(ScriptedModel(["hi"]), store=any_store).run("go")
+    loop = ReActLoop(ScriptedModel([]), store=any_store)
+    async with loop.resume_stream(done.run_id) as events:
+        kinds = [type(event).__name__ async for event in events]
+        result = await events.result()
+    assert kinds == ["RunFinished"] and result.output == "hi"
+
+
+async def test_runs_are_listed_by_status_given_as_text(any_store: RunStore) -> None:
+    done = await ReActLoop(ScriptedModel(["hi"]), store=any_store).run("go")
+    listed = await any_store.list_runs(status="finished")  # type: ignore[arg-type]
+    assert [summary.run_id for summary in listed] == [done.run_id]

@@ -85,7 +85,7 @@ class MemoryStore:
         found = [
             entry.summary()
             for entry in reversed(self._runs.values())
-            if (status is None or entry.status is status)
+            if (status is None or entry.status == status)
             and (session_id is None or entry.created.session_id == session_id)
             and (user_id is None or entry.created.user_id == user_id)
             and (since is None or entry.created.created_at >= since)

@@ -5,6 +5,7 @@ stored run a store gives back. A record is written once and never changed (appen
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from typing import Any, TypeAlias
 
 from attrs import field, frozen
@@ -106,7 +107,11 @@ class InstructionsSaved:
 
 @frozen
 class RunEnded:
-    """The run ended: why, with what output and usage; `error_code` when it failed."""
+    """The run ended: why, with what output and usage; `error_code` when it failed.
+
+    `settled` are the error results the end gave calls left open ("not run", "cut short"): part of
+    the final transcript, and ignored when the run is resumed (its open calls go on then).
+    """
 
     stop_reason: StopReason
     stop_detail: str
@@ -116,6 +121,7 @@ class RunEnded:
     error_code: ErrorCode | None = None
     error_message: str | None = None
     user_message: str | None = None
+    settled: tuple[ToolResult, ...] = ()
 
 
 Record: TypeAlias = (
@@ -156,7 +162,9 @@ def status_after(records: tuple[Record, ...] | list[Record]) -> RunStatus:
     return status_of(last) if isinstance(last, RunEnded) else RunStatus.RUNNING
 
 
-def ended_record(result: RunResult, ended_at: float) -> RunEnded:
+def ended_record(
+    result: RunResult, ended_at: float, settled: Sequence[ToolResult] = ()
+) -> RunEnded:
     """The record of a run's end, from its result (the error itself is not stored: its code and
     message are)."""
     error = result.error
@@ -169,6 +177,7 @@ def ended_record(result: RunResult, ended_at: float) -> RunEnded:
         None if error is None else error.code,
         None if error is None else error.message,
         result.user_message,
+        tuple(settled),
     )
 
 

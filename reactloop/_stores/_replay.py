@@ -37,6 +37,7 @@ class _StepLog:
     saved: dict[str, ToolResult] = field(factory=dict)
     started: dict[str, str] = field(factory=dict)  # call id -> tool name
     closed: StepClosed | None = None
+    settled: dict[str, ToolResult] = field(factory=dict)  # given by the run's end
 
     def results(self) -> list[ToolResult]:
         """The step's results in the model's order: final ones, else saved ones."""
@@ -66,7 +67,7 @@ class _StepLog:
         by_id = {result.call_id: result for result in self.results()}
         out: list[Message] = [self.response.message]
         for call in self.response.message.tool_calls:
-            result = by_id.get(call.id)
+            result = by_id.get(call.id) or self.settled.get(call.id)
             out.append(interrupted_result(call) if result is None else result.to_message())
         return out
 
@@ -83,40 +84,56 @@ class Replayed:
     instructions: str | None
 
 
+@define
+class _Reading:
+    """What the journal says so far, record by record."""
+
+    instructions: str | None
+    logs: dict[int, _StepLog] = field(factory=dict)
+    counters: StepClosed | None = None
+    data: dict[str, Any] = field(factory=dict)
+    called: set[str] = field(factory=set)
+
+    def log(self, index: int) -> _StepLog:
+        return self.logs.setdefault(index, _StepLog(index))
+
+    def read(self, record: Record) -> None:
+        match record:
+            case ResponseSaved(step=index):
+                log = self.log(index)
+                log.response, log.spent = record.response, record.usage
+            case CallStarted(step=index):
+                self.log(index).started[record.call_id] = record.name
+                self.called.add(record.name)
+            case ResultSaved(step=index):
+                self.log(index).saved[record.result.call_id] = record.result
+            case StepClosed(index=index):
+                self.log(index).closed = self.counters = record
+            case PhaseDataSaved():
+                self.data = record.data
+            case InstructionsSaved():
+                self.instructions = record.instructions
+
+
 def replay(records: Sequence[Record]) -> Replayed:
     """Read a run's journal, in order; the last step is open unless closed with every result."""
     if not records or not isinstance(records[0], RunCreated):
         raise StoreError("a stored run's journal must begin with RunCreated")
-    logs: dict[int, _StepLog] = {}
-    counters: StepClosed | None = None
-    data: dict[str, Any] = {}
-    called: set[str] = set()
-    instructions = records[0].instructions
+    reading = _Reading(records[0].instructions)
     for record in records[1:]:
-        match record:
-            case ResponseSaved(step=index):
-                log = logs.setdefault(index, _StepLog(index))
-                log.response, log.spent = record.response, record.usage
-            case CallStarted(step=index):
-                logs.setdefault(index, _StepLog(index)).started[record.call_id] = record.name
-                called.add(record.name)
-            case ResultSaved(step=index):
-                logs.setdefault(index, _StepLog(index)).saved[record.result.call_id] = record.result
-            case StepClosed(index=index):
-                logs.setdefault(index, _StepLog(index)).closed = counters = record
-            case PhaseDataSaved():
-                data = record.data
-            case InstructionsSaved():
-                instructions = record.instructions
-    ordered = [logs[index] for index in sorted(logs)]
+        reading.read(record)
+    ordered = [reading.logs[index] for index in sorted(reading.logs)]
     last = ordered[-1] if ordered else None
     open_log = last if last is not None and not last.complete() else None
     closed = tuple(log for log in ordered if log is not open_log)
     if open_log is not None and open_log.response is not None:
-        called.update(call.name for call in open_log.response.message.tool_calls)
+        reading.called.update(call.name for call in open_log.response.message.tool_calls)
     ended = records[-1] if isinstance(records[-1], RunEnded) else None
-    stored = _stored(tuple(records), ordered, counters, data, ended)
-    return Replayed(stored, closed, open_log, counters, frozenset(called), instructions)
+    if ended is not None and last is not None:
+        last.settled = {result.call_id: result for result in ended.settled}
+    stored = _stored(tuple(records), ordered, reading.counters, reading.data, ended)
+    called = frozenset(reading.called)
+    return Replayed(stored, closed, open_log, reading.counters, called, reading.instructions)
 
 
 def _stored(
@@ -132,7 +149,7 @@ def _stored(
     steps = []
     usage = Usage() if counters is None else counters.setup_usage
     for log in logs:
-        messages.extend(log.messages() if log.complete() else _partial(log))
+        messages.extend(log.messages() if log.complete() or log.settled else _partial(log))
         step = log.step()
         steps.append(step)
         usage = usage + step.usage
