@@ -383,3 +383,20 @@ run_ends = st.builds(
     _maybe_texts,
     _maybe_texts,
 )
+
+
+@frozen
+class CutBatch:
+    """A batch of tool calls cut off mid-way: each call is `fast` (done before the cut), `blocks`
+    (running at the cut), or `idempotent` (running at the cut, safe to run again)."""
+
+    kinds: tuple[str, ...]
+
+
+cut_batches = st.builds(
+    CutBatch,
+    st.lists(st.sampled_from(("fast", "blocks", "idempotent")), min_size=1, max_size=4)
+    .filter(lambda kinds: any(kind != "fast" for kind in kinds))
+    .map(tuple),
+)
+"""Batches with at least one call still running when the run is cut off."""

@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from reactloop._contracts import RunStore
 from reactloop._decisions import PROCEED, PhaseDecision, StopReason
@@ -24,13 +25,49 @@ from reactloop._messages import ToolCall, ToolMessage, UserMessage
 from reactloop._phases import default_start_phases
 from reactloop._repair import INTERRUPTED_RESULT
 from reactloop._run import Run
-from reactloop._state import RunResult
-from reactloop._stores import MemoryStore
+from reactloop._state import RunContext, RunResult
+from reactloop._stores import MemoryStore, SqliteStore
 from reactloop._stores._records import ResultSaved, RunStatus
 from reactloop.examples.planning import PlanningPhase
 from reactloop.testing import FakeTool, ScriptedModel, reply
+from tests.strategies import CutBatch, cut_batches
 
 pytestmark = pytest.mark.anyio
+
+
+class Counted(FakeTool):
+    """A FakeTool that also notes its name in a shared list each time it is invoked."""
+
+    ran: list[str] | None = None
+
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        assert self.ran is not None
+        self.ran.append(self.name)
+        return await super().invoke(arguments, context)
+
+
+def batch_tools(batch: CutBatch, ran: list[str], *, cut: bool = False) -> list[FakeTool]:
+    """One tool per call; in the first run (`cut`), the non-fast ones block until cancelled."""
+    tools: list[FakeTool] = []
+    for i, kind in enumerate(batch.kinds):
+        gate = anyio.Event() if cut and kind != "fast" else None
+        tool = Counted(f"t{i}", gate=gate, idempotent=kind == "idempotent")
+        tool.ran = ran
+        tools.append(tool)
+    return tools
+
+
+async def cancelled_once(
+    loop: ReActLoop, store: RunStore, blocked: list[FakeTool], saved: int
+) -> str:
+    """Start a run, wait until the blocked tools run and `saved` results are saved, cancel."""
+    async with anyio.create_task_group() as tasks, loop.start("go") as handle:
+        while any(tool.running == 0 for tool in blocked) or (
+            await saved_results(store, handle.run_id) < saved
+        ):
+            await anyio.lowlevel.checkpoint()
+        tasks.cancel_scope.cancel()
+    return handle.run_id
 
 
 async def no_wait(seconds: float) -> None:
@@ -339,3 +376,48 @@ async def test_runs_are_listed_by_status_given_as_text(any_store: RunStore) -> N
     done = await ReActLoop(ScriptedModel(["hi"]), store=any_store).run("go")
     listed = await any_store.list_runs(status="finished")  # type: ignore[arg-type]
     assert [summary.run_id for summary in listed] == [done.run_id]
+
+
+async def test_a_run_whose_stream_was_left_early_resumes(any_store: RunStore) -> None:
+    search = FakeTool("search")
+    model = ScriptedModel([ToolCall("search", id="c1"), "never asked"])
+    loop = ReActLoop(model, tools=[search], store=any_store)
+    async with loop.stream("go") as events:
+        async for event in events:
+            if type(event).__name__ == "ToolCallFinished":
+                break
+    left = await events.result()
+    assert left.stop_reason is StopReason.STREAM_CLOSED
+    assert (await any_store.load(left.run_id)).status is RunStatus.INTERRUPTED
+    resumed = await ReActLoop(ScriptedModel(["done"]), tools=[search], store=any_store).resume(
+        left.run_id
+    )
+    assert resumed.output == "done" and len(search.calls) == 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=cut_batches)
+async def test_every_tool_runs_exactly_once_across_a_cut_and_a_resume(
+    batch: CutBatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    ran: list[str] = []
+    for store in (MemoryStore(), SqliteStore(tmp_path_factory.mktemp("runs") / "runs.db")):
+        ran.clear()
+        first = batch_tools(batch, ran, cut=True)
+        calls = [ToolCall(f"t{i}", "{}", f"c{i}") for i in range(len(batch.kinds))]
+        loop = ReActLoop(ScriptedModel([reply("", *calls)]), tools=first, store=store)
+        blocked = [tool for tool in first if tool.gate is not None]
+        run_id = await cancelled_once(loop, store, blocked, saved=batch.kinds.count("fast"))
+        again = ReActLoop(ScriptedModel(["done"]), tools=batch_tools(batch, ran), store=store)
+        resumed = await again.resume(run_id)
+        assert resumed.output == "done"
+        assert_paired(resumed)
+        results = tool_results(resumed)
+        for i, kind in enumerate(batch.kinds):
+            runs = ran.count(f"t{i}")
+            if kind == "fast":
+                assert runs == 1 and results[f"c{i}"].content == "ok"
+            elif kind == "blocks":
+                assert runs == 1 and results[f"c{i}"].content == INTERRUPTED_RESULT
+            else:
+                assert runs == 2 and results[f"c{i}"].content == "ok"
