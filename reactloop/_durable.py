@@ -186,7 +186,10 @@ def _rebuilt(
     window = config.context_window.tracker() if config.context_window is not None else None
     run = Run(state, config, run_context, window=window, skip_start=bool(replayed.stored.steps))
     if config.store is not None:
-        run.journal = Journal(config.store, state, release)
+        journal = run.journal = Journal(config.store, state, release)
+        draft = state.resume_step
+        if draft is not None and draft.recovered is not None:
+            journal.recall(draft.recovered.results)
     return run
 
 

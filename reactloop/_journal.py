@@ -9,7 +9,7 @@ call starting, a tool result, the run's end), each write one transaction.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -110,6 +110,10 @@ class Journal(NullJournal):
         """Write one tool result as soon as its tool returns."""
         self._saved[result.call_id] = result
         await self._write(state, ResultSaved(_step(state), result))
+
+    def recall(self, results: Mapping[str, ToolResult]) -> None:
+        """Results of the current step saved before a resume: its end need not repeat them."""
+        self._saved.update(results)
 
     def step_closed(self, state: RunState, step: Step) -> None:
         """Hold the step's end (timing, final results that differ, counters) for the next write."""

@@ -27,7 +27,7 @@ from reactloop._repair import INTERRUPTED_RESULT
 from reactloop._run import Run
 from reactloop._state import RunContext, RunResult
 from reactloop._stores import MemoryStore, SqliteStore
-from reactloop._stores._records import ResultSaved, RunStatus
+from reactloop._stores._records import ResultSaved, RunStatus, StepClosed
 from reactloop.examples.planning import PlanningPhase
 from reactloop.testing import FakeTool, ScriptedModel, reply
 from tests.strategies import CutBatch, cut_batches
@@ -421,3 +421,19 @@ async def test_every_tool_runs_exactly_once_across_a_cut_and_a_resume(
                 assert runs == 1 and results[f"c{i}"].content == INTERRUPTED_RESULT
             else:
                 assert runs == 2 and results[f"c{i}"].content == "ok"
+
+
+async def test_a_resumed_step_writes_no_saved_result_again(any_store: RunStore) -> None:
+    block = FakeTool("block", gate=anyio.Event())
+    model = ScriptedModel([reply("", ToolCall("ok", id="c1"), ToolCall("block", id="c2"))])
+    ok = FakeTool("ok")
+    run_id = await cancelled_while(
+        block, ReActLoop(model, tools=[ok, block], store=any_store), saved=1
+    )
+    await ReActLoop(ScriptedModel(["done"]), tools=[ok, block], store=any_store).resume(run_id)
+    records = (await any_store.load(run_id)).records
+    written = [r.result.call_id for r in records if isinstance(r, ResultSaved)]
+    finals = [
+        r.call_id for rec in records if isinstance(rec, StepClosed) for r in rec.final_results
+    ]
+    assert written == ["c1", "c2"] and finals == []
