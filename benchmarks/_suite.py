@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from benchmarks._durable import durable_steps
 from benchmarks._figures import Figure, Target
 from benchmarks._measure import peak_rss_mib, reset_peak_rss
 from benchmarks._scenarios import (
@@ -40,6 +41,7 @@ SCENARIOS: dict[str, Scenario] = {
     "e-trim": trim,
     "e": long_history,
     "f": concurrent_runs,
+    "g": durable_steps,
 }
 
 

@@ -20,6 +20,7 @@ from reactloop._contracts import (
     InputGuard,
     Model,
     Phase,
+    RunStore,
     StopCondition,
     Tool,
 )
@@ -33,6 +34,7 @@ from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy
 from reactloop._stop import MaxIterations, MaxToolCalls, StopWhen
+from reactloop._stores import from_url
 from reactloop._tool import FunctionTool
 from reactloop._validate import (
     accepts,
@@ -81,6 +83,7 @@ class LoopOptions(TypedDict, total=False):
     error_messages: ErrorMessageResolver  # error -> user-facing sentence (RunResult.user_message)
     context_window: ContextWindow | None  # fit each request to the window; default: no trimming
     clock: Clock | None  # default time.monotonic
+    store: RunStore | str | None  # journal runs (resume, sessions): a store or "sqlite:///x.db"
 
 
 def _tool_item(option: str, item: object) -> ToolLike:
@@ -98,6 +101,7 @@ def _check_tool(tool: Tool) -> None:
     name = text("tools[].name", tool.name)
     optional_number(f"tools[{name!r}].timeout", tool.timeout)
     boolean(f"tools[{name!r}].exclusive", tool.exclusive)
+    boolean(f"tools[{name!r}].idempotent", getattr(tool, "idempotent", False))
 
 
 def tool_registry(items: Sequence[ToolLike]) -> dict[str, Tool]:
@@ -164,6 +168,16 @@ def _hook(option: str, value: object) -> Hook:
     return hook
 
 
+def _store(option: str, value: object) -> RunStore | None:
+    """A run store, or one made from a URL string (`sqlite:///runs.db`, `memory://`)."""
+    if value is None or (isinstance(value, RunStore) and not isinstance(value, type)):
+        return value
+    if isinstance(value, str):
+        return from_url(option, value)
+    rule = "a RunStore (SqliteStore, MemoryStore), a store URL such as 'sqlite:///runs.db', or None"
+    raise ConfigurationError.invalid(option, value, rule)
+
+
 def _guard(option: str, value: object) -> InputGuard:
     return function(option, value, 1)
 
@@ -195,6 +209,7 @@ CHECKS: dict[str, Check] = {
     "error_messages": lambda o, v: function(o, v, 1),
     "context_window": lambda o, v: optional_instance(o, v, ContextWindow, "a ContextWindow"),
     "clock": lambda o, v: optional_function(o, v, 0),
+    "store": _store,
 }
 """One check per option of `LoopOptions`: it raises `ConfigurationError` or returns the value."""
 
@@ -280,6 +295,8 @@ def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConf
         run_limiter=_run_limiter(checked),
         error_messages=checked.get("error_messages", DEFAULT_RESOLVER),
         context_window=checked.get("context_window"),
+        store=checked.get("store"),
+        owns_store=isinstance(options.get("store"), str),
     )
 
 

@@ -7,7 +7,7 @@ says what each piece must offer, so that a user's own piece is as first-class as
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from attrs import frozen
@@ -20,8 +20,16 @@ from reactloop._decisions import (
     ToolCallDecision,
 )
 from reactloop._errors import ContractError, ReactLoopError, name_of
-from reactloop._messages import ModelDelta, ModelRequest, ModelResponse, ToolCall, ToolSpec
+from reactloop._messages import (
+    Message,
+    ModelDelta,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolSpec,
+)
 from reactloop._state import RunContext, RunResult, ToolResult
+from reactloop._stores._records import Record, RunCreated, RunStatus, RunSummary, StoredRun
 
 if TYPE_CHECKING:
     from reactloop._run import Run
@@ -53,7 +61,13 @@ class Phase(Protocol):
 
 @runtime_checkable
 class Tool(Protocol):
-    """A callable the model can ask for; `FunctionTool` (from `@tool`) is the usual one."""
+    """A callable the model can ask for; `FunctionTool` (from `@tool`) is the usual one.
+
+    A tool may also have an `idempotent` attribute (read with a default of False, so tools
+    written before it need no change): True lets a resumed run call it again when its first call
+    started but its result was never saved; otherwise that call gets an error result saying it was
+    interrupted and may or may not have taken effect.
+    """
 
     @property
     def name(self) -> str:
@@ -218,4 +232,54 @@ class InputGuard(Protocol):
 
     def __call__(self, text: str) -> str | None:
         """None to accept the input, or why it is rejected."""
+        ...
+
+
+@runtime_checkable
+class RunStore(Protocol):
+    """Where durable runs keep their journal: append-only records, each append one transaction.
+
+    `MemoryStore` and `SqliteStore` implement it; a store for another database is one more class
+    with these methods. A store never holds live objects (deps, clients) or secrets.
+    """
+
+    async def create_run(self, created: RunCreated) -> None:
+        """Record a new run and its first record."""
+        ...
+
+    async def append(self, run_id: str, records: Sequence[Record]) -> None:
+        """Append records to a run's journal atomically (all or none), in order."""
+        ...
+
+    async def load(self, run_id: str) -> StoredRun:
+        """The run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
+        ...
+
+    async def list_runs(
+        self,
+        *,
+        status: RunStatus | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        limit: int = 100,
+    ) -> list[RunSummary]:
+        """Runs matching every filter given (times are epoch seconds), newest first."""
+        ...
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Delete a run and its journal; False if there was none."""
+        ...
+
+    async def delete_session(self, session_id: str) -> int:
+        """Delete every run of a session; how many there were."""
+        ...
+
+    async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
+        """A session's earlier turns in order, up to (not including) run `before`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
         ...

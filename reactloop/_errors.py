@@ -29,6 +29,11 @@ broken rule and the offending value::
     ├── ContractError               contract        user code broke its run-time contract
     │   └── HookError               hook_rejected   a fail-closed hook raised or broke its contract
     ├── RunLimitError               timeout         no concurrent-run slot became free in time
+    ├── RunNotFoundError            configuration   no stored run has this id
+    ├── MissingToolError            configuration   resuming a run with a loop that lacks its tools
+    ├── SessionBusyError            conflict        another run of this session is in progress
+    ├── RunInProgressError          conflict        resuming a run this process still drives
+    ├── StoreError                  store           the run store failed or holds unreadable data
     └── MovedNameError              configuration   imported from its old place (an ImportError)
 
 Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
@@ -58,6 +63,8 @@ class ErrorCode(enum.StrEnum):
     CANCELLED = "cancelled"
     CONFIGURATION = "configuration"
     CONTRACT = "contract"
+    CONFLICT = "conflict"
+    STORE = "store"
     UNKNOWN = "unknown"
 
 
@@ -474,3 +481,63 @@ class MovedNameError(ReactLoopError, ImportError):
         super().__init__(f"reactloop has no {name!r}: {rule}")
         self.name = name
         self.rule = rule
+
+
+class RunNotFoundError(ReactLoopError):
+    """No stored run has this id (resume, load or delete by id)."""
+
+    code = ErrorCode.CONFIGURATION
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no stored run has the id {run_id!r}")
+        self.run_id = run_id
+
+
+class MissingToolError(ReactLoopError):
+    """A run is resumed with a loop that lacks tools the run called: its calls could not run."""
+
+    code = ErrorCode.CONFIGURATION
+
+    def __init__(self, run_id: str, missing: Sequence[str], available: Sequence[str]) -> None:
+        known = ", ".join(sorted(available)) or "none"
+        super().__init__(
+            f"run {run_id} cannot be resumed: it used the tools {sorted(missing)!r}, which this "
+            f"loop does not have (its tools: {known}); resume it with a loop that has them"
+        )
+        self.run_id = run_id
+        self.missing = tuple(missing)
+
+
+class RunInProgressError(ReactLoopError):
+    """A run is resumed while this process still drives it (a run has one driver at a time)."""
+
+    code = ErrorCode.CONFLICT
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run {run_id} is in progress in this process: a run is driven by one caller at a "
+            "time; await its result instead of resuming it"
+        )
+        self.run_id = run_id
+
+
+class SessionBusyError(ReactLoopError):
+    """A second run of a session started while the first is in progress (turns never interleave)."""
+
+    code = ErrorCode.CONFLICT
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id!r} already has a run in progress: a session runs one turn at "
+            "a time; wait for that run's result and start the next turn then"
+        )
+        self.session_id = session_id
+
+
+class StoreError(ReactLoopError):
+    """The run store failed (I/O, a locked or corrupt file) or holds data it cannot read."""
+
+    code = ErrorCode.STORE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)

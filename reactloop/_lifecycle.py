@@ -14,6 +14,7 @@ import anyio
 
 from reactloop._contracts import HookPoint
 from reactloop._decisions import Stop, StopReason
+from reactloop._durable import Session, enter_session, open_journal
 from reactloop._errors import ConfigurationError, ContractError, name_of
 from reactloop._events import RunFailed, RunFinished, StepFinished, ToolCallFinished
 from reactloop._messages import (
@@ -27,7 +28,7 @@ from reactloop._messages import (
 from reactloop._repair import repair_history
 from reactloop._resolver import user_message
 from reactloop._run import EventSink, LoopConfig, Run
-from reactloop._state import RunContext, RunResult, RunState, Step
+from reactloop._state import RunContext, RunResult, RunState, Step, ToolResult
 from reactloop._validate import optional_text, reject_unknown, sequence_of
 
 CONTEXT_KEYWORDS = ("deps", "user_id", "session_id")
@@ -88,10 +89,26 @@ async def start_run(
     """
     context = {} if context is None else context
     text, history = check_input(text, history, context)
+    session = await enter_session(config, history, context)
+    try:
+        return await _prepared(config, text, session, sink, context)
+    except BaseException:
+        if session.release is not None:
+            session.release()
+        raise
+
+
+async def _prepared(
+    config: LoopConfig,
+    text: str,
+    session: Session,
+    sink: EventSink | None,
+    context: Mapping[str, Any],
+) -> Run:
     run_id = os.urandom(16).hex()
     run_context = _run_context(run_id, context)
     instructions, broken = await _instructions(config, run_context)
-    repaired = repair_history(history)
+    repaired = repair_history(session.history)
     messages: list[Message] = [*repaired.messages, UserMessage(text)]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
     state.repairs.extend(repaired.notes)
@@ -99,6 +116,7 @@ async def start_run(
     run = Run(state, config, run_context, sink, window=window)
     if broken is not None:
         run.pending_stop = Stop(StopReason.ERROR, broken.message, error=broken)
+    await open_journal(run, text, session)
     return run
 
 
@@ -155,11 +173,13 @@ async def finish_run(run: Run, stop: Stop, departure: Departure | None = None) -
     has a result even when its hooks run out of `departure`'s grace time.
     """
     state = run.state
-    if state.open_tool_calls():
-        await _settle_open_calls(run, stop)
+    settled = await _settle_open_calls(run, stop) if state.open_tool_calls() else []
     step = state.close_step(run.now())
+    if step is not None:
+        run.journal.step_closed(state, step, settled)
     result = result_of(run, stop)
     with nullcontext() if departure is None else departure.finishing:
+        await run.journal.run_ended(state, result, settled)
         return await _report_end(run, step, stop, result)
     return result  # the consumer left and the hooks ran out of grace: the result without them
 
@@ -203,15 +223,18 @@ def result_of(run: Run, stop: Stop) -> RunResult:
     )
 
 
-async def _settle_open_calls(run: Run, stop: Stop) -> None:
+async def _settle_open_calls(run: Run, stop: Stop) -> list[ToolResult]:
     """Give unanswered calls a result: the one a call already had, else an error; one cut short
     while running (run timeout, stream closed) says so, and gets the result event its
-    `ToolCallStarted` promised."""
+    `ToolCallStarted` promised. Returns the errors the end gave (not results calls already had)."""
     detail = f": {stop.detail}" if stop.detail else ""
     why = f"the run stopped ({stop.reason.value}{detail})"
-    running = {call_id for call_id, outcome in run.call_outcomes.items() if outcome is None}
-    settled = run.state.settle_open_calls(why, run.call_outcomes)
-    run.call_outcomes.clear()
-    for result in settled:
+    outcomes = run.call_outcomes
+    running = {call_id for call_id, outcome in outcomes.items() if outcome is None}
+    settled = run.state.settle_open_calls(why, outcomes)
+    given = [result for result in settled if outcomes.get(result.call_id) is None]
+    outcomes.clear()
+    for result in given:
         if result.call_id in running:
             await run.emit(ToolCallFinished(result))
+    return given

@@ -21,6 +21,7 @@ from reactloop._decisions import (
     not_a_decision,
     not_async,
 )
+from reactloop._durable import resume_run
 from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import PhaseFinished, RunStarted, StepFinished, StepStarted
 from reactloop._handle import RunHandle, RunStream, open_handle, open_stream, unwrap_single_error
@@ -60,15 +61,26 @@ class ReActLoop:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the model's connections if this loop created the model (from a model string)."""
+        """Close the model's connections and the store if this loop created them (from strings)."""
         close = getattr(self.config.model, "aclose", None)
         if self._owns_model and close is not None:
             await close()
+        if self.config.owns_store and self.config.store is not None:
+            await self.config.store.aclose()
 
     async def run(self, text: str, *, history: Sequence[Message] = (), **context: Any) -> RunResult:
         """Run to the end and return the result; `context` takes deps, user_id, session_id."""
         run = await start_run(self.config, text, history=history, context=context)
-        with unwrap_single_error():
+        return await self._complete(run)
+
+    async def resume(self, run_id: str, **context: Any) -> RunResult:
+        """Continue a stored run from its journal (`deps=` again: they are never stored); a
+        finished run gives its stored result."""
+        resumed = await resume_run(self.config, run_id, context)
+        return resumed.result or await self._complete(resumed.run)
+
+    async def _complete(self, run: Run) -> RunResult:
+        with run.journal, unwrap_single_error():
             result = await self.drive(run)
         return raise_if_strict(self.config, result)
 
@@ -78,8 +90,9 @@ class ReActLoop:
     ) -> AsyncIterator[RunHandle]:
         """Run in the background of this block: `handle.interrupt()`, `await handle.result()`."""
         run = await start_run(self.config, text, history=history, context=context)
-        async with open_handle(run, self.drive) as handle:
-            yield handle
+        with run.journal:
+            async with open_handle(run, self.drive) as handle:
+                yield handle
 
     @asynccontextmanager
     async def stream(
@@ -91,8 +104,18 @@ class ReActLoop:
         `StopReason.STREAM_CLOSED`; the block's own exception comes out as itself.
         """
         run = await start_run(self.config, text, history=history, context=context)
-        async with open_stream(run, self.drive) as events:
-            yield events
+        with run.journal:
+            async with open_stream(run, self.drive) as events:
+                yield events
+
+    @asynccontextmanager
+    async def resume_stream(self, run_id: str, **context: Any) -> AsyncIterator[RunStream]:
+        """`resume()` as a stream of events, like `stream()`; a finished run streams its end."""
+        resumed = await resume_run(self.config, run_id, context)
+        drive = self.drive if resumed.result is None else resumed.replay_result
+        with resumed.run.journal:
+            async with open_stream(resumed.run, drive) as events:
+                yield events
 
     async def drive(self, run: Run, departure: Departure | None = None) -> RunResult:
         """Execute a prepared run to its end: the one code path of run(), start() and stream()."""
@@ -122,7 +145,7 @@ class ReActLoop:
         return Stop(StopReason.RUN_TIMEOUT, error.message, error=error)
 
     async def _iterate(self, run: Run) -> Stop:
-        decision = await self._sequence(run, self.start_phases)
+        decision = PROCEED if run.skip_start else await self._sequence(run, self.start_phases)
         while not isinstance(decision, Stop):
             step = run.state.open_step(run.now())
             if run.listening:
@@ -165,8 +188,10 @@ def _not_awaitable(phase: Phase, pending: object) -> None:
 async def finish_step(run: Run) -> None:
     """Close the iteration's step record and report it."""
     step = run.state.close_step(run.now())
-    if step is not None and run.listening:
-        await run.emit(StepFinished(step))
+    if step is not None:
+        run.journal.step_closed(run.state, step)
+        if run.listening:
+            await run.emit(StepFinished(step))
 
 
 def raise_if_strict(config: LoopConfig, result: RunResult) -> RunResult:

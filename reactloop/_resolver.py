@@ -43,6 +43,10 @@ DEFAULT_MESSAGES: Mapping[ErrorCode, str] = MappingProxyType(
         ErrorCode.CANCELLED: "The request was cancelled.",
         ErrorCode.CONFIGURATION: "The assistant is not set up correctly. Please contact support.",
         ErrorCode.CONTRACT: "The assistant ran into an internal problem. Please contact support.",
+        ErrorCode.CONFLICT: (
+            "Your previous message is still being answered. Please wait for it, then try again."
+        ),
+        ErrorCode.STORE: "The assistant could not save this conversation. Please try again later.",
         ErrorCode.UNKNOWN: "Something went wrong. Please try again.",
     }
 )

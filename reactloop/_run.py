@@ -12,11 +12,12 @@ import anyio
 from attrs import define, field, frozen
 
 from reactloop._context import ContextTracker, ContextWindow
-from reactloop._contracts import Clock, InputGuard, Model, StopCondition, Tool
+from reactloop._contracts import Clock, InputGuard, Model, RunStore, StopCondition, Tool
 from reactloop._decisions import Stop
 from reactloop._errors import ConfigurationError
 from reactloop._events import Event
 from reactloop._hooks import HookSet
+from reactloop._journal import NULL_JOURNAL, NullJournal
 from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, ToolSpec
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
@@ -103,6 +104,8 @@ class LoopConfig:
     run_limiter: RunLimiter | None = None
     error_messages: ErrorMessageResolver = DEFAULT_RESOLVER
     context_window: ContextWindow | None = None
+    store: RunStore | None = None
+    owns_store: bool = False  # the loop made the store from a URL, and closes it
 
 
 @define
@@ -120,6 +123,8 @@ class Run:
     # This step's tool calls handled so far and not yet in the transcript: call id -> the result,
     # None while the call runs. A run cut short keeps those results (see `settle_open_calls`).
     call_outcomes: dict[str, ToolResult | None] = field(factory=dict)
+    journal: NullJournal = field(default=NULL_JOURNAL)  # writes to the loop's store, if any
+    skip_start: bool = False  # a resumed run past its start phases
 
     @property
     def listening(self) -> bool:

@@ -7,7 +7,7 @@ be serialized, checkpointed and resumed; everything live belongs to `Run` (see `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from attrs import Factory, define, frozen
 
@@ -70,15 +70,29 @@ class Step:
         return () if self.response is None else self.response.message.tool_calls
 
 
+@frozen
+class Recovered:
+    """What a resumed step already did before its run stopped: results saved by the journal
+    (never run again) and calls that started without a saved result."""
+
+    results: Mapping[str, ToolResult]
+    started: frozenset[str]
+
+
 @define
 class StepDraft:
-    """The step in progress; frozen into a `Step` when the iteration ends."""
+    """The step in progress; frozen into a `Step` when the iteration ends.
+
+    `recovered` is set on a step rebuilt from a store's journal (a resumed run): its response is
+    already in the transcript, and its phases skip the work the journal holds.
+    """
 
     index: int
     started_at: float
     response: ModelResponse | None = None
     tool_results: list[ToolResult] = Factory(list)
     usage: Usage = _NO_USAGE
+    recovered: Recovered | None = None
 
 
 @frozen
@@ -92,6 +106,10 @@ class Finishing:
 @define
 class RunState:
     """Messages, steps and counters of one run: plain data only.
+
+    `phase_data` is where a custom phase keeps its own data (JSON values: str, int, float, bool,
+    None, lists and dicts with string keys); with a store, it is saved at phase boundaries and
+    restored on resume.
 
     `usage` is the run's total: the sum of the steps' usage plus `setup_usage` (tokens spent
     before the first step, by start phases).
@@ -112,9 +130,14 @@ class RunState:
     last_call_key: tuple[str, str] | None = None
     repeat_count: int = 0
     repairs: list[RepairNote] = Factory(list)
+    phase_data: dict[str, Any] = Factory(dict)
+    resume_step: StepDraft | None = None
 
     def open_step(self, now: float) -> StepDraft:
-        """Start the next iteration's step record."""
+        """Start the next iteration's step record (the rebuilt step first, in a resumed run)."""
+        if self.resume_step is not None:
+            self.current, self.resume_step = self.resume_step, None
+            return self.current
         self.iteration += 1
         self.current = StepDraft(self.iteration, now)
         return self.current

@@ -112,7 +112,13 @@ _NAME_RULE = "a tool name of 1 to 64 letters, digits, '_' or '-' (pass name= to 
 
 
 def _check_settings(
-    *, name: object, description: object, timeout: object, exclusive: object, presets: object
+    *,
+    name: object,
+    description: object,
+    timeout: object,
+    exclusive: object,
+    presets: object,
+    idempotent: object = False,
 ) -> None:
     """Check the options given to `@tool(...)`, before any function is."""
     if name is not None:
@@ -120,6 +126,7 @@ def _check_settings(
     optional_text("tool.description", description, blank=True)
     optional_number("tool.timeout", timeout)
     boolean("tool.exclusive", exclusive)
+    boolean("tool.idempotent", idempotent)
     if presets is not None and not isinstance(presets, Mapping):
         raise ConfigurationError.invalid("tool.presets", presets, "a mapping of names to values")
 
@@ -132,12 +139,18 @@ def _check_options(
     timeout: object,
     exclusive: object,
     presets: object,
+    idempotent: object,
 ) -> str:
     """Check the function and the tool's options; return its name (given, or the function's)."""
     if not callable(fn) or isinstance(fn, type):
         raise ConfigurationError.invalid("tool.fn", fn, "a function")
     _check_settings(
-        name=name, description=description, timeout=timeout, exclusive=exclusive, presets=presets
+        name=name,
+        description=description,
+        timeout=timeout,
+        exclusive=exclusive,
+        presets=presets,
+        idempotent=idempotent,
     )
     return _check_name(name if isinstance(name, str) else getattr(fn, "__name__", ""))
 
@@ -162,6 +175,7 @@ class FunctionTool(Generic[P, R]):
 
     It keeps the function's type: `FunctionTool[P, R]` calls as the function itself would
     (`get_weather("Paris")`), so a decorated function stays typed for its direct callers.
+    `idempotent=True` lets a resumed run call it again when its first call was cut off.
     """
 
     fn: Callable[P, R]
@@ -172,6 +186,7 @@ class FunctionTool(Generic[P, R]):
     presets: Mapping[str, Any]
     _convert: Callable[[Any, str], dict[str, Any]]
     _is_async: bool
+    idempotent: bool = False
 
     @property
     def name(self) -> str:
@@ -193,6 +208,7 @@ class FunctionTool(Generic[P, R]):
         timeout: float | None = None,
         exclusive: bool = False,
         presets: Mapping[str, Any] | None = None,
+        idempotent: bool = False,
     ) -> FunctionTool[P, R]:
         """Derive the tool's spec from `fn`'s signature and docstring."""
         tool_name = _check_options(
@@ -202,6 +218,7 @@ class FunctionTool(Generic[P, R]):
             timeout=timeout,
             exclusive=exclusive,
             presets=presets,
+            idempotent=idempotent,
         )
         summary, docs = parse_docstring(fn.__doc__)
         bound = dict(presets or {})
@@ -209,7 +226,8 @@ class FunctionTool(Generic[P, R]):
         _check_presets(fn, tool_name, bound)
         spec = ToolSpec(tool_name, description or summary or tool_name, sig.schema)
         is_async = inspect.iscoroutinefunction(fn)
-        return cls(fn, spec, timeout, exclusive, sig.context_param, bound, sig.convert, is_async)
+        context = sig.context_param
+        return cls(fn, spec, timeout, exclusive, context, bound, sig.convert, is_async, idempotent)
 
     def bind(self, **presets: Any) -> FunctionTool[P, R]:
         """A copy with `presets` bound as hidden parameters (removed from the schema)."""
@@ -220,6 +238,7 @@ class FunctionTool(Generic[P, R]):
             timeout=self.timeout,
             exclusive=self.exclusive,
             presets={**self.presets, **presets},
+            idempotent=self.idempotent,
         )
 
     def parse_arguments(self, arguments: str) -> dict[str, Any]:
@@ -261,6 +280,7 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
     exclusive: bool = False,
+    idempotent: bool = False,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -273,18 +293,30 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
     exclusive: bool = False,
+    idempotent: bool = False,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Turn a typed function into a tool: `@tool` or `@tool(timeout=5, exclusive=True)`.
 
     The result keeps the function's parameter and return types (`FunctionTool[P, R]`).
+    `idempotent=True`: safe to call twice, so a resumed run re-runs a call that was cut off.
     """
     _check_settings(
-        name=name, description=description, timeout=timeout, exclusive=exclusive, presets=None
+        name=name,
+        description=description,
+        timeout=timeout,
+        exclusive=exclusive,
+        presets=None,
+        idempotent=idempotent,
     )
 
     def make(function: Callable[P, R]) -> FunctionTool[P, R]:
         return FunctionTool.from_function(
-            function, name=name, description=description, timeout=timeout, exclusive=exclusive
+            function,
+            name=name,
+            description=description,
+            timeout=timeout,
+            exclusive=exclusive,
+            idempotent=idempotent,
         )
 
     return make if fn is None else make(fn)

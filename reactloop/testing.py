@@ -169,6 +169,7 @@ class FakeTool:
     timeout: float | None = None
     exclusive: bool = False
     parameters: dict[str, Any] = field(factory=lambda: {"type": "object"})
+    idempotent: bool = False
     calls: list[dict[str, Any]] = field(factory=list)
     running: int = 0
     peak_running: int = 0

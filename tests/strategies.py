@@ -11,16 +11,35 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
+import attrs
 from attrs import frozen
 from hypothesis import strategies as st
 
+from reactloop._decisions import StopReason
+from reactloop._errors import ErrorCode
 from reactloop._messages import (
     AssistantMessage,
+    FinishReason,
     Message,
+    ModelResponse,
     SystemMessage,
     ToolCall,
     ToolMessage,
+    Usage,
     UserMessage,
+)
+from reactloop._repair import RepairKind, RepairNote
+from reactloop._state import ToolResult
+from reactloop._stores._records import (
+    CallStarted,
+    InstructionsSaved,
+    PhaseDataSaved,
+    Record,
+    ResponseSaved,
+    ResultSaved,
+    RunCreated,
+    RunEnded,
+    StepClosed,
 )
 
 LATIN = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJ0123456789.,;:!?'\"-éüßç"
@@ -262,3 +281,122 @@ def agent_scripts(draw: st.DrawFn) -> AgentScript:
     usages = draw(st.lists(_token_counts, min_size=replies, max_size=replies))
     cap = draw(st.one_of(st.none(), st.integers(1, 6)))
     return AgentScript(tuple(map(tuple, steps)), tuple(usages), cap, plans)
+
+
+# --- run store journals ------------------------------------------------------------------------
+
+_finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+_token_ints = st.integers(0, 10**9)
+usages = st.builds(Usage, _token_ints, _token_ints, _token_ints, _token_ints)
+_ids = st.text(alphabet="0123456789abcdef", min_size=1, max_size=32)
+_maybe_texts = st.one_of(st.none(), short_texts)
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**53), 2**53), _finite, short_texts),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(short_texts, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+"""JSON values as phase data holds them (tuples would come back as lists)."""
+
+phase_data = st.dictionaries(short_texts, json_values, max_size=4)
+
+tool_results = st.builds(
+    ToolResult,
+    call_ids,
+    tool_names,
+    tool_outputs,
+    st.booleans(),
+    st.one_of(st.none(), st.sampled_from(ErrorCode)),
+    _finite,
+)
+
+repair_notes = st.builds(RepairNote, st.sampled_from(RepairKind), call_ids, tool_names, _counts)
+
+
+@st.composite
+def journals(draw: st.DrawFn) -> list[Record]:
+    """A run's journal as a loop writes it: created, then steps (response, calls started, results,
+    phase data, step end), maybe an end; every message, usage and repair kind appears."""
+    ids = (f"call_{n}" for n in itertools.count())
+    created = RunCreated(
+        draw(_ids),
+        draw(contents),
+        draw(_maybe_texts),
+        tuple(draw(st.lists(tool_names, max_size=3, unique=True))),
+        draw(_finite),
+        draw(conversations(max_turns=2, max_steps=1)).messages,
+        tuple(draw(st.lists(repair_notes, max_size=2))),
+        draw(_maybe_texts),
+        draw(_maybe_texts),
+    )
+    records: list[Record] = [created]
+    for index in range(1, draw(st.integers(0, 3)) + 1):
+        records.extend(draw_journal_step(draw, index, ids))
+    if draw(st.booleans()):
+        records.append(draw(run_ends))
+    return records
+
+
+def draw_journal_step(draw: st.DrawFn, index: int, ids: Iterator[str]) -> list[Record]:
+    """One step's records: the response, each call started and (maybe) its result, the end."""
+    assistant, *_ = draw_step(draw, ids)
+    assert isinstance(assistant, AssistantMessage)
+    response = ModelResponse(
+        assistant, draw(usages), draw(st.sampled_from(FinishReason)), draw(_maybe_texts)
+    )
+    records: list[Record] = [ResponseSaved(index, response, draw(usages))]
+    for call in assistant.tool_calls:
+        records.append(CallStarted(index, call.id, call.name))
+        if draw(st.booleans()):
+            result = draw(tool_results)
+            records.append(ResultSaved(index, attrs.evolve(result, call_id=call.id)))
+    if draw(st.booleans()):
+        records.append(PhaseDataSaved(draw(phase_data)))
+    if draw(st.booleans()):
+        records.append(InstructionsSaved(draw(_maybe_texts)))
+    key = draw(st.one_of(st.none(), st.tuples(tool_names, short_texts)))
+    closed = StepClosed(
+        index,
+        draw(_finite),
+        draw(_finite),
+        draw(usages),
+        tuple(draw(st.lists(tool_results, max_size=2))),
+        draw(_counts),
+        tuple(draw(st.lists(tool_names, max_size=2))),
+        key,
+        draw(_counts),
+        draw(usages),
+    )
+    return [*records, closed]
+
+
+run_ends = st.builds(
+    RunEnded,
+    st.sampled_from(StopReason),
+    short_texts,
+    _maybe_texts,
+    usages,
+    _finite,
+    st.one_of(st.none(), st.sampled_from(ErrorCode)),
+    _maybe_texts,
+    _maybe_texts,
+)
+
+
+@frozen
+class CutBatch:
+    """A batch of tool calls cut off mid-way: each call is `fast` (done before the cut), `blocks`
+    (running at the cut), or `idempotent` (running at the cut, safe to run again)."""
+
+    kinds: tuple[str, ...]
+
+
+cut_batches = st.builds(
+    CutBatch,
+    st.lists(st.sampled_from(("fast", "blocks", "idempotent")), min_size=1, max_size=4)
+    .filter(lambda kinds: any(kind != "fast" for kind in kinds))
+    .map(tuple),
+)
+"""Batches with at least one call still running when the run is cut off."""

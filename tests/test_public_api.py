@@ -28,10 +28,12 @@ PINNED: dict[str, set[str]] = {
         "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",
         "DefaultErrorMessages", "ErrorCode", "ErrorMessageResolver", "GuardRejectedError",
         "HookError", "InvalidRequestError", "InvalidResponseError", "ModelError",
-        "ModelTimeoutError", "MovedNameError", "NoResultError", "ProviderConfigurationError",
-        "ProviderUnavailableError",
-        "RateLimitedError", "ReactLoopError", "RunLimitError", "RunTimeoutError",
-        "ScriptExhaustedError", "ToolArgumentsError", "ToolDefinitionError", "ToolError",
+        "MissingToolError", "ModelTimeoutError", "MovedNameError", "NoResultError",
+        "ProviderConfigurationError", "ProviderUnavailableError",
+        "RateLimitedError", "ReactLoopError", "RunInProgressError", "RunLimitError",
+        "RunNotFoundError",
+        "RunTimeoutError", "ScriptExhaustedError", "SessionBusyError", "StoreError",
+        "ToolArgumentsError", "ToolDefinitionError", "ToolError",
         "ToolExecutionError", "ToolRefusedError", "ToolTimeoutError", "UnknownToolError",
         "user_message"
     },
@@ -65,6 +67,12 @@ PINNED: dict[str, set[str]] = {
     "reactloop.context": {
         "ContextBudget", "ContextTracker", "ContextWindow", "MessageTokenEstimator",
         "TokenEstimator", "estimate_text_tokens"
+    },
+    "reactloop.stores": {
+        "CallStarted", "InstructionsSaved", "MemoryStore", "PhaseDataSaved", "Record",
+        "ResponseSaved", "ResultSaved",
+        "RunCreated", "RunEnded", "RunStatus", "RunStore", "RunSummary", "SqliteStore",
+        "StepClosed", "StoredRun", "store_from_url",
     },
     "reactloop.testing": {
         "FakeClock", "FakeTool", "FunctionModel", "ScriptedModel", "call", "deltas_of",

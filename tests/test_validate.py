@@ -39,6 +39,7 @@ from reactloop._stop import (
     TokenBudget,
     ToolCalled,
 )
+from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._tokens import MessageTokenEstimator
 from reactloop._tool import FunctionTool, tool
 from reactloop._validate import checked_arguments
@@ -98,6 +99,7 @@ LOOP_BAD: dict[str, list[object]] = {
         [FakeTool("slow", timeout=0)],
         [FakeTool("slow", timeout=NAN)],
         [FakeTool("alone", exclusive=1)],  # type: ignore[arg-type]
+        [FakeTool("retry", idempotent="yes")],  # type: ignore[arg-type]
         [FakeTool("")],
     ],
     "instructions": [5, b"x", lambda: "x", lambda a, b: "x", ["x"]],
@@ -133,6 +135,7 @@ LOOP_BAD: dict[str, list[object]] = {
     "error_messages": [None, {"x": "y"}, lambda: "", "sorry"],
     "context_window": [1000, object(), ContextWindow],
     "clock": [5, lambda x: 0.0, "monotonic"],
+    "store": [5, "runs.db", "sqlite:///", "sqlit:///runs.db", "postgres", object(), MemoryStore],
 }
 """Wrong values for each `LoopOptions` key."""
 
@@ -161,6 +164,7 @@ LOOP_DEFAULTS: dict[str, Any] = {
     "error_messages": DEFAULT_RESOLVER,
     "context_window": None,
     "clock": None,
+    "store": None,
 }
 """Each option at its documented default."""
 
@@ -186,6 +190,7 @@ TOOL_BAD: dict[str, list[object]] = {
     "description": [5, b"text"],
     "timeout": OPTIONAL_SECONDS,
     "exclusive": [1, "yes", None],
+    "idempotent": [1, "yes", None],
 }
 
 Factory = Callable[..., object]
@@ -274,6 +279,8 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "tool_call_overhead": [-1, 1.5, "3"],
         },
     ),
+    SqliteStore: ({"path": "runs.db"}, {"path": [5, None, ""], "synchronous": ["OFF", 1, None]}),
+    store_from_url: ({"url": "memory://"}, {"url": [5, "runs.db", "sqlite://", "mysql://x/y"]}),
     model_from_string: (
         {"spec": "openai-compatible:m@http://127.0.0.1:1/v1"},
         {"spec": [5, None, "gpt-4", "acme:m", ""]},

@@ -11,10 +11,11 @@ import orjson
 from attrs import frozen
 
 from reactloop._contracts import HookPoint, Tool
-from reactloop._errors import ToolError, ToolExecutionError, ToolTimeoutError
+from reactloop._errors import ErrorCode, ToolError, ToolExecutionError, ToolTimeoutError
 from reactloop._events import ToolCallFinished, ToolCallStarted
 from reactloop._messages import ToolCall
 from reactloop._phases.applier import park_stop
+from reactloop._repair import INTERRUPTED_RESULT
 from reactloop._state import ToolResult
 
 if TYPE_CHECKING:
@@ -92,12 +93,40 @@ async def _invoke(run: Run, item: Admitted) -> ToolResult:
     return error_result(call, error, duration)
 
 
+def _interrupted(run: Run, item: Admitted) -> bool:
+    """True for a call of a resumed step that started without a saved result and whose tool is
+    not idempotent: it may have taken effect, so it is not run again."""
+    draft = run.state.current
+    recovered = None if draft is None else draft.recovered
+    return (
+        recovered is not None
+        and item.call.id in recovered.started
+        and getattr(item.tool, "idempotent", False) is not True
+    )
+
+
+async def _outcome(run: Run, item: Admitted) -> ToolResult:
+    """The call's result: journaled as started, invoked, journaled as soon as it returns. In a
+    resumed step a saved result is taken as it is, and an interrupted call is not run again."""
+    call, draft = item.call, run.state.current
+    saved = None if draft is None or draft.recovered is None else draft.recovered.results
+    if saved is not None and call.id in saved:
+        return saved[call.id]
+    if _interrupted(run, item):
+        result = ToolResult(call.id, call.name, INTERRUPTED_RESULT, True, ErrorCode.TOOL_ERROR)
+    else:
+        await run.journal.call_started(run.state, call)
+        result = await _invoke(run, item)
+    await run.journal.tool_result(run.state, result)
+    return result
+
+
 async def run_admitted(run: Run, item: Admitted) -> ToolResult:
     """Run one call, then let after-tool-call hooks replace its result."""
     run.call_outcomes[item.call.id] = None
     if run.listening:
         await run.emit(ToolCallStarted(item.call))
-    result = await _invoke(run, item)
+    result = await _outcome(run, item)
     hooks = run.config.hooks
     if hooks.has(HookPoint.AFTER_TOOL_CALL):
         verdict = await hooks.after_tool_call(run, item.call, result)

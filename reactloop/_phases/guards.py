@@ -45,6 +45,9 @@ class IterationGuards:
 
     async def __call__(self, run: Run) -> PhaseDecision:
         """Proceed, proceed into a final tool-less call, or stop."""
+        draft = run.state.current
+        if draft is not None and draft.recovered is not None:
+            return PROCEED  # a resumed step: it passed its guards before its response
         stop = interruption(run) or repetition(run)
         if stop is not None:
             return stop

@@ -145,6 +145,9 @@ class ReasoningPhase:
 
     async def __call__(self, run: Run) -> PhaseDecision:
         """Call the model; proceed, or stop on finishing or a final answer."""
+        draft = run.state.current
+        if draft is not None and draft.recovered is not None and draft.response is not None:
+            return settle(run, draft.response)  # resumed: the journal holds this response
         hooks = run.config.hooks
         plan = await plan_step(run)
         run.step_tools = offered(run, plan)
@@ -166,6 +169,7 @@ class ReasoningPhase:
             response = verdict_after.value
             stopped = park_stop(run, verdict_after)
         run.state.record_response(response, spent)
+        await run.journal.response(run.state, response, spent)
         return PROCEED if stopped else settle(run, response)
 
 

@@ -33,5 +33,6 @@ class PlanningPhase:
         response = await run.config.model.request(request)
         state.record_usage(response.usage)
         plan = response.message.text.strip()
+        state.phase_data["plan"] = plan  # kept (and restored on resume) when the loop has a store
         state.instructions = f"{state.instructions or ''}\n\nPlan:\n{plan}".strip()
         return Proceed()

@@ -1,0 +1,213 @@
+"""Durable runs: a new run's journal and session turns, and a stored run rebuilt to resume.
+
+This is the glue between the loop and its store; phases only ever see `run.journal`.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from reactloop._contracts import RunStore
+from reactloop._errors import (
+    ConfigurationError,
+    MissingToolError,
+    ReactLoopError,
+    RunInProgressError,
+    SessionBusyError,
+)
+from reactloop._events import RunFinished
+from reactloop._journal import Journal
+from reactloop._messages import Message
+from reactloop._repair import repair_history
+from reactloop._run import LoopConfig, Run
+from reactloop._state import RunContext, RunResult
+from reactloop._stores._records import RunCreated, RunStatus, StoredRun
+from reactloop._stores._replay import Replayed, replay, resume_state
+from reactloop._validate import reject_unknown, text
+
+_busy: weakref.WeakKeyDictionary[RunStore, set[str]] = weakref.WeakKeyDictionary()
+"""Sessions and runs in progress, per store (in this process)."""
+
+Release = Callable[[], None]
+
+
+def _claim(store: RunStore, key: str, busy_error: ReactLoopError) -> Release:
+    busy = _busy.setdefault(store, set())
+    if key in busy:
+        raise busy_error
+    busy.add(key)
+    return lambda: busy.discard(key)
+
+
+def claim_session(store: RunStore, session_id: str) -> Release:
+    """Mark the session busy; `SessionBusyError` if a run of it is in progress already."""
+    return _claim(store, f"session:{session_id}", SessionBusyError(session_id))
+
+
+def claim_run(store: RunStore, run_id: str) -> Release:
+    """Mark the run as driven here; `RunInProgressError` if it is already."""
+    return _claim(store, f"run:{run_id}", RunInProgressError(run_id))
+
+
+def _both(first: Release, second: Release | None) -> Release:
+    def release() -> None:
+        first()
+        if second is not None:
+            second()
+
+    return release
+
+
+@frozen
+class Session:
+    """The history a new run starts from, and how to free its session when the run is over."""
+
+    history: tuple[Message, ...]
+    release: Release | None = None
+
+
+async def enter_session(
+    config: LoopConfig, history: tuple[Message, ...], context: Mapping[str, Any]
+) -> Session:
+    """With a store and a session id, the session's earlier turns are the history."""
+    store, session_id = config.store, context.get("session_id")
+    if store is None or session_id is None:
+        return Session(history)
+    if history:
+        rule = "empty when session_id is given to a loop with a store (the session is the history)"
+        raise ConfigurationError.invalid("history", history, rule)
+    release = claim_session(store, session_id)
+    try:
+        turns = await store.session_history(session_id)
+    except BaseException:
+        release()
+        raise
+    return Session(tuple(turns), release)
+
+
+async def open_journal(run: Run, text: str, session: Session) -> None:
+    """Record the new run in the store and give it a journal (nothing without a store)."""
+    store, state = run.config.store, run.state
+    if store is None:
+        return
+    own_history = () if session.release is not None else tuple(state.messages[:-1])
+    created = RunCreated(
+        state.run_id,
+        text,
+        state.instructions,
+        tuple(run.config.tools),
+        time.time(),
+        own_history,
+        () if session.release is not None else tuple(state.repairs),
+        run.context.user_id,
+        run.context.session_id,
+    )
+    await store.create_run(created)
+    run.journal = Journal(store, state, _both(claim_run(store, state.run_id), session.release))
+
+
+@frozen
+class Resumed:
+    """A stored run ready to go on (`result` None), or a finished one and its stored result."""
+
+    run: Run
+    result: RunResult | None = None
+
+    async def replay_result(self, run: Run, departure: object = None) -> RunResult:
+        """What a stream of a finished run shows: its end, with the stored result."""
+        assert self.result is not None
+        await run.emit(RunFinished(self.result))
+        return self.result
+
+
+async def resume_run(config: LoopConfig, run_id: object, context: Mapping[str, Any]) -> Resumed:
+    """Rebuild a stored run for `resume()`: checks, session, state from the journal."""
+    store = config.store
+    if store is None:
+        rule = "a run store (ReActLoop(..., store=SqliteStore('runs.db'))) to resume runs"
+        raise ConfigurationError.invalid("store", None, rule)
+    reject_unknown("resume()", context, ("deps",))
+    run_id = text("run_id", run_id)
+    replayed = replay((await store.load(run_id)).records)
+    stored = replayed.stored
+    if stored.status is RunStatus.FINISHED:
+        run = _rebuilt(config, replayed, (), context, None)
+        return Resumed(run, stored_result(stored, run))
+    missing = replayed.called - set(config.tools)
+    if missing:
+        raise MissingToolError(run_id, sorted(missing), list(config.tools))
+    release = claim_run(store, run_id)
+    try:
+        return await _continued(config, store, replayed, context, release)
+    except BaseException:
+        release()
+        raise
+
+
+async def _continued(
+    config: LoopConfig,
+    store: RunStore,
+    replayed: Replayed,
+    context: Mapping[str, Any],
+    release: Release,
+) -> Resumed:
+    """The run to continue, with its session's earlier turns (the session claimed too)."""
+    created = replayed.stored.created
+    if created.session_id is None:
+        return Resumed(_rebuilt(config, replayed, (), context, release))
+    session = claim_session(store, created.session_id)
+    release = _both(release, session)
+    try:
+        turns = await store.session_history(created.session_id, before=created.run_id)
+    except BaseException:
+        session()
+        raise
+    prefix = repair_history(turns).messages
+    return Resumed(_rebuilt(config, replayed, prefix, context, release))
+
+
+def _rebuilt(
+    config: LoopConfig,
+    replayed: Replayed,
+    prefix: Sequence[Message],
+    context: Mapping[str, Any],
+    release: Release | None,
+) -> Run:
+    created = replayed.stored.created
+    state = resume_state(replayed, prefix, config.clock())
+    run_context = RunContext(
+        created.run_id, context.get("deps"), created.user_id, created.session_id
+    )
+    window = config.context_window.tracker() if config.context_window is not None else None
+    run = Run(state, config, run_context, window=window, skip_start=bool(replayed.stored.steps))
+    if config.store is not None:
+        journal = run.journal = Journal(config.store, state, release)
+        draft = state.resume_step
+        if draft is not None and draft.recovered is not None:
+            journal.recall(draft.recovered.results)
+    return run
+
+
+def stored_result(stored: StoredRun, run: Run) -> RunResult:
+    """The result of a finished stored run, as its journal recorded it."""
+    ended = stored.ended
+    assert ended is not None
+    return RunResult(
+        run_id=stored.run_id,
+        output=ended.output,
+        stop_reason=ended.stop_reason,
+        stop_detail=ended.stop_detail,
+        messages=stored.messages,
+        steps=stored.steps,
+        usage=ended.usage,
+        tools_used=tuple(run.state.tools_used),
+        duration=max(0.0, ended.ended_at - stored.created.created_at),
+        user_message=ended.user_message,
+        repairs=tuple(run.state.repairs),
+        setup_usage=run.state.setup_usage,
+    )

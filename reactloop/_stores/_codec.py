@@ -1,0 +1,50 @@
+"""Encoding records as bytes: a cattrs converter preconfigured for orjson.
+
+Unions (messages, records) carry their class name in a `type` field, so a record reads back as
+exactly the class it was written as; the layout is part of `SCHEMA_VERSION`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from cattrs.preconf.orjson import make_converter
+from cattrs.strategies import configure_tagged_union
+
+from reactloop._errors import ContractError, StoreError
+from reactloop._messages import Message
+from reactloop._stores._records import Record
+
+_converter = make_converter(omit_if_default=True)
+configure_tagged_union(Message, _converter, tag_name="type")
+configure_tagged_union(Record, _converter, tag_name="type")
+_OPTIONS = orjson.OPT_NON_STR_KEYS
+
+
+def encode(record: Record) -> bytes:
+    """The record as compact JSON bytes; phase data that is not JSON is a `ContractError`."""
+    try:
+        return orjson.dumps(_converter.unstructure(record, Record), option=_OPTIONS)
+    except TypeError as exc:
+        rule = "phase data holds JSON values (str, int, float, bool, None, lists, dicts)"
+        raise ContractError("RunState.phase_data", rule, exc) from exc
+
+
+def decode(data: bytes) -> Record:
+    """The record encoded in `data`; bytes this version cannot read are a `StoreError`."""
+    try:
+        value: Any = orjson.loads(data)
+        record: Record = _converter.structure(value, Record)  # type: ignore[arg-type]
+    except Exception as exc:
+        raise StoreError(f"a stored record cannot be read: {exc}") from exc
+    return record
+
+
+def json_snapshot(data: dict[str, Any]) -> bytes:
+    """Phase data as bytes, to tell whether it changed since it was last journaled."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except TypeError as exc:
+        rule = "phase data holds JSON values (str, int, float, bool, None, lists, dicts)"
+        raise ContractError("RunState.phase_data", rule, exc) from exc

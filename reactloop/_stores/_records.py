@@ -1,0 +1,223 @@
+"""What a run store holds: the journal's records (frozen attrs classes), a run's status, and the
+stored run a store gives back. A record is written once and never changed (append-only).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Any, TypeAlias
+
+from attrs import field, frozen
+
+from reactloop._decisions import StopReason
+from reactloop._errors import ErrorCode
+from reactloop._messages import Message, ModelResponse, Usage
+from reactloop._repair import RepairNote
+from reactloop._state import RunResult, Step, ToolResult
+
+SCHEMA_VERSION = 1
+"""The version of the stored layout and record encoding; a store refuses a newer one."""
+
+
+class RunStatus(enum.StrEnum):
+    """Where a stored run stands; every status but FINISHED can be resumed."""
+
+    RUNNING = "running"  # started, not ended: in progress, or its process died or was cancelled
+    FINISHED = "finished"  # ended for good: resuming it returns its stored result
+    INTERRUPTED = "interrupted"  # ended early on request or when its stream was left
+    FAILED = "failed"  # ended with an error (model down, run timeout, broken contract, ...)
+
+
+@frozen
+class RunCreated:
+    """A run began: its input and what it needs to be rebuilt. Never deps, never secrets.
+
+    `history` is the history given to `run()` (after repair); a session's earlier turns are not
+    copied here, they are the session's other runs. `created_at` is wall-clock time (epoch s).
+    """
+
+    run_id: str
+    input: str
+    instructions: str | None
+    tool_names: tuple[str, ...]
+    created_at: float
+    history: tuple[Message, ...] = ()
+    repairs: tuple[RepairNote, ...] = ()
+    user_id: str | None = None
+    session_id: str | None = None
+
+
+@frozen
+class ResponseSaved:
+    """The model's response of step `step`, as accepted (after hooks), and what the call spent."""
+
+    step: int
+    response: ModelResponse
+    usage: Usage
+
+
+@frozen
+class CallStarted:
+    """A tool call of step `step` is about to run (written before the tool is invoked)."""
+
+    step: int
+    call_id: str
+    name: str
+
+
+@frozen
+class ResultSaved:
+    """A tool call's result, as its tool returned it: committed before anything acts on it."""
+
+    step: int
+    result: ToolResult
+
+
+@frozen
+class StepClosed:
+    """Step `index` ended: its timing and usage, the final results that differ from the saved
+    ones (replaced by hooks, refusals, nudges), and the run's counters at that point."""
+
+    index: int
+    started_at: float
+    duration: float
+    usage: Usage
+    final_results: tuple[ToolResult, ...] = ()
+    tool_calls_made: int = 0
+    tools_used: tuple[str, ...] = ()
+    last_call_key: tuple[str, str] | None = None
+    repeat_count: int = 0
+    setup_usage: Usage = Usage()
+
+
+@frozen
+class PhaseDataSaved:
+    """The run's custom phase data (`RunState.phase_data`) as it stood at a phase boundary."""
+
+    data: dict[str, Any] = field(factory=dict)
+
+
+@frozen
+class InstructionsSaved:
+    """The run's instructions as a phase changed them (e.g. a planning phase adding its plan)."""
+
+    instructions: str | None
+
+
+@frozen
+class RunEnded:
+    """The run ended: why, with what output and usage; `error_code` when it failed.
+
+    `settled` are the error results the end gave calls left open ("not run", "cut short"): part of
+    the final transcript, and ignored when the run is resumed (its open calls go on then).
+    """
+
+    stop_reason: StopReason
+    stop_detail: str
+    output: str | None
+    usage: Usage
+    ended_at: float
+    error_code: ErrorCode | None = None
+    error_message: str | None = None
+    user_message: str | None = None
+    settled: tuple[ToolResult, ...] = ()
+
+
+Record: TypeAlias = (
+    RunCreated
+    | ResponseSaved
+    | CallStarted
+    | ResultSaved
+    | StepClosed
+    | PhaseDataSaved
+    | InstructionsSaved
+    | RunEnded
+)
+RECORD_TYPES: tuple[type, ...] = (
+    RunCreated,
+    ResponseSaved,
+    CallStarted,
+    ResultSaved,
+    StepClosed,
+    PhaseDataSaved,
+    InstructionsSaved,
+    RunEnded,
+)
+
+_EARLY = frozenset({StopReason.INTERRUPTED, StopReason.STREAM_CLOSED})
+
+
+def status_of(ended: RunEnded) -> RunStatus:
+    """A failed run is FAILED, one stopped on request or by its consumer INTERRUPTED; the rest
+    (completed, a cap, a condition, a hook) FINISHED."""
+    if ended.error_code is not None:
+        return RunStatus.FAILED
+    return RunStatus.INTERRUPTED if ended.stop_reason in _EARLY else RunStatus.FINISHED
+
+
+def status_after(records: tuple[Record, ...] | list[Record]) -> RunStatus:
+    """The status a run has once `records` are appended (RUNNING unless they end it)."""
+    last = records[-1] if records else None
+    return status_of(last) if isinstance(last, RunEnded) else RunStatus.RUNNING
+
+
+def ended_record(
+    result: RunResult, ended_at: float, settled: Sequence[ToolResult] = ()
+) -> RunEnded:
+    """The record of a run's end, from its result (the error itself is not stored: its code and
+    message are)."""
+    error = result.error
+    return RunEnded(
+        result.stop_reason,
+        result.stop_detail,
+        result.output,
+        result.usage,
+        ended_at,
+        None if error is None else error.code,
+        None if error is None else error.message,
+        result.user_message,
+        tuple(settled),
+    )
+
+
+@frozen
+class RunSummary:
+    """One line of `RunStore.list_runs`: a run's id, status, owner and times (epoch seconds;
+    `updated_at` is when its status last changed)."""
+
+    run_id: str
+    status: RunStatus
+    created_at: float
+    updated_at: float
+    user_id: str | None = None
+    session_id: str | None = None
+
+
+@frozen
+class StoredRun:
+    """A stored run as its journal rebuilds it: transcript, steps, usage and how it ended.
+
+    `messages` are the run's own (its given history, input and turn; a session's earlier turns
+    are in the session's other runs). `records` is the journal itself, in order.
+    """
+
+    run_id: str
+    status: RunStatus
+    created: RunCreated
+    messages: tuple[Message, ...]
+    steps: tuple[Step, ...]
+    usage: Usage
+    records: tuple[Record, ...]
+    phase_data: dict[str, Any] = field(factory=dict)
+    ended: RunEnded | None = None
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        """Why the run ended; None while it has not."""
+        return None if self.ended is None else self.ended.stop_reason
+
+    @property
+    def output(self) -> str | None:
+        """The run's final output, if it ended with one."""
+        return None if self.ended is None else self.ended.output

@@ -1,0 +1,275 @@
+"""`SqliteStore`: the embedded run store, one SQLite file, no server.
+
+The stdlib `sqlite3` runs in worker threads (`anyio.to_thread.run_sync`), so the event loop never
+blocks, on asyncio and trio alike. One connection, guarded by a lock, serves every run of the
+process: SQLite takes one writer at a time anyway, and each append is one short transaction. WAL
+mode lets readers go on beside the writer; `synchronous=NORMAL` (default) survives a process
+crash, `FULL` also a power cut. A new file is created owner-only (0600).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal, TypeVar
+
+import anyio.to_thread
+
+from reactloop._errors import ConfigurationError, RunNotFoundError, StoreError
+from reactloop._messages import Message
+from reactloop._stores._codec import decode, encode
+from reactloop._stores._records import (
+    SCHEMA_VERSION,
+    Record,
+    RunCreated,
+    RunStatus,
+    RunSummary,
+    StoredRun,
+    status_after,
+)
+from reactloop._stores._replay import replay
+from reactloop._validate import checked_arguments, text
+
+T = TypeVar("T")
+Synchronous = Literal["NORMAL", "FULL"]
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS runs (
+        position INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL UNIQUE,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        user_id TEXT,
+        session_id TEXT)""",
+    """CREATE TABLE IF NOT EXISTS records (
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        body BLOB NOT NULL,
+        PRIMARY KEY (run_id, seq)) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session_id, position)",
+    "CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at)",
+)
+
+
+def _create_private(path: str) -> None:
+    """Create the database file owner-only before SQLite opens it (its WAL files follow suit)."""
+    if path == ":memory:" or os.path.exists(path):
+        return
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+
+
+@contextmanager
+def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction: committed whole, or rolled back whole."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def _migrate(connection: sqlite3.Connection) -> None:
+    """Create the schema on first use; refuse a file written by a newer version."""
+    (version,) = connection.execute("PRAGMA user_version").fetchone()
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the run store was written by schema version {version}; this reactloop reads "
+            f"versions up to {SCHEMA_VERSION}: upgrade reactloop"
+        )
+    if version < SCHEMA_VERSION:
+        with _transaction(connection):
+            for statement in _SCHEMA:
+                connection.execute(statement)
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+@checked_arguments
+class SqliteStore:
+    """Runs in one SQLite file (created on first use, owner-only): the embedded default."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, synchronous: Synchronous = "NORMAL"
+    ) -> None:
+        if not isinstance(path, str | os.PathLike):
+            raise ConfigurationError.invalid("SqliteStore.path", path, "a file path")
+        self.path = text("SqliteStore.path", os.fspath(path))
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ConfigurationError.invalid(
+                "SqliteStore.synchronous", synchronous, "'NORMAL' or 'FULL'"
+            )
+        self.synchronous: Synchronous = synchronous
+        self._lock = threading.Lock()
+        self._connection: sqlite3.Connection | None = None
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r}, synchronous={self.synchronous!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            _create_private(self.path)
+            connection = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute(f"PRAGMA synchronous={self.synchronous}")
+            _migrate(connection)
+            self._connection = connection
+        return self._connection
+
+    def _locked(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return work(self._connect())
+            except sqlite3.Error as exc:
+                raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work` on the connection, in a worker thread; a cancelled caller waits for it, so a
+        transaction is never left half done."""
+        return await anyio.to_thread.run_sync(self._locked, work)
+
+    async def create_run(self, created: RunCreated) -> None:
+        """Record a new run and its `RunCreated` record, in one transaction."""
+        body = encode(created)
+
+        def work(connection: sqlite3.Connection) -> None:
+            with _transaction(connection):
+                connection.execute(
+                    "INSERT INTO runs (run_id, status, created_at, updated_at, user_id,"
+                    " session_id) VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        created.run_id,
+                        RunStatus.RUNNING.value,
+                        created.created_at,
+                        time.time(),
+                        created.user_id,
+                        created.session_id,
+                    ),
+                )
+                connection.execute(
+                    "INSERT INTO records (run_id, seq, body) VALUES (?, 1, ?)",
+                    (created.run_id, body),
+                )
+
+        await self._run(work)
+
+    async def append(self, run_id: str, records: Sequence[Record]) -> None:
+        """Append `records` to the run's journal in one transaction (all or none).
+
+        The run's row is written only when its status changes (an end, or a resume), so a usual
+        append writes the new records and nothing else.
+        """
+        bodies = [encode(record) for record in records]
+        status = status_after(list(records)).value
+
+        def work(connection: sqlite3.Connection) -> None:
+            with _transaction(connection):
+                (last,) = connection.execute(
+                    "SELECT MAX(seq) FROM records WHERE run_id = ?", (run_id,)
+                ).fetchone()
+                if last is None:
+                    raise RunNotFoundError(run_id)
+                connection.executemany(
+                    "INSERT INTO records (run_id, seq, body) VALUES (?, ?, ?)",
+                    [(run_id, last + 1 + i, body) for i, body in enumerate(bodies)],
+                )
+                connection.execute(
+                    "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ? AND status <> ?",
+                    (status, time.time(), run_id, status),
+                )
+
+        await self._run(work)
+
+    async def load(self, run_id: str) -> StoredRun:
+        """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
+        bodies = await self._run(lambda connection: _bodies(connection, run_id))
+        if not bodies:
+            raise RunNotFoundError(run_id)
+        return replay([decode(body) for body in bodies]).stored
+
+    async def list_runs(
+        self,
+        *,
+        status: RunStatus | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        limit: int = 100,
+    ) -> list[RunSummary]:
+        """Runs matching every filter given, newest first, at most `limit`."""
+        filters = {
+            "status = ?": None if status is None else RunStatus(status).value,
+            "session_id = ?": session_id,
+            "user_id = ?": user_id,
+            "created_at >= ?": since,
+            "created_at < ?": until,
+        }
+        given = {clause: value for clause, value in filters.items() if value is not None}
+        where = " AND ".join(given) or "1"
+        query = (
+            "SELECT run_id, status, created_at, updated_at, user_id, session_id FROM runs"
+            f" WHERE {where} ORDER BY position DESC LIMIT ?"
+        )
+        arguments = (*given.values(), limit)
+        rows = await self._run(lambda c: c.execute(query, arguments).fetchall())
+        return [RunSummary(r[0], RunStatus(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Delete a run and its journal; False if there was none with that id."""
+        return await self._run(lambda c: _delete(c, "run_id = ?", run_id)) > 0
+
+    async def delete_session(self, session_id: str) -> int:
+        """Delete every run of a session; how many there were."""
+        return await self._run(lambda c: _delete(c, "session_id = ?", session_id))
+
+    async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
+        """The session's turns in order (every run's own messages), up to run `before`."""
+
+        def work(connection: sqlite3.Connection) -> list[list[bytes]]:
+            ids = connection.execute(
+                "SELECT run_id FROM runs WHERE session_id = ? AND position < COALESCE("
+                "(SELECT position FROM runs WHERE run_id = ?), 9223372036854775807)"
+                " ORDER BY position",
+                (session_id, before),
+            ).fetchall()
+            return [_bodies(connection, run_id) for (run_id,) in ids]
+
+        messages: list[Message] = []
+        for bodies in await self._run(work):
+            messages.extend(replay([decode(body) for body in bodies]).stored.messages)
+        return messages
+
+    async def aclose(self) -> None:
+        """Close the connection (a later call opens it again)."""
+
+        def work() -> None:
+            with self._lock:
+                if self._connection is not None:
+                    self._connection.close()
+                    self._connection = None
+
+        await anyio.to_thread.run_sync(work)
+
+
+def _bodies(connection: sqlite3.Connection, run_id: str) -> list[bytes]:
+    rows = connection.execute(
+        "SELECT body FROM records WHERE run_id = ? ORDER BY seq", (run_id,)
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def _delete(connection: sqlite3.Connection, where: str, value: Any) -> int:
+    with _transaction(connection):
+        connection.execute(
+            f"DELETE FROM records WHERE run_id IN (SELECT run_id FROM runs WHERE {where})",
+            (value,),
+        )
+        return connection.execute(f"DELETE FROM runs WHERE {where}", (value,)).rowcount

@@ -1,0 +1,43 @@
+"""Run stores: durable runs, resume by id, and conversation sessions.
+
+Give a loop a store (`ReActLoop(model, store=SqliteStore("runs.db"))`, or a URL such as
+`"sqlite:///runs.db"`) and each run journals its model responses and tool results as they happen;
+`await loop.resume(run_id)` continues a run that stopped early, and `session_id=` continues a
+conversation. `RunStore` is the contract a store for another database implements.
+"""
+
+from reactloop._contracts import RunStore
+from reactloop._stores import MemoryStore, SqliteStore, store_from_url
+from reactloop._stores._records import (
+    CallStarted,
+    InstructionsSaved,
+    PhaseDataSaved,
+    Record,
+    ResponseSaved,
+    ResultSaved,
+    RunCreated,
+    RunEnded,
+    RunStatus,
+    RunSummary,
+    StepClosed,
+    StoredRun,
+)
+
+__all__ = [
+    "CallStarted",
+    "InstructionsSaved",
+    "MemoryStore",
+    "PhaseDataSaved",
+    "Record",
+    "ResponseSaved",
+    "ResultSaved",
+    "RunCreated",
+    "RunEnded",
+    "RunStatus",
+    "RunStore",
+    "RunSummary",
+    "SqliteStore",
+    "StepClosed",
+    "StoredRun",
+    "store_from_url",
+]

@@ -1,0 +1,110 @@
+"""The child process of the crash tests (tests/test_crash.py): runs or resumes a durable run.
+
+`python -m tests.durable_child <folder> <how> <run|resume> <backend>`: in `run`, the run stops
+dead at the point `how` names (a batch with two of three tools done, a model call, between two
+phases) and waits there to be killed; in `resume` it resumes the run in a fresh process and
+writes the result. Side effects go to files in `folder`: one line per tool call and per request.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+
+from reactloop._decisions import PROCEED, PhaseDecision
+from reactloop._loop import ReActLoop
+from reactloop._messages import ModelRequest, ModelResponse, ToolCall, ToolMessage
+from reactloop._phases import default_phases
+from reactloop._run import Run
+from reactloop._stores import SqliteStore
+from reactloop._tool import FunctionTool, tool
+from reactloop.testing import FunctionModel, reply
+
+FOREVER = 3600.0
+
+
+def note(folder: Path, name: str, line: str) -> None:
+    """Append a line to a side-effect file (flushed at once: the process may die next)."""
+    with (folder / name).open("a") as file:
+        file.write(line + "\n")
+
+
+def tools(folder: Path, how: str, stage: str) -> list[FunctionTool[..., Any]]:
+    """Three tools counting their calls in files; in a crash `run`, t3 hangs after t1 and t2."""
+
+    def make(name: str) -> FunctionTool[..., Any]:
+        async def work(n: int) -> str:
+            note(folder, f"{name}.calls", stage)
+            if name == "t3" and how == "batch" and stage == "run":
+                note(folder, "marker", "t3 running")
+                await anyio.sleep(FOREVER)
+            return f"{name} did {n}"
+
+        work.__name__ = name
+        work.__doc__ = f"Tool {name}."
+        return tool(work)
+
+    return [make(name) for name in ("t1", "t2", "t3")]
+
+
+def model(folder: Path, how: str, stage: str) -> FunctionModel:
+    """Asks for t1, t2, t3 in one step, then answers; in a crash `run`, hangs in the second
+    call (`how == "model"`)."""
+
+    async def answer(request: ModelRequest) -> ModelResponse:
+        done = any(isinstance(m, ToolMessage) for m in request.messages)
+        note(folder, f"model.{stage}", "after tools" if done else "first")
+        if not done:
+            calls = [ToolCall(f"t{i}", f'{{"n": {i}}}', f"c{i}") for i in (1, 2, 3)]
+            return reply("", *calls)
+        if how == "model" and stage == "run":
+            note(folder, "marker", "model called")
+            await anyio.sleep(FOREVER)
+        return reply("finished")
+
+    return FunctionModel(answer)
+
+
+class Halt:
+    """Between the reasoning and the tool phase: in a crash `run`, stops dead there."""
+
+    def __init__(self, folder: Path, active: bool) -> None:
+        self.folder, self.active = folder, active
+
+    async def __call__(self, run: Run) -> PhaseDecision:
+        if self.active:
+            note(self.folder, "marker", "between phases")
+            await anyio.sleep(FOREVER)
+        return PROCEED
+
+
+async def main(folder: Path, how: str, stage: str) -> None:
+    phases = default_phases()
+    phases.insert(2, Halt(folder, how == "phases" and stage == "run"))
+    loop = ReActLoop(
+        model(folder, how, stage),
+        tools=tools(folder, how, stage),
+        store=SqliteStore(folder / "runs.db"),
+        phases=phases,
+    )
+    if stage == "run":
+        async with loop.start("go") as handle:
+            (folder / "run_id").write_text(handle.run_id)
+        return
+    result = await loop.resume((folder / "run_id").read_text())
+    messages = [type(m).__name__ for m in result.messages]
+    calls = [c.id for m in result.messages for c in getattr(m, "tool_calls", ())]
+    answered = [m.call_id for m in result.messages if isinstance(m, ToolMessage)]
+    contents = {m.call_id: m.content for m in result.messages if isinstance(m, ToolMessage)}
+    summary = {"output": result.output, "stop": result.stop_reason.value, "messages": messages,
+               "calls": calls, "answered": answered, "contents": contents}  # fmt: skip
+    (folder / "result.json").write_bytes(orjson.dumps(summary))
+
+
+if __name__ == "__main__":
+    folder_arg, how_arg, stage_arg, backend_arg = sys.argv[1:5]
+    anyio.run(main, Path(folder_arg), how_arg, stage_arg, backend=backend_arg)

@@ -1,0 +1,1 @@
+"""Tests of the run stores (reactloop/_stores/)."""

@@ -1,0 +1,30 @@
+"""Records encode to JSON bytes and read back as exactly the same record."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from reactloop._errors import ContractError, StoreError
+from reactloop._stores._codec import decode, encode
+from reactloop._stores._records import PhaseDataSaved, Record
+from tests.strategies import journals
+
+
+@settings(max_examples=150, deadline=None)
+@given(journal=journals())
+def test_every_record_reads_back_equal_and_of_its_own_class(journal: list[Record]) -> None:
+    for record in journal:
+        again = decode(encode(record))
+        assert type(again) is type(record)
+        assert again == record
+
+
+def test_bytes_that_are_no_record_are_a_store_error() -> None:
+    with pytest.raises(StoreError, match="cannot be read"):
+        decode(b'{"type": "NoSuchRecord"}')
+
+
+def test_phase_data_that_is_not_json_is_a_contract_error() -> None:
+    with pytest.raises(ContractError, match="phase data"):
+        encode(PhaseDataSaved({"when": object()}))

@@ -1,0 +1,102 @@
+"""Both stores keep the contract: exact round trips, atomic appends, listing and deleting."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from reactloop._contracts import RunStore
+from reactloop._decisions import StopReason
+from reactloop._errors import ContractError, RunNotFoundError
+from reactloop._messages import Usage
+from reactloop._stores import MemoryStore, SqliteStore
+from reactloop._stores._records import PhaseDataSaved, Record, RunCreated, RunEnded, RunStatus
+from reactloop._stores._replay import replay
+from tests.strategies import journals
+
+pytestmark = pytest.mark.anyio
+
+
+def created(run_id: str, at: float = 0.0, **who: str | None) -> RunCreated:
+    return RunCreated(run_id, "hi", None, (), at, **who)  # type: ignore[arg-type]
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(journal=journals())
+async def test_a_journal_reads_back_exactly(any_store: RunStore, journal: list[Record]) -> None:
+    first = journal[0]
+    assert isinstance(first, RunCreated)
+    await any_store.delete_run(first.run_id)
+    await any_store.create_run(first)
+    for record in journal[1:]:
+        await any_store.append(first.run_id, [record])
+    stored = await any_store.load(first.run_id)
+    assert list(stored.records) == journal
+    assert stored == replay(journal).stored
+
+
+async def test_both_stores_implement_the_contract(tmp_path: Path) -> None:
+    assert isinstance(MemoryStore(), RunStore)
+    assert isinstance(SqliteStore(tmp_path / "x.db"), RunStore)
+
+
+async def test_loading_an_unknown_run_is_a_typed_error(any_store: RunStore) -> None:
+    with pytest.raises(RunNotFoundError):
+        await any_store.load("missing")
+
+
+async def test_appending_to_an_unknown_run_is_a_typed_error(any_store: RunStore) -> None:
+    with pytest.raises(RunNotFoundError):
+        await any_store.append("missing", [])
+
+
+async def test_runs_are_listed_newest_first_and_filtered(any_store: RunStore) -> None:
+    await any_store.create_run(created("a", 100.0, user_id="u1", session_id="s1"))
+    await any_store.create_run(created("b", 200.0, user_id="u2", session_id="s1"))
+    await any_store.create_run(created("c", 300.0, user_id="u1", session_id="s2"))
+    ids = [summary.run_id for summary in await any_store.list_runs()]
+    assert ids == ["c", "b", "a"]
+    assert [s.run_id for s in await any_store.list_runs(user_id="u1")] == ["c", "a"]
+    assert [s.run_id for s in await any_store.list_runs(session_id="s1")] == ["b", "a"]
+    assert [s.run_id for s in await any_store.list_runs(since=150.0, until=300.0)] == ["b"]
+    assert [s.run_id for s in await any_store.list_runs(limit=1)] == ["c"]
+    running = await any_store.list_runs(status=RunStatus.RUNNING)
+    assert len(running) == 3 and not await any_store.list_runs(status=RunStatus.FINISHED)
+
+
+async def test_a_run_and_a_session_can_be_deleted(any_store: RunStore) -> None:
+    await any_store.create_run(created("a", session_id="s1"))
+    await any_store.create_run(created("b", session_id="s1"))
+    await any_store.create_run(created("c", session_id="s2"))
+    assert await any_store.delete_run("c") is True
+    assert await any_store.delete_run("c") is False
+    assert await any_store.delete_session("s1") == 2
+    assert await any_store.list_runs() == []
+
+
+async def test_an_append_that_ends_the_run_sets_its_status_and_update_time(
+    any_store: RunStore,
+) -> None:
+    await any_store.create_run(created("a"))
+    (before,) = await any_store.list_runs()
+    ended = RunEnded(StopReason.COMPLETED, "", "done", Usage(), time.time())
+    await any_store.append("a", [ended])
+    (after,) = await any_store.list_runs()
+    assert (before.status, after.status) == (RunStatus.RUNNING, RunStatus.FINISHED)
+    assert after.updated_at >= before.updated_at
+    assert (await any_store.load("a")).output == "done"
+
+
+async def test_an_append_that_cannot_be_encoded_writes_nothing(any_store: RunStore) -> None:
+    await any_store.create_run(created("a"))
+    good = PhaseDataSaved({"n": 1})
+    with pytest.raises(ContractError):
+        await any_store.append("a", [good, PhaseDataSaved({"bad": object()})])
+    assert len((await any_store.load("a")).records) == 1

@@ -1,0 +1,163 @@
+"""SqliteStore: one owner-only WAL file, a versioned schema, many concurrent runs, no secrets."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import stat
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from reactloop._errors import StoreError
+from reactloop._loop import ReActLoop
+from reactloop._messages import (
+    AssistantMessage,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from reactloop._state import RunContext
+from reactloop._stores import SqliteStore
+from reactloop._stores._records import SCHEMA_VERSION, RunStatus
+from reactloop._tool import tool
+from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, reply
+
+pytestmark = pytest.mark.anyio
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "stores" / "runs-v1.db"
+
+
+def pragma(path: Path, name: str) -> Any:
+    with sqlite3.connect(path) as connection:
+        return connection.execute(f"PRAGMA {name}").fetchone()[0]
+
+
+def folder_bytes(folder: Path) -> bytes:
+    """Every byte of every file in `folder` (the database, its WAL and shared-memory files)."""
+    return b"".join(path.read_bytes() for path in folder.iterdir())
+
+
+async def test_the_file_and_its_wal_are_owner_only(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    loop = ReActLoop(ScriptedModel(["hi"]), store=SqliteStore(path))
+    await loop.run("go")
+    for file in (path, Path(f"{path}-wal")):
+        assert stat.S_IMODE(os.stat(file).st_mode) == 0o600, file
+
+
+async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "runs.db")
+    await ReActLoop(ScriptedModel(["hi"]), store=store).run("go")
+    await store.aclose()
+    assert pragma(tmp_path / "runs.db", "journal_mode") == "wal"
+    assert pragma(tmp_path / "runs.db", "user_version") == SCHEMA_VERSION == 1
+
+
+async def test_synchronous_full_is_applied(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "runs.db", synchronous="FULL")
+    level = await store._run(lambda c: c.execute("PRAGMA synchronous").fetchone()[0])
+    normal = SqliteStore(tmp_path / "runs.db")
+    default = await normal._run(lambda c: c.execute("PRAGMA synchronous").fetchone()[0])
+    assert (level, default) == (2, 1)
+
+
+async def test_a_file_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="schema version 2"):
+        await SqliteStore(path).list_runs()
+
+
+async def test_a_store_closed_opens_again_on_use(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "runs.db")
+    result = await ReActLoop(ScriptedModel(["hi"]), store=store).run("go")
+    await store.aclose()
+    assert (await store.load(result.run_id)).output == "hi"
+
+
+async def test_the_committed_version_1_sample_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    shutil.copy(FIXTURE, path)
+    store = SqliteStore(path)
+    newer, older = await store.list_runs(session_id="sample")
+    done, failed = await store.load(older.run_id), await store.load(newer.run_id)
+    assert (done.status, failed.status) == (RunStatus.FINISHED, RunStatus.FAILED)
+    assert done.output == "done 😀" and done.phase_data == {"plan": "1. search"}
+    assert done.created.instructions == "Be brief." and done.created.user_id == "u1"
+    assert [type(m).__name__ for m in done.messages] == [
+        "UserMessage", "AssistantMessage", "ToolMessage", "ToolMessage", "AssistantMessage",
+    ]  # fmt: skip
+    hits = done.messages[2]
+    assert isinstance(hits, ToolMessage) and "東京" in hits.content
+    assert done.usage.input_tokens >= 13
+    history = await store.session_history("sample")
+    assert history[0] == UserMessage("find it") and len(history) == 8
+    search = FakeTool("search")
+    resumed = await ReActLoop(ScriptedModel(["ok"]), tools=[search], store=store).resume(
+        failed.run_id
+    )
+    assert resumed.output == "ok" and not search.calls
+
+
+async def test_two_hundred_concurrent_runs_on_one_file_lose_and_cross_nothing(
+    tmp_path: Path,
+) -> None:
+    @tool
+    def echo(text: str, context: RunContext[Any]) -> str:
+        """Echo the text with the run's id."""
+        return f"{context.run_id}:{text}"
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        last = request.messages[-1]
+        if isinstance(last, UserMessage):
+            return reply("", ToolCall.of("echo", {"text": last.content}))
+        assert isinstance(last, ToolMessage)
+        return reply(f"said {last.content}")
+
+    store = SqliteStore(tmp_path / "runs.db")
+    loop = ReActLoop(FunctionModel(answer), tools=[echo], store=store)
+    results: dict[str, str] = {}
+
+    async def one(n: int) -> None:
+        result = await loop.run(f"n{n}", session_id=f"s{n}")
+        results[result.run_id] = f"n{n}"
+
+    async with anyio.create_task_group() as tasks:
+        for n in range(200):
+            tasks.start_soon(one, n)
+    assert len(results) == 200
+    for run_id, text in results.items():
+        stored = await store.load(run_id)
+        assert stored.status is RunStatus.FINISHED
+        assert stored.output == f"said {run_id}:{text}"
+        assert stored.messages[0] == UserMessage(text)
+        assert isinstance(stored.messages[1], AssistantMessage)
+    assert len(await store.list_runs(limit=1000)) == 200
+
+
+async def test_no_secret_reaches_the_file(tmp_path: Path) -> None:
+    secret = "sk-live-0123456789SECRET"
+
+    @tool
+    def lookup(context: RunContext[dict[str, str]]) -> str:
+        """Use the deps' key without showing it."""
+        return "found" if context.deps["api_key"] == secret else "no key"
+
+    class KeyedModel(ScriptedModel):
+        api_key = secret
+
+    path = tmp_path / "runs.db"
+    store = SqliteStore(path)
+    model = KeyedModel([ToolCall("lookup"), "done"])
+    loop = ReActLoop(model, tools=[lookup], store=store)
+    result = await loop.run("go", deps={"api_key": secret})
+    assert result.output == "done"
+    await store.aclose()
+    stored = folder_bytes(tmp_path)
+    assert b"found" in stored and secret.encode() not in stored
