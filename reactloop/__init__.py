@@ -71,6 +71,7 @@ from reactloop._stop import (
     TokenBudget,
     ToolCalled,
 )
+from reactloop._stores import MemoryStore, SqliteStore
 from reactloop._tool import (
     FunctionTool,
     tool,
@@ -89,6 +90,7 @@ __all__ = [
     "Hook",
     "MaxIterations",
     "MaxToolCalls",
+    "MemoryStore",
     "Message",
     "Model",
     "ModelSettings",
@@ -102,6 +104,7 @@ __all__ = [
     "RunHandle",
     "RunResult",
     "RunStream",
+    "SqliteStore",
     "StopReason",
     "StopRun",
     "StopWhen",

@@ -13,7 +13,8 @@ PINNED: dict[str, set[str]] = {
     "reactloop": {
         "AnthropicModel", "AssistantMessage", "CapPolicy", "ConfigurationError",
         "ContextWindow", "Event", "FinalAnswerMarker", "FunctionTool", "Hook",
-        "MaxIterations", "MaxToolCalls", "Message", "Model", "ModelSettings", "OpenAIModel",
+        "MaxIterations", "MaxToolCalls", "MemoryStore", "SqliteStore", "Message", "Model",
+        "ModelSettings", "OpenAIModel",
         "Override", "ReActLoop", "ReactLoopError", "Reject", "RetryPolicy", "RunContext",
         "RunHandle", "RunResult", "RunStream", "StopReason", "StopRun", "StopWhen",
         "SystemMessage", "TimeBudget", "TokenBudget", "Tool", "ToolCall", "ToolCalled",
