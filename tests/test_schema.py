@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import attrs
 import pytest
@@ -94,3 +94,44 @@ def test_object_rejects_unknown_and_missing_properties() -> None:
 def test_unsupported_annotation_is_reported() -> None:
     with pytest.raises(UnsupportedType):
         compile_type(set[int])
+
+
+@pytest.mark.parametrize(
+    ("tp", "value"),
+    [(Literal["a", "b"], "a"), (Literal["a", "b"], "b"), (Literal[1, 2], 2), (Literal[True], True)],
+)
+def test_every_literal_choice_is_accepted_as_itself(tp: Any, value: Any) -> None:
+    assert convert(tp, value) == value and type(convert(tp, value)) is type(value)
+
+
+@pytest.mark.parametrize(
+    ("tp", "value"), [(Literal[1], True), (Literal[True], 1), (Literal[1], 1.0)]
+)
+def test_a_literal_choice_of_another_type_is_rejected(tp: Any, value: Any) -> None:
+    with pytest.raises(Invalid, match="expected one of"):
+        convert(tp, value)
+
+
+def test_mapping_values_are_converted_and_kept() -> None:
+    assert convert(dict[str, int], {"a": 1, "b": 2.0}) == {"a": 1, "b": 2}
+    assert convert(dict[str, Color], {"x": "red"}) == {"x": Color.RED}
+    assert convert(dict, {"any": [1, "x"]}) == {"any": [1, "x"]}
+
+
+def test_mapping_value_errors_name_the_key() -> None:
+    with pytest.raises(Invalid) as info:
+        convert(dict[str, int], {"ok": 1, "bad": "x"})
+    assert info.value.path == "v.bad"
+
+
+def test_mapping_keys_must_be_strings() -> None:
+    with pytest.raises(UnsupportedType, match="dict keys must be str"):
+        compile_type(dict[int, str])
+
+
+def test_annotated_uses_the_underlying_type() -> None:
+    schema, conv = compile_type(Annotated[int, "a count"])
+    assert schema == {"type": "integer"}
+    assert conv(3, "v") == 3
+    with pytest.raises(Invalid):
+        conv("3", "v")

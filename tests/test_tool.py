@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
 
@@ -120,3 +120,22 @@ def test_decorator_options() -> None:
 
     assert (find.name, find.timeout, find.exclusive) == ("lookup", 2.0, True)
     assert find.spec.description == "Look it up."
+
+
+def test_annotated_mapping_and_literal_parameters_arrive_converted() -> None:
+    @tool
+    def tally(
+        counts: dict[str, int], scale: Annotated[int, "a factor"], mode: Literal["sum", "max"]
+    ) -> int:
+        """Tally counts."""
+        return 0
+
+    properties = tally.spec.parameters["properties"]
+    assert properties["scale"] == {"type": "integer"}
+    assert properties["counts"] == {"type": "object", "additionalProperties": {"type": "integer"}}
+    arguments = '{"counts": {"a": 1, "b": 2}, "scale": 3, "mode": "max"}'
+    assert tally.parse_arguments(arguments) == {
+        "counts": {"a": 1, "b": 2},
+        "scale": 3,
+        "mode": "max",
+    }

@@ -25,6 +25,14 @@ from reactloop import (
     ToolResultEvent,
     tool,
 )
+from reactloop._errors import (
+    ReactLoopError,
+    ToolArgumentsError,
+    ToolExecutionError,
+    ToolRefusedError,
+    ToolTimeoutError,
+    UnknownToolError,
+)
 from reactloop.testing import FakeTool, call, make_run, reply, run_phase
 
 pytestmark = pytest.mark.anyio
@@ -227,3 +235,61 @@ async def test_different_arguments_reset_the_streak() -> None:
     run.state.note_call(("t", '{"q":"same"}'))
     await run_phase(ToolPhase(), run)
     assert results(run)[0].content == "ok" and run.state.repeat_count == 1
+
+
+class ErrorLog(Hook):
+    def __init__(self) -> None:
+        self.errors: list[ReactLoopError] = []
+
+    async def on_error(self, run: Run, error: ReactLoopError) -> None:
+        self.errors.append(error)
+
+
+class RejectAll(Hook):
+    async def before_tool_call(self, run: Run, c: ToolCall) -> Reject:
+        return Reject("not today")
+
+
+def _failures() -> dict[str, tuple[ToolCall, dict[str, Any], type[ReactLoopError]]]:
+    stuck = FakeTool("t", gate=anyio.Event(), timeout=0.001)
+    return {
+        "unknown": (call("ghost"), {}, UnknownToolError),
+        "bad-arguments": (ToolCall("t", "{not json"), {}, ToolArgumentsError),
+        "rejected": (call("t"), {"hooks": [RejectAll()]}, ToolRefusedError),
+        "over-the-cap": (call("t"), {"max_tool_calls": 1}, ToolRefusedError),
+        "raised": (
+            call("t"),
+            {"tools": [FakeTool("t", raises=ValueError("x"))]},
+            ToolExecutionError,
+        ),
+        "timed-out": (call("t"), {"tools": [stuck]}, ToolTimeoutError),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["unknown", "bad-arguments", "rejected", "over-the-cap", "raised", "timed-out"]
+)
+async def test_on_error_hooks_hear_every_call_that_failed_or_was_refused(case: str) -> None:
+    made, options, kind = _failures()[case]
+    log = ErrorLog()
+    options = {"tools": [FakeTool("t")], **options}
+    options["hooks"] = [log, *options.get("hooks", [])]
+    run = run_with(made, **options)
+    if "max_tool_calls" in options:
+        run.state.tool_calls_made = 1
+    await run_phase(ToolPhase(), run)
+    [result] = results(run)
+    assert result.is_error
+    assert [type(error) for error in log.errors] == [kind]
+    assert log.errors[0].message == result.content
+
+
+async def test_successful_calls_do_not_reach_on_error_hooks() -> None:
+    log = ErrorLog()
+    await run_phase(ToolPhase(), run_with(call("t"), tools=[FakeTool("t")], hooks=[log]))
+    assert log.errors == []
+
+
+async def test_tool_called_does_not_stop_after_a_different_tool() -> None:
+    run = run_with(call("search"), tools=[FakeTool("search")], stop_when=ToolCalled({"answer"}))
+    assert isinstance(await run_phase(ToolPhase(), run), Proceed)

@@ -89,3 +89,7 @@ def test_any_split_of_a_recorded_stream_gives_the_same_events(
     raw = path.read_bytes()
     points = data.draw(split_points(len(raw)))
     assert decode(*split_at(raw, points)) == decode(raw)
+
+
+def test_a_crlf_split_across_chunks_does_not_end_the_event() -> None:
+    assert decode(b"data: a\r", b"\ndata: b\r\n\r\n") == [SseEvent("message", "a\nb")]
