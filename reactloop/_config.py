@@ -4,14 +4,25 @@ validation into a `LoopConfig`."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, TypedDict, Unpack
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, TypedDict, Unpack, cast
 
 import anyio
 
 from reactloop._context import ContextWindow
-from reactloop._contracts import AnyOf, Clock, Hook, InputGuard, Model, StopCondition, Tool
+from reactloop._contracts import (
+    AnyOf,
+    Clock,
+    Hook,
+    HookFailure,
+    InputGuard,
+    Model,
+    Phase,
+    StopCondition,
+    Tool,
+)
 from reactloop._errors import ConfigurationError
+from reactloop._guards import NON_EMPTY_INPUT
 from reactloop._hooks import HookSet
 from reactloop._limits import RunLimiter
 from reactloop._messages import ModelSettings
@@ -19,8 +30,24 @@ from reactloop._providers import model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy
-from reactloop._stop import MaxIterations, MaxToolCalls
+from reactloop._stop import MaxIterations, MaxToolCalls, StopWhen
 from reactloop._tool import FunctionTool
+from reactloop._validate import (
+    accepts,
+    boolean,
+    fail,
+    function,
+    instance,
+    integer,
+    member,
+    optional_function,
+    optional_instance,
+    optional_integer,
+    optional_number,
+    reject_unknown,
+    sequence_of,
+    text,
+)
 
 ToolLike = Tool | Callable[..., Any]
 
@@ -54,21 +81,33 @@ class LoopOptions(TypedDict, total=False):
     clock: Clock | None  # default time.monotonic
 
 
-def _as_tool(item: ToolLike) -> Tool:
-    if isinstance(item, Tool):
+def _tool_item(option: str, item: object) -> ToolLike:
+    if not isinstance(item, type) and (isinstance(item, Tool) or callable(item)):
         return item
-    if callable(item):
-        return FunctionTool.from_function(item)
-    raise ConfigurationError(f"tools must be Tool objects or functions, got {item!r}")
+    raise ConfigurationError.invalid(option, item, "a Tool or a function")
+
+
+def _as_tool(item: ToolLike) -> Tool:
+    return item if isinstance(item, Tool) else FunctionTool.from_function(item)
+
+
+def _check_tool(tool: Tool) -> None:
+    """A tool object's own settings (a `@tool` function's are checked when it is made)."""
+    name = text("tools[].name", tool.name)
+    optional_number(f"tools[{name!r}].timeout", tool.timeout)
+    boolean(f"tools[{name!r}].exclusive", tool.exclusive)
 
 
 def tool_registry(items: Sequence[ToolLike]) -> dict[str, Tool]:
     """Tools by name; plain functions are wrapped with `@tool`; names must be unique."""
     registry: dict[str, Tool] = {}
-    for item in items:
+    for item in sequence_of("tools", items, _tool_item, "tools or functions"):
         tool = _as_tool(item)
+        _check_tool(tool)
         if tool.name in registry:
-            raise ConfigurationError(f"tool names must be unique: {tool.name!r} appears twice")
+            raise ConfigurationError.invalid(
+                "tools", tool.name, f"unique tool names ({tool.name!r} appears twice)"
+            )
         registry[tool.name] = tool
     return registry
 
@@ -85,59 +124,155 @@ def stop_conditions(
     return AnyOf.of(*conditions)
 
 
-def _positive_or_none(options: LoopOptions, *names: str) -> None:
-    for name in names:
-        value = options.get(name)
-        if value is not None and (not isinstance(value, int | float) or value <= 0):
-            raise ConfigurationError(f"{name} must be a positive number or None, got {value!r}")
+_STOP_WHEN_RULE = (
+    "a StopCondition (combine several with |), a predicate taking the steps"
+    " (1 positional argument), or None"
+)
+
+
+def _stop_when(option: str, value: object) -> StopCondition | None:
+    """A stop condition; a plain predicate over the steps is wrapped in `StopWhen`."""
+    if value is None or isinstance(value, StopCondition):
+        return value
+    if callable(value) and not isinstance(value, type) and accepts(value, 1):
+        return StopWhen(value, getattr(value, "__name__", "predicate"))
+    raise ConfigurationError.invalid(option, value, _STOP_WHEN_RULE)
+
+
+def _instructions(option: str, value: object) -> Instructions:
+    if value is None or isinstance(value, str):
+        return value
+    if callable(value) and not isinstance(value, type) and accepts(value, 1):
+        return cast(Instructions, value)
+    rule = "a string, a function of the RunContext (1 positional argument), or None"
+    raise ConfigurationError.invalid(option, value, rule)
+
+
+def _hook(option: str, value: object) -> Hook:
+    hook = instance(option, value, Hook, "a Hook instance")
+    if isinstance(hook.priority, bool) or not isinstance(hook.priority, int):
+        raise ConfigurationError.invalid(f"{option}.priority", hook.priority, "an int")
+    member(f"{option}.on_raise", hook.on_raise, HookFailure)
+    return hook
+
+
+def _guard(option: str, value: object) -> InputGuard:
+    return function(option, value, 1)
+
+
+Check = Callable[[str, object], object]
+
+CHECKS: dict[str, Check] = {
+    "tools": lambda o, v: sequence_of(o, v, _tool_item, "tools or functions"),
+    "instructions": _instructions,
+    "hooks": lambda o, v: sequence_of(o, v, _hook, "Hook instances"),
+    "max_iterations": integer,
+    "max_tool_calls": optional_integer,
+    "stop_when": _stop_when,
+    "on_cap": lambda o, v: member(o, v, CapPolicy),
+    "tool_timeout": optional_number,
+    "max_concurrency": optional_integer,
+    "max_result_chars": integer,
+    "input_guards": lambda o, v: sequence_of(o, v, _guard, "input guards (functions of the text)"),
+    "prepare_step": lambda o, v: optional_function(o, v, 2),
+    "settings": lambda o, v: instance(o, v, ModelSettings, "a ModelSettings"),
+    "model_timeout": optional_number,
+    "run_timeout": optional_number,
+    "repetition": lambda o, v: optional_instance(o, v, RepetitionPolicy, "a RepetitionPolicy"),
+    "strict": boolean,
+    "retry": lambda o, v: instance(o, v, RetryPolicy, "a RetryPolicy"),
+    "sleep": lambda o, v: function(o, v, 1),
+    "max_concurrent_runs": optional_integer,
+    "run_limiter": lambda o, v: optional_instance(o, v, RunLimiter, "a RunLimiter"),
+    "error_messages": lambda o, v: function(o, v, 1),
+    "context_window": lambda o, v: optional_instance(o, v, ContextWindow, "a ContextWindow"),
+    "clock": lambda o, v: optional_function(o, v, 0),
+}
+"""One check per option of `LoopOptions`: it raises `ConfigurationError` or returns the value."""
+
+OPTION_NAMES = frozenset(LoopOptions.__optional_keys__ | LoopOptions.__required_keys__)
+
+
+def check_options(
+    owner: str, options: Mapping[str, object], extra: Collection[str] = ()
+) -> dict[str, Any]:
+    """The options checked and normalized; an unknown name fails with a did-you-mean hint.
+
+    `extra` are the owner's own parameters, offered as suggestions beside the loop options.
+    """
+    reject_unknown(owner, options, OPTION_NAMES | set(extra))
+    return {name: CHECKS[name](name, value) for name, value in options.items()}
+
+
+def _model(model: object) -> Model:
+    if isinstance(model, str):
+        return model_from_string(model)
+    if not isinstance(model, Model):
+        fail("model", model, "a model string or an object implementing the Model contract")
+    return model
+
+
+LOOP_PARAMETERS = ("model", "phases", "start_phases")
+
+
+def _phase(option: str, value: object) -> Phase:
+    if isinstance(value, type) or not callable(value) or not accepts(value, 1):
+        raise ConfigurationError.invalid(option, value, "a phase (an object called with the run)")
+    return cast(Phase, value)
+
+
+def phase_sequence(
+    option: str, phases: Sequence[Phase] | None, default: Callable[[], Sequence[Phase]]
+) -> tuple[Phase, ...]:
+    """The loop's phases (`phases` or `start_phases`), each checked; None takes the default."""
+    return tuple(default()) if phases is None else sequence_of(option, phases, _phase, "phases")
 
 
 def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConfig:
     """Check every option and build the shared, read-only configuration."""
-    if isinstance(model, str):
-        model = model_from_string(model)
-    if not isinstance(model, Model):
-        raise ConfigurationError(f"model must implement the Model contract, got {model!r}")
-    _positive_or_none(
-        options, "tool_timeout", "max_concurrency", "max_result_chars", "model_timeout",
-        "run_timeout",
-    )  # fmt: skip
+    checked = check_options("ReActLoop", options, LOOP_PARAMETERS)
+    model = _model(model)
     stop = stop_conditions(
-        options.get("max_iterations", 10),
-        options.get("max_tool_calls"),
-        options.get("stop_when"),
+        checked.get("max_iterations", 10),
+        checked.get("max_tool_calls"),
+        checked.get("stop_when"),
     )
-    tools = tool_registry(options.get("tools", ()))
+    tools = tool_registry(checked.get("tools", ()))
     return LoopConfig(
         model=model,
         tools=tools,
         tool_list=tuple(tools.values()),
         tool_specs=tuple(tool.spec for tool in tools.values()),
-        instructions=options.get("instructions"),
-        hooks=HookSet.of(options.get("hooks", ())),
+        instructions=checked.get("instructions"),
+        hooks=HookSet.of(checked.get("hooks", ())),
         stop_when=stop,
-        on_cap=options.get("on_cap", CapPolicy.FINAL_CALL),
-        tool_timeout=options.get("tool_timeout"),
-        max_concurrency=options.get("max_concurrency"),
-        max_result_chars=options.get("max_result_chars", 20_000),
-        input_guards=tuple(options.get("input_guards", ())),
-        prepare_step=options.get("prepare_step"),
-        settings=options.get("settings", ModelSettings()),
-        clock=options.get("clock") or time.monotonic,
-        model_timeout=options.get("model_timeout"),
-        run_timeout=options.get("run_timeout"),
-        repetition=options.get("repetition", RepetitionPolicy()),
-        strict=options.get("strict", False),
-        retry=options.get("retry", RetryPolicy()),
-        sleep=options.get("sleep", anyio.sleep),
-        run_limiter=_run_limiter(options),
-        error_messages=options.get("error_messages", DEFAULT_RESOLVER),
-        context_window=options.get("context_window"),
+        on_cap=checked.get("on_cap", CapPolicy.FINAL_CALL),
+        tool_timeout=checked.get("tool_timeout"),
+        max_concurrency=checked.get("max_concurrency"),
+        max_result_chars=checked.get("max_result_chars", 20_000),
+        input_guards=(NON_EMPTY_INPUT, *checked.get("input_guards", ())),
+        prepare_step=checked.get("prepare_step"),
+        settings=checked.get("settings", ModelSettings()),
+        clock=checked.get("clock") or time.monotonic,
+        model_timeout=checked.get("model_timeout"),
+        run_timeout=checked.get("run_timeout"),
+        repetition=checked.get("repetition", RepetitionPolicy()),
+        strict=checked.get("strict", False),
+        retry=checked.get("retry", RetryPolicy()),
+        sleep=checked.get("sleep", anyio.sleep),
+        run_limiter=_run_limiter(checked),
+        error_messages=checked.get("error_messages", DEFAULT_RESOLVER),
+        context_window=checked.get("context_window"),
     )
 
 
-def _run_limiter(options: LoopOptions) -> RunLimiter | None:
+def _run_limiter(options: Mapping[str, Any]) -> RunLimiter | None:
     limit, shared = options.get("max_concurrent_runs"), options.get("run_limiter")
     if limit is not None and shared is not None:
-        raise ConfigurationError("give max_concurrent_runs or run_limiter, not both")
+        raise ConfigurationError(
+            "give max_concurrent_runs or run_limiter, not both",
+            option="max_concurrent_runs",
+            value=limit,
+            rule="not given together with run_limiter",
+        )
     return RunLimiter(limit) if limit is not None else shared

@@ -18,6 +18,7 @@ from reactloop._errors import ConfigurationError, ContextTooLongError
 from reactloop._messages import AssistantMessage, Message, SystemMessage, ToolSpec, UserMessage
 from reactloop._repair import pair_calls
 from reactloop._tokens import DEFAULT_ESTIMATOR, TokenEstimator, TokenLedger, tool_spec_tokens
+from reactloop._validate import integer
 
 logger = logging.getLogger("reactloop")
 
@@ -164,15 +165,13 @@ def trim(
 
 
 def _positive(_: object, __: object, value: int) -> None:
-    if value <= 0:
-        raise ConfigurationError(f"max_tokens (the context window) must be positive, got {value!r}")
+    integer("ContextWindow.max_tokens", value)
 
 
 def _valid_estimator(_: object, __: object, value: object) -> None:
     if not isinstance(value, TokenEstimator):
-        raise ConfigurationError(
-            f"estimator must implement count_text and count_message (TokenEstimator), got {value!r}"
-        )
+        rule = "an object with count_text and count_message (a TokenEstimator)"
+        raise ConfigurationError.invalid("ContextWindow.estimator", value, rule)
 
 
 @frozen
@@ -188,10 +187,12 @@ class ContextWindow:
     estimator: TokenEstimator = field(default=DEFAULT_ESTIMATOR, validator=_valid_estimator)
 
     def __attrs_post_init__(self) -> None:
-        if not 0 <= self.reserved_output < self.max_tokens:
-            raise ConfigurationError(
-                f"reserved_output must be at least 0 and below max_tokens ({self.max_tokens}), "
-                f"got {self.reserved_output!r}"
+        integer("ContextWindow.reserved_output", self.reserved_output, minimum=0)
+        if self.reserved_output >= self.max_tokens:
+            raise ConfigurationError.invalid(
+                "ContextWindow.reserved_output",
+                self.reserved_output,
+                f"below max_tokens ({self.max_tokens})",
             )
 
     def budget(

@@ -19,7 +19,7 @@ from reactloop._decisions import (
     StopSignal,
     ToolCallDecision,
 )
-from reactloop._errors import ReactLoopError
+from reactloop._errors import ContractError, ReactLoopError, name_of
 from reactloop._messages import ModelDelta, ModelRequest, ModelResponse, ToolCall, ToolSpec
 from reactloop._state import RunContext, RunResult, ToolResult
 
@@ -189,17 +189,27 @@ class AnyOf(StopCondition):
         return cls(tuple(flat))
 
     def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
-        """The first signal of any condition."""
+        """The first signal of any condition; a condition returning anything else is a
+        `ContractError` naming it."""
         for condition in self.conditions:
             signal = condition.check(run, at)
             if signal is not None:
+                if not isinstance(signal, StopSignal):
+                    rule = "StopCondition.check returns a StopSignal or None"
+                    raise ContractError(f"stop condition {name_of(condition)}", rule, signal)
                 return signal
         return None
 
     def tool_call_allowance(self, run: Run) -> int | None:
         """The smallest allowance of any condition."""
-        allowances = [c.tool_call_allowance(run) for c in self.conditions]
-        known = [a for a in allowances if a is not None]
+        known: list[int] = []
+        for condition in self.conditions:
+            allowance = condition.tool_call_allowance(run)
+            if allowance is not None:
+                if type(allowance) is not int:
+                    rule = "StopCondition.tool_call_allowance returns an int or None"
+                    raise ContractError(f"stop condition {name_of(condition)}", rule, allowance)
+                known.append(allowance)
         return min(known) if known else None
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import enum
-from typing import Generic, TypeAlias, TypeVar
+from typing import Generic, NoReturn, TypeAlias, TypeVar
 
 from attrs import frozen
 
-from reactloop._errors import ReactLoopError
+from reactloop._errors import ContractError, ReactLoopError, name_of
 
 T = TypeVar("T")
 
@@ -28,6 +28,7 @@ class StopReason(enum.StrEnum):
     INTERRUPTED = "interrupted"
     REPETITION = "repetition"
     RUN_TIMEOUT = "run_timeout"
+    STREAM_CLOSED = "stream_closed"  # the consumer left `stream()` before the run ended
     ERROR = "error"
 
 
@@ -67,6 +68,12 @@ class StopSignal:
 PhaseDecision: TypeAlias = Proceed | NextIteration | Stop
 
 PROCEED = Proceed()
+
+
+def not_a_decision(phase: object, value: object) -> NoReturn:
+    """Raise the `ContractError` of a phase that returned something other than a decision."""
+    rule = "a phase returns a decision: Proceed, NextIteration or Stop"
+    raise ContractError(f"phase {name_of(phase)}", rule, value)
 
 
 # --- hook decisions -------------------------------------------------------------------------

@@ -22,8 +22,10 @@ broken rule and the offending value::
     │   ├── ToolTimeoutError        timeout         the tool ran past its timeout
     │   └── ToolExecutionError      tool_error      the tool raised
     ├── RunTimeoutError             timeout         the whole run exceeded its timeout
+    ├── NoResultError               cancelled       a run was cancelled or aborted: it has no result
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
-    ├── HookError                   hook_rejected   a fail-closed hook raised
+    ├── ContractError               contract        user code broke its run-time contract
+    │   └── HookError               hook_rejected   a fail-closed hook raised or broke its contract
     └── RunLimitError               timeout         no concurrent-run slot became free in time
 
 Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
@@ -32,6 +34,7 @@ Cancellation is never wrapped in any of these: it propagates as the backend's ow
 from __future__ import annotations
 
 import enum
+import reprlib
 from collections.abc import Sequence
 
 
@@ -50,6 +53,7 @@ class ErrorCode(enum.StrEnum):
     INVALID_RESPONSE = "invalid_response"
     CANCELLED = "cancelled"
     CONFIGURATION = "configuration"
+    CONTRACT = "contract"
     UNKNOWN = "unknown"
 
 
@@ -63,10 +67,43 @@ class ReactLoopError(Exception):
         self.message = message
 
 
+_SHOW = reprlib.Repr()
+_SHOW.maxstring = _SHOW.maxother = _SHOW.maxlong = 120
+
+
+def show(value: object) -> str:
+    """The value as an error message quotes it: its repr, cut short when long."""
+    return _SHOW.repr(value)
+
+
 class ConfigurationError(ReactLoopError):
-    """A loop, phase or tool was configured in a way that cannot work."""
+    """A loop, phase or tool was configured in a way that cannot work.
+
+    When one option is at fault, `option` names it, `value` is what was given and `rule` what it
+    must be (all None otherwise); the message says the same in words.
+    """
 
     code = ErrorCode.CONFIGURATION
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        option: str | None = None,
+        value: object = None,
+        rule: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.option = option
+        self.value = value
+        self.rule = rule
+
+    @classmethod
+    def invalid(cls, option: str, value: object, rule: str) -> ConfigurationError:
+        """The error for one option whose value breaks `rule` ("an int >= 1", ...)."""
+        return cls(
+            f"{option} must be {rule}, got {show(value)}", option=option, value=value, rule=rule
+        )
 
 
 class ToolDefinitionError(ConfigurationError):
@@ -277,6 +314,19 @@ class RunTimeoutError(ReactLoopError):
         self.timeout = timeout
 
 
+class NoResultError(ReactLoopError):
+    """A handle's or stream's run was cancelled or aborted before it ended, so it has no result."""
+
+    code = ErrorCode.CANCELLED
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run {run_id} has no result: it was cancelled or aborted (by an exception that is "
+            "not an Exception, such as KeyboardInterrupt) before it ended"
+        )
+        self.run_id = run_id
+
+
 class GuardRejectedError(ReactLoopError):
     """An input guard refused the user input before any model call."""
 
@@ -288,15 +338,63 @@ class GuardRejectedError(ReactLoopError):
         self.reason = reason
 
 
-class HookError(ReactLoopError):
-    """A hook raised and its failure policy is fail-closed; `__cause__` is the original error."""
+def name_of(code: object) -> str:
+    """A readable name for a piece of user code: a function's qualified name, else its class's."""
+    qualname = getattr(code, "__qualname__", None)
+    return qualname if isinstance(qualname, str) else type(code).__name__
+
+
+def _shown(value: object, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({type(value).__name__})"
+
+
+class ContractError(ReactLoopError):
+    """User code (a phase, hook, model, prepare_step, stop condition, guard, instructions function)
+    broke its run-time contract; the run ends with `stop_reason=error`.
+
+    `culprit` names the piece of code, `rule` the contract it broke, `value` what it gave instead.
+    """
+
+    code = ErrorCode.CONTRACT
+
+    def __init__(
+        self,
+        culprit: str,
+        rule: str,
+        value: object,
+        *,
+        got: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        got = _shown(value) if got is None else got
+        super().__init__(message or f"{culprit} broke its contract: {rule}; got {got}")
+        self.culprit = culprit
+        self.rule = rule
+        self.value = value
+
+
+class HookError(ContractError):
+    """A fail-closed hook raised (`error`, kept as `__cause__`) or broke its contract (`rule`)."""
 
     code = ErrorCode.HOOK_REJECTED
 
-    def __init__(self, hook: str, point: str, error: BaseException) -> None:
-        super().__init__(
-            f"hook {hook} failed at {point} (fail-closed): {type(error).__name__}: {error}"
-        )
+    def __init__(
+        self,
+        hook: str,
+        point: str,
+        error: BaseException | None = None,
+        *,
+        rule: str = "a fail-closed hook must not raise",
+        value: object = None,
+        got: str | None = None,
+    ) -> None:
+        culprit = f"hook {hook} at {point}"
+        if error is None:
+            super().__init__(culprit, rule, value, got=got)
+        else:
+            text = f"hook {hook} failed at {point} (fail-closed): {type(error).__name__}: {error}"
+            super().__init__(culprit, rule, error, message=text)
         self.hook = hook
         self.point = point
 

@@ -54,7 +54,9 @@ class ToolCallDeltaEvent:
 
 @frozen
 class ToolCallStarted:
-    """A tool call passed validation and hooks and is about to run."""
+    """A tool call is handled: it is about to run, or (refused: unknown tool, bad arguments, over
+    the cap, rejected by a hook, run stopping) its error result follows at once. Every
+    `ToolResultEvent` has exactly one `ToolCallStarted` before it, with the same call id."""
 
     call: ToolCall
 

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import NoReturn
 
 import anyio
-from anyio.abc import ObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from reactloop._errors import NoResultError
 from reactloop._events import Event
+from reactloop._lifecycle import Departure
 from reactloop._run import Run
 from reactloop._state import RunResult
+
+STREAM_BUFFER = 256
+"""Events a stream holds for a consumer that reads slower than the run produces."""
+
+CLOSE_GRACE = 5.0
+"""Seconds the end-of-run hooks of a stream get once its consumer has left the block early."""
+
+Drive = Callable[[Run, Departure | None], Awaitable[RunResult]]
 
 
 class RunHandle:
@@ -29,23 +41,29 @@ class RunHandle:
         """Ask the run to stop at its next safe point; `message` becomes the output if given."""
         self._run.request_interrupt(message)
 
-    def _finish(self, result: RunResult) -> None:
-        self._result = result
+    def _finish(self, result: RunResult | None) -> None:
+        """Record the result (None: the run was cancelled or aborted) and wake the waiters."""
+        if result is not None:
+            self._result = result
         self._done.set()
 
     async def result(self) -> RunResult:
-        """Wait for the run to end and return its result."""
+        """Wait for the run to end and return its result; `NoResultError` if it never ended."""
         await self._done.wait()
-        assert self._result is not None
+        if self._result is None:
+            raise NoResultError(self.run_id)
         return self._result
 
 
 class RunStream:
-    """The events of a streamed run, in order; `interrupt()` asks the run to stop early."""
+    """The events of a streamed run, in order; `result()` gives the run's `RunResult`."""
 
-    def __init__(self, run: Run, receive: ObjectReceiveStream[Event]) -> None:
+    def __init__(self, run: Run, receive: MemoryObjectReceiveStream[Event]) -> None:
         self._run = run
         self._receive = receive
+        self._departure = Departure()
+        self._result: RunResult | None = None
+        self._ended = anyio.Event()
 
     @property
     def run_id(self) -> str:
@@ -58,3 +76,122 @@ class RunStream:
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self._receive.__aiter__()
+
+    async def result(self) -> RunResult:
+        """The run's result.
+
+        Inside the block: waits for the run to end, discarding the events not yet read. After the
+        block: at once; a partial result with `stop_reason=STREAM_CLOSED` if the block was left
+        before the run ended; `NoResultError` if the run was cancelled or aborted.
+        """
+        if self._result is None and not self._ended.is_set():
+            await self._drain()
+            if self._result is None:  # the run failed: wait for its error to end the block
+                await self._ended.wait()
+        if self._result is None:
+            raise NoResultError(self.run_id)
+        return self._result
+
+    async def _produce(self, drive: Drive, send: MemoryObjectSendStream[Event]) -> None:
+        with send:
+            self._result = await drive(self._run, self._departure)
+
+    async def _leave(self) -> None:
+        """The consumer left the block: end a run still going, discard unread events."""
+        self._departure.leave(self._run, CLOSE_GRACE)
+        await self._drain()
+
+    async def _drain(self) -> None:
+        """Read and discard events until the run closes its end (unblocks a waiting send)."""
+        async for _ in self._receive:
+            pass
+
+
+@asynccontextmanager
+async def open_handle(run: Run, drive: Drive) -> AsyncIterator[RunHandle]:
+    """Drive `run` in the background of the block; leaving the block waits for the run's end.
+
+    An exception inside the block cancels the run and comes out as itself once the run is gone.
+    """
+    handle = RunHandle(run)
+
+    async def execute() -> None:
+        handle._finish(await drive(run, None))
+
+    left_with: Exception | None = None
+    try:
+        with unwrap_single_error():
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(execute)
+                try:
+                    yield handle
+                except Exception as error:
+                    left_with = error
+                    tasks.cancel_scope.cancel()
+    finally:
+        handle._finish(None)
+    if left_with is not None:
+        _reraise(left_with)
+
+
+@asynccontextmanager
+async def open_stream(run: Run, drive: Drive) -> AsyncIterator[RunStream]:
+    """Drive `run` in the background of the block, its events flowing to the block.
+
+    Leaving with break, return or an `Exception` is clean: the run ends with `STREAM_CLOSED` (or
+    its own end, if it got there first) and the block's exception is raised again only after the
+    task group has closed, so it comes out as itself (never grouped or copied). Any other
+    `BaseException` (cancellation, KeyboardInterrupt) cancels the run outright and propagates.
+    The receiving end closes only after the run is done, so no send ever meets a closed stream.
+    """
+    send, receive = anyio.create_memory_object_stream[Event](STREAM_BUFFER)
+    run.sink = send.send
+    stream = RunStream(run, receive)
+    left_with: Exception | None = None
+    try:
+        with receive, unwrap_single_error():
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(stream._produce, drive, send)
+                try:
+                    yield stream
+                except Exception as error:
+                    left_with = error
+                except BaseException:
+                    tasks.cancel_scope.cancel()
+                    raise
+                await stream._leave()
+    finally:
+        stream._ended.set()
+    if left_with is not None:
+        _reraise(left_with)
+
+
+@contextmanager
+def unwrap_single_error() -> Iterator[None]:
+    """Let a lone error escape task groups as itself: not in a (nested) group, and unchanged."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        lone = _lone_error(group)
+        if lone is None:
+            raise
+        _reraise(lone)
+
+
+def _lone_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    error: BaseException = group
+    while isinstance(error, BaseExceptionGroup):
+        if len(error.exceptions) != 1:
+            return None if error is group else error
+        error = error.exceptions[0]
+    return error
+
+
+def _reraise(error: BaseException) -> NoReturn:
+    """Raise `error` keeping its own cause and context (raising here would chain the group)."""
+    cause, context, suppress = error.__cause__, error.__context__, error.__suppress_context__
+    try:
+        raise error
+    finally:
+        error.__cause__, error.__context__ = cause, context
+        error.__suppress_context__ = suppress

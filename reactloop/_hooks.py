@@ -1,24 +1,27 @@
 """Runs the hooks of one point in priority order and merges their decisions into one `Verdict`.
 
 Merging is fixed: overrides chain (each hook sees the value the previous ones left), and the
-verdict's precedence is stop over reject over override over continue. A hook that raises is
-handled by its own `on_raise` policy. Turning a verdict's stop into control flow is left to
+verdict's precedence is stop over reject over override over continue. A hook that raises, or
+returns a decision its point does not allow (see `broken_decision`), is handled by its own
+`on_raise` policy: fail-closed stops the run with a `HookError`, fail-open is reported and
+ignored. Turning a verdict's stop into control flow is left to
 `HookDecisionApplier`; the phase that ran the hooks takes the (possibly overridden) value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import attrs
 from attrs import frozen
 
 from reactloop._contracts import Hook, HookFailure, HookPoint
-from reactloop._decisions import Continue, Override, Reject, StopRun
+from reactloop._decisions import Continue, Override, Reject, StopReason, StopRun
 from reactloop._errors import HookError, ReactLoopError
 from reactloop._events import HookFailed
 from reactloop._messages import ModelRequest, ModelResponse, ToolCall
+from reactloop._resolver import user_message
 from reactloop._state import RunResult, ToolResult
 
 if TYPE_CHECKING:
@@ -85,13 +88,21 @@ class HookSet:
         return await self._merge(run, point, result, lambda h, v: h.after_tool_call(run, call, v))
 
     async def after_run(self, run: Run, result: RunResult) -> RunResult:
-        """Tell the after-run hooks; a fail-closed failure marks the result failed."""
+        """Tell the after-run hooks; a fail-closed failure marks the result failed (its output
+        is kept, the stop reason becomes ERROR)."""
         verdict = await self._merge(
             run, HookPoint.AFTER_RUN, None, lambda h, _: h.after_run(run, result)
         )
-        if verdict.error is not None and result.error is None:
-            return attrs.evolve(result, error=verdict.error)
-        return result
+        error = verdict.error
+        if error is None or result.error is not None:
+            return result
+        return attrs.evolve(
+            result,
+            error=error,
+            stop_reason=StopReason.ERROR,
+            stop_detail=error.message,
+            user_message=user_message(error, run.config.error_messages),
+        )
 
     async def on_error(self, run: Run, error: ReactLoopError) -> None:
         """Tell the on-error hooks; their own failures are only reported as events."""
@@ -109,8 +120,11 @@ class HookSet:
             try:
                 decision = await call(hook, value)
             except Exception as exc:
-                failure = await _fail(run, hook, point, exc)
-                if failure is None:
+                failure: HookError | None = _raised(hook, point, exc)
+            else:
+                failure = broken_decision(hook, point, value, decision)
+            if failure is not None:
+                if not await _fail_closed(run, hook, failure):
                     continue
                 error = error or failure
                 decision = StopRun(failure.message)
@@ -120,23 +134,79 @@ class HookSet:
                 stop = stop or decision
             elif isinstance(decision, Reject):
                 reject = reject or decision
-            elif not (decision is None or isinstance(decision, Continue)):
-                raise _bad_decision(hook, point, decision)
         return Verdict(value, stop, reject, error)
 
 
-async def _fail(run: Run, hook: Hook, point: HookPoint, exc: Exception) -> HookError | None:
-    name = type(hook).__name__
-    if hook.on_raise is HookFailure.FAIL_OPEN:
-        await run.emit(HookFailed(name, point.value, exc))
-        return None
-    error = HookError(name, point.value, exc)
+def _raised(hook: Hook, point: HookPoint, exc: Exception) -> HookError:
+    error = HookError(type(hook).__name__, point.value, exc)
     error.__cause__ = exc
     return error
 
 
-def _bad_decision(hook: Hook, point: HookPoint, decision: Any) -> HookError:
-    problem = TypeError(
-        f"returned {decision!r}; a hook returns None, Continue, Override, Reject or StopRun"
-    )
-    return HookError(type(hook).__name__, point.value, problem)
+async def _fail_closed(run: Run, hook: Hook, failure: HookError) -> bool:
+    """True when the failure stops the run; a fail-open hook's failure is only reported."""
+    if hook.on_raise is HookFailure.FAIL_CLOSED:
+        return True
+    cause = failure.__cause__
+    reported = cause if isinstance(cause, Exception) else failure
+    await run.emit(HookFailed(type(hook).__name__, failure.point, reported))
+    return False
+
+
+_ALLOWED: dict[HookPoint, tuple[type, ...]] = {
+    HookPoint.BEFORE_RUN: (StopRun,),
+    HookPoint.AFTER_RUN: (),
+    HookPoint.BEFORE_REASONING: (Override, StopRun),
+    HookPoint.AFTER_REASONING: (Override, StopRun),
+    HookPoint.BEFORE_TOOL_CALL: (Override, Reject, StopRun),
+    HookPoint.AFTER_TOOL_CALL: (Override, StopRun),
+    HookPoint.ON_ERROR: (),
+}
+_OVERRIDDEN: dict[HookPoint, type] = {
+    HookPoint.BEFORE_REASONING: ModelRequest,
+    HookPoint.AFTER_REASONING: ModelResponse,
+    HookPoint.BEFORE_TOOL_CALL: ToolCall,
+    HookPoint.AFTER_TOOL_CALL: ToolResult,
+}
+# An override may change a value, never the fields that pair a tool call with its result.
+_IDENTITY: dict[type, tuple[str, tuple[str, ...]]] = {
+    ToolCall: ("an override may change a call's arguments, never its id or name", ("id", "name")),
+    ToolResult: (
+        "an override may change a result's content, never its call_id or name",
+        ("call_id", "name"),
+    ),
+}
+
+
+def broken_decision(
+    hook: Hook, point: HookPoint, value: object, decision: object
+) -> HookError | None:
+    """The contract `decision` breaks at `point` (a kind the point does not allow, an override of
+    the wrong type or of a tool pair's identity), or None when it is fine."""
+    if decision is None or isinstance(decision, Continue):
+        return None
+    name = type(hook).__name__
+    allowed = _ALLOWED[point]
+    if not isinstance(decision, allowed):
+        kinds = ", ".join(["None", "Continue", *(kind.__name__ for kind in allowed)])
+        rule = f"a {point.value} hook returns one of {kinds}"
+        return HookError(name, point.value, rule=rule, value=decision)
+    if isinstance(decision, Override):
+        return _broken_override(name, point, value, decision.value)
+    return None
+
+
+def _broken_override(name: str, point: HookPoint, old: object, new: object) -> HookError | None:
+    kind = _OVERRIDDEN[point]
+    if not isinstance(new, kind):
+        rule = f"an override at {point.value} holds a {kind.__name__}"
+        return HookError(name, point.value, rule=rule, value=new)
+    if kind not in _IDENTITY:
+        return None
+    rule, fields = _IDENTITY[kind]
+    for field in fields:
+        before, after = getattr(old, field), getattr(new, field)
+        if before != after:
+            got = f"{field} changed from {before!r} to {after!r}"
+            return HookError(name, point.value, rule=rule, value=new, got=got)
+    return None

@@ -1,20 +1,72 @@
-"""Creating a run from a loop's configuration, and turning its final state into a `RunResult`."""
+"""A run's life: creating it from a loop's configuration, ending it early when a stream's consumer
+leaves, and turning its final state into a `RunResult`.
+"""
 
 from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
+import anyio
+
 from reactloop._contracts import HookPoint
-from reactloop._decisions import Stop
-from reactloop._events import ErrorEvent, StepFinished
-from reactloop._messages import Message, UserMessage
+from reactloop._decisions import Stop, StopReason
+from reactloop._errors import ConfigurationError, ContractError, name_of
+from reactloop._events import ErrorEvent, RunFinished, StepFinished, ToolResultEvent
+from reactloop._messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
 from reactloop._repair import repair_history
 from reactloop._resolver import user_message
 from reactloop._run import EventSink, LoopConfig, Run
-from reactloop._state import RunContext, RunResult, RunState
+from reactloop._state import RunContext, RunResult, RunState, Step
+from reactloop._validate import optional_text, reject_unknown, sequence_of
+
+CONTEXT_KEYWORDS = ("deps", "user_id", "session_id")
+"""What `run()`, `start()` and `stream()` accept besides the text and the history."""
+
+
+def _run_context(run_id: str, context: Mapping[str, Any]) -> RunContext[Any]:
+    return RunContext(
+        run_id=run_id,
+        deps=context.get("deps"),
+        user_id=context.get("user_id"),
+        session_id=context.get("session_id"),
+    )
+
+
+def message(option: str, value: object) -> Message:
+    """`value` if it is a message; a ConfigurationError naming `option` otherwise."""
+    if not isinstance(value, SystemMessage | UserMessage | AssistantMessage | ToolMessage):
+        raise ConfigurationError.invalid(option, value, "a Message")
+    return value
+
+
+def check_input(
+    text: object, history: object, context: Mapping[str, object]
+) -> tuple[str, tuple[Message, ...]]:
+    """The arguments of `run()`, `start()` and `stream()`, checked before anything runs.
+
+    The text must be a string, the history a sequence of messages, and `context` holds only
+    `deps`, `user_id` and `session_id` (a misspelled keyword fails with a suggestion). Empty text
+    is not refused here: it is the end user's data, refused by a built-in input guard.
+    """
+    if not isinstance(text, str):
+        raise ConfigurationError.invalid("text", text, "a string (the user's input)")
+    reject_unknown("run()/start()/stream()", context, (*CONTEXT_KEYWORDS, "history"))
+    optional_text("user_id", context.get("user_id"), blank=True)
+    optional_text("session_id", context.get("session_id"), blank=True)
+    return text, sequence_of("history", history, message, "messages")
+
+
+STREAM_CLOSED_DETAIL = "the consumer left the stream before the run ended"
 
 
 async def start_run(
@@ -22,43 +74,114 @@ async def start_run(
     text: str,
     *,
     history: Sequence[Message] = (),
-    deps: Any = None,
-    user_id: str | None = None,
-    session_id: str | None = None,
     sink: EventSink | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> Run:
-    """A fresh run: new id, evaluated instructions, the history followed by the user's message."""
+    """A fresh run: new id, evaluated instructions, the history followed by the user's message.
+
+    `context` takes `deps`, `user_id` and `session_id`; the input is checked before anything runs.
+    """
+    context = {} if context is None else context
+    text, history = check_input(text, history, context)
     run_id = os.urandom(16).hex()
-    context = RunContext(run_id=run_id, deps=deps, user_id=user_id, session_id=session_id)
-    instructions = config.instructions
-    if callable(instructions):
-        evaluated = instructions(context)
-        instructions = await evaluated if inspect.isawaitable(evaluated) else evaluated
+    run_context = _run_context(run_id, context)
+    instructions, broken = await _instructions(config, run_context)
     repaired = repair_history(history)
     messages: list[Message] = [*repaired.messages, UserMessage(text)]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
     state.repairs.extend(repaired.notes)
     window = config.context_window.tracker() if config.context_window is not None else None
-    return Run(state, config, context, sink, window=window)
+    run = Run(state, config, run_context, sink, window=window)
+    if broken is not None:
+        run.pending_stop = Stop(StopReason.ERROR, broken.message, error=broken)
+    return run
 
 
-async def finish_run(run: Run, stop: Stop) -> RunResult:
-    """Close the open step, give unanswered calls a result, build the result, tell the hooks."""
-    state, hooks = run.state, run.config.hooks
+async def _instructions(
+    config: LoopConfig, context: RunContext[Any]
+) -> tuple[str | None, ContractError | None]:
+    """The run's instructions; an instructions function returning a non-string is a contract
+    break, parked so that the run ends with it (`RunStart` stops first thing)."""
+    instructions = config.instructions
+    if not callable(instructions):
+        return instructions, None
+    evaluated = instructions(context)
+    text = await evaluated if inspect.isawaitable(evaluated) else evaluated
+    if isinstance(text, str):
+        return text, None
+    rule = "an instructions function returns a str"
+    return None, ContractError(f"instructions {name_of(instructions)}", rule, text)
+
+
+class Departure:
+    """How a streamed run ends when its consumer leaves the block early.
+
+    `work` wraps the run's own work (phases, limiter slot): cancelling it ends the work with
+    `STREAM_CLOSED`. `finishing` wraps the end-of-run reporting (hooks): once the consumer has left
+    it is shielded, so the run still closes properly, and bounded by `grace` seconds, so a slow or
+    stuck `after_run` hook cannot hang the exit. A cancellation from outside is never turned into
+    `STREAM_CLOSED`: only `leave()` cancels `work`.
+    """
+
+    def __init__(self) -> None:
+        self.work = anyio.CancelScope()
+        self.finishing = anyio.CancelScope()
+
+    def leave(self, run: Run, grace: float) -> None:
+        """The consumer has gone: send it nothing more, stop the work, bound the finishing."""
+        run.sink = None
+        self.work.cancel()
+        self.finishing.shield = True
+        self.finishing.deadline = anyio.current_time() + grace
+
+    async def work_or_closed(self, work: Callable[[Run], Awaitable[Stop]], run: Run) -> Stop:
+        """`work(run)`, or a `STREAM_CLOSED` stop when the consumer left before it ended."""
+        with self.work:
+            stop = await work(run)
+            if not self.work.cancel_called:
+                return stop
+        return Stop(StopReason.STREAM_CLOSED, STREAM_CLOSED_DETAIL)
+
+
+async def finish_run(run: Run, stop: Stop, departure: Departure | None = None) -> RunResult:
+    """Close the open step, give unanswered calls a result, build the result, report the end.
+
+    The transcript is closed and the result built before any await, so a run whose consumer left
+    has a result even when its hooks run out of `departure`'s grace time.
+    """
+    state = run.state
     step = state.close_step(run.now())
+    if state.open_tool_calls():
+        await _settle_open_calls(run, stop)
+    result = result_of(run, stop)
+    with nullcontext() if departure is None else departure.finishing:
+        return await _report_end(run, step, stop, result)
+    return result  # the consumer left and the hooks ran out of grace: the result without them
+
+
+async def _report_end(run: Run, step: Step | None, stop: Stop, result: RunResult) -> RunResult:
+    """Emit the end events and tell the hooks; after-run hooks may mark the result failed."""
+    hooks = run.config.hooks
     if step is not None and run.listening:
         await run.emit(StepFinished(step))
-    if state.open_tool_calls():
-        detail = f": {stop.detail}" if stop.detail else ""
-        state.settle_open_calls(f"the run stopped ({stop.reason.value}{detail})")
     if stop.error is not None:
         await run.emit(ErrorEvent(stop.error))
         await hooks.on_error(run, stop.error)
+    if hooks.has(HookPoint.AFTER_RUN):
+        result = await hooks.after_run(run, result)
+    if run.listening:
+        await run.emit(RunFinished(result))
+    return result
+
+
+def result_of(run: Run, stop: Stop) -> RunResult:
+    """The result of a run whose transcript is closed, ending for `stop`."""
+    state = run.state
     output = stop.output
     if output is None and stop.error is None:
         output = state.last_text()
     resolved = None if stop.error is None else user_message(stop.error, run.config.error_messages)
-    result = RunResult(
+    return RunResult(
         run_id=state.run_id,
         output=output,
         stop_reason=stop.reason,
@@ -71,5 +194,16 @@ async def finish_run(run: Run, stop: Stop) -> RunResult:
         error=stop.error,
         user_message=resolved,
         repairs=tuple(state.repairs),
+        setup_usage=state.setup_usage,
     )
-    return await hooks.after_run(run, result) if hooks.has(HookPoint.AFTER_RUN) else result
+
+
+async def _settle_open_calls(run: Run, stop: Stop) -> None:
+    """Give unanswered calls a result; one cut short while running (run timeout) says so, and
+    gets the result event its `ToolCallStarted` promised."""
+    detail = f": {stop.detail}" if stop.detail else ""
+    why = f"the run stopped ({stop.reason.value}{detail})"
+    settled = run.state.settle_open_calls(why, run.calls_in_flight)
+    for result in settled:
+        if result.call_id in run.calls_in_flight:
+            await run.emit(ToolResultEvent(result))

@@ -8,14 +8,13 @@ from contextlib import asynccontextmanager
 import anyio
 from anyio.lowlevel import RunVar
 
-from reactloop._errors import ConfigurationError, RunLimitError
+from reactloop._errors import RunLimitError
+from reactloop._validate import integer, optional_number
 
 
 def _check_settings(max_runs: int, max_wait: float | None) -> None:
-    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
-        raise ConfigurationError(f"RunLimiter max_runs must be an int >= 1, got {max_runs!r}")
-    if max_wait is not None and not (isinstance(max_wait, int | float) and max_wait >= 0):
-        raise ConfigurationError(f"RunLimiter max_wait must be >= 0 s or None, got {max_wait!r}")
+    integer("RunLimiter.max_runs", max_runs)
+    optional_number("RunLimiter.max_wait", max_wait, inclusive=True)
 
 
 class RunLimiter:

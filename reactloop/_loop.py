@@ -2,32 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any, Self, Unpack, assert_never
 
 import anyio
 
-from reactloop._config import LoopOptions, build_config
+from reactloop._config import LoopOptions, build_config, phase_sequence
 from reactloop._contracts import Model, Phase
-from reactloop._decisions import PROCEED, NextIteration, PhaseDecision, Proceed, Stop, StopReason
-from reactloop._errors import ReactLoopError, RunTimeoutError
-from reactloop._events import (
-    Event,
-    PhaseFinished,
-    RunFinished,
-    RunStarted,
-    StepFinished,
-    StepStarted,
+from reactloop._decisions import (
+    PROCEED,
+    NextIteration,
+    PhaseDecision,
+    Proceed,
+    Stop,
+    StopReason,
+    not_a_decision,
 )
-from reactloop._handle import RunHandle, RunStream
-from reactloop._lifecycle import finish_run, start_run
+from reactloop._errors import ReactLoopError, RunTimeoutError
+from reactloop._events import PhaseFinished, RunStarted, StepFinished, StepStarted
+from reactloop._handle import RunHandle, RunStream, open_handle, open_stream, unwrap_single_error
+from reactloop._lifecycle import Departure, finish_run, start_run
 from reactloop._messages import Message, UserMessage
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._run import LoopConfig, Run
 from reactloop._state import RunResult
-
-STREAM_BUFFER = 256
 
 
 class ReActLoop:
@@ -47,8 +46,8 @@ class ReActLoop:
     ) -> None:
         self.config = build_config(model, **options)
         self._owns_model = isinstance(model, str)
-        self.phases = tuple(default_phases() if phases is None else phases)
-        self.start_phases = tuple(default_start_phases() if start_phases is None else start_phases)
+        self.phases = phase_sequence("phases", phases, default_phases)
+        self.start_phases = phase_sequence("start_phases", start_phases, default_start_phases)
 
     async def __aenter__(self) -> Self:
         return self
@@ -64,60 +63,50 @@ class ReActLoop:
 
     async def run(self, text: str, *, history: Sequence[Message] = (), **context: Any) -> RunResult:
         """Run to the end and return the result; `context` takes deps, user_id, session_id."""
-        run = await start_run(self.config, text, history=history, **context)
-        return raise_if_strict(self.config, await self.drive(run))
+        run = await start_run(self.config, text, history=history, context=context)
+        with unwrap_single_error():
+            result = await self.drive(run)
+        return raise_if_strict(self.config, result)
 
     @asynccontextmanager
     async def start(
         self, text: str, *, history: Sequence[Message] = (), **context: Any
     ) -> AsyncIterator[RunHandle]:
         """Run in the background of this block: `handle.interrupt()`, `await handle.result()`."""
-        run = await start_run(self.config, text, history=history, **context)
-        handle = RunHandle(run)
-
-        async def execute() -> None:
-            handle._finish(await self.drive(run))
-
-        with unwrap_single_error():
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(execute)
-                yield handle
+        run = await start_run(self.config, text, history=history, context=context)
+        async with open_handle(run, self.drive) as handle:
+            yield handle
 
     @asynccontextmanager
     async def stream(
         self, text: str, *, history: Sequence[Message] = (), **context: Any
     ) -> AsyncIterator[RunStream]:
-        """The same run, yielding typed events; leaving the block early cancels the run."""
-        send, receive = anyio.create_memory_object_stream[Event](STREAM_BUFFER)
-        run = await start_run(self.config, text, history=history, sink=send.send, **context)
+        """A new run, yielding typed events; `await events.result()` gives its `RunResult`.
 
-        async def produce() -> None:
-            async with send:
-                await self.drive(run)
+        Leaving the block before the run ended (break, return, an exception) ends the run with
+        `StopReason.STREAM_CLOSED`; the block's own exception comes out as itself.
+        """
+        run = await start_run(self.config, text, history=history, context=context)
+        async with open_stream(run, self.drive) as events:
+            yield events
 
-        with unwrap_single_error():
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(produce)
-                try:
-                    async with receive:
-                        yield RunStream(run, receive)
-                finally:
-                    tasks.cancel_scope.cancel()
+    async def drive(self, run: Run, departure: Departure | None = None) -> RunResult:
+        """Execute a prepared run to its end: the one code path of run(), start() and stream()."""
+        if departure is None:
+            stop = await self._work(run)
+        else:
+            stop = await departure.work_or_closed(self._work, run)
+        return await finish_run(run, stop, departure)
 
-    async def drive(self, run: Run) -> RunResult:
-        """Execute a prepared run to its end: the one code path of `run()` and `stream()`."""
+    async def _work(self, run: Run) -> Stop:
         if run.listening:
             await run.emit(RunStarted(run.state.run_id, _input_of(run)))
         limiter = self.config.run_limiter
         try:
             async with limiter.slot() if limiter is not None else nullcontext():
-                stop = await self._iterate_within_timeout(run)
+                return await self._iterate_within_timeout(run)
         except ReactLoopError as error:
-            stop = Stop(StopReason.ERROR, error.message, error=error)
-        result = await finish_run(run, stop)
-        if run.listening:
-            await run.emit(RunFinished(result))
-        return result
+            return Stop(StopReason.ERROR, error.message, error=error)
 
     async def _iterate_within_timeout(self, run: Run) -> Stop:
         timeout = self.config.run_timeout
@@ -153,6 +142,7 @@ class ReActLoop:
                 case NextIteration() | Stop():
                     return decision
                 case _:
+                    not_a_decision(phase, decision)
                     assert_never(decision)
         return PROCEED
 
@@ -162,17 +152,6 @@ async def finish_step(run: Run) -> None:
     step = run.state.close_step(run.now())
     if step is not None and run.listening:
         await run.emit(StepFinished(step))
-
-
-@contextmanager
-def unwrap_single_error() -> Iterator[None]:
-    """Let a lone error escape a task group as itself, not inside an exception group."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
 
 
 def raise_if_strict(config: LoopConfig, result: RunResult) -> RunResult:

@@ -14,6 +14,17 @@ from typing import Any, TypeAlias
 import orjson
 from attrs import field, frozen
 
+from reactloop._errors import ConfigurationError
+from reactloop._validate import (
+    boolean,
+    member,
+    optional_boolean,
+    optional_instance,
+    optional_integer,
+    optional_number,
+    text,
+)
+
 JsonObject: TypeAlias = dict[str, Any]
 
 _call_ids = itertools.count(1)
@@ -62,6 +73,11 @@ class ToolCall:
         """Build a call from a mapping of arguments (serialized to JSON)."""
         text = orjson.dumps(dict(arguments or {})).decode()
         return cls(name, text) if id is None else cls(name, text, id)
+
+    def with_arguments(self, arguments: Mapping[str, Any]) -> ToolCall:
+        """The same call (same id and name) with new arguments: what a hook's `Override` needs,
+        since a call with a new id would no longer pair with its result."""
+        return ToolCall(self.name, orjson.dumps(dict(arguments)).decode(), self.id)
 
 
 @frozen
@@ -132,14 +148,27 @@ class ResponseFormatKind(enum.StrEnum):
     JSON_SCHEMA = "json_schema"
 
 
+def _format_kind(value: ResponseFormatKind | str) -> ResponseFormatKind:
+    return member("ResponseFormat.kind", value, ResponseFormatKind)
+
+
 @frozen
 class ResponseFormat:
-    """Requested output format; `schema` and `name` apply to JSON_SCHEMA only."""
+    """Requested output format; `schema` and `name` apply to JSON_SCHEMA, which needs a schema."""
 
-    kind: ResponseFormatKind = ResponseFormatKind.TEXT
+    kind: ResponseFormatKind = field(default=ResponseFormatKind.TEXT, converter=_format_kind)
     name: str = "response"
     schema: JsonObject | None = None
     strict: bool = True
+
+    def __attrs_post_init__(self) -> None:
+        text("ResponseFormat.name", self.name)
+        optional_instance("ResponseFormat.schema", self.schema, dict, "a JSON schema (a dict)")
+        boolean("ResponseFormat.strict", self.strict)
+        if self.kind is ResponseFormatKind.JSON_SCHEMA and self.schema is None:
+            raise ConfigurationError.invalid(
+                "ResponseFormat.schema", None, "a JSON schema (a dict) when kind is json_schema"
+            )
 
 
 @frozen
@@ -150,6 +179,17 @@ class ModelSettings:
     max_output_tokens: int | None = None
     response_format: ResponseFormat | None = None
     parallel_tool_calls: bool | None = None
+
+    def __attrs_post_init__(self) -> None:
+        optional_number("ModelSettings.temperature", self.temperature, inclusive=True)
+        optional_integer("ModelSettings.max_output_tokens", self.max_output_tokens)
+        optional_instance(
+            "ModelSettings.response_format",
+            self.response_format,
+            ResponseFormat,
+            "a ResponseFormat",
+        )
+        optional_boolean("ModelSettings.parallel_tool_calls", self.parallel_tool_calls)
 
 
 @frozen

@@ -38,6 +38,7 @@ DEFAULT_MESSAGES: Mapping[ErrorCode, str] = MappingProxyType(
         ),
         ErrorCode.CANCELLED: "The request was cancelled.",
         ErrorCode.CONFIGURATION: "The assistant is not set up correctly. Please contact support.",
+        ErrorCode.CONTRACT: "The assistant ran into an internal problem. Please contact support.",
         ErrorCode.UNKNOWN: "Something went wrong. Please try again.",
     }
 )
@@ -52,13 +53,16 @@ class ErrorMessageResolver(Protocol):
         ...
 
 
+_OVERRIDES_RULE = "a mapping of ErrorCode to a non-empty sentence"
+
+
 def _frozen_messages(overrides: Mapping[ErrorCode, str]) -> Mapping[ErrorCode, str]:
+    option = "DefaultErrorMessages.overrides"
+    if not isinstance(overrides, Mapping):
+        raise ConfigurationError.invalid(option, overrides, _OVERRIDES_RULE)
     for code, text in overrides.items():
         if not isinstance(code, ErrorCode) or not isinstance(text, str) or not text.strip():
-            raise ConfigurationError(
-                "error message overrides must map ErrorCode to a non-empty sentence, "
-                f"got {code!r}: {text!r}"
-            )
+            raise ConfigurationError.invalid(option, {code: text}, _OVERRIDES_RULE)
     return MappingProxyType(dict(overrides))
 
 

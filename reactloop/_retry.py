@@ -8,7 +8,6 @@ retried. Cancellation is never caught, so it is never retried either.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Awaitable, Callable
 from typing import TypeGuard, TypeVar
@@ -23,6 +22,7 @@ from reactloop._errors import (
     InvalidRequestError,
     ModelError,
 )
+from reactloop._validate import integer, number
 
 T = TypeVar("T")
 
@@ -33,14 +33,6 @@ NEVER_RETRIED: tuple[type[ModelError], ...] = (
     InvalidRequestError,
     ContextTooLongError,
 )
-
-
-def _check(name: str, value: float, *, low: float, high: float = math.inf, open_low: bool) -> None:
-    too_low = value <= low if open_low else value < low
-    if isinstance(value, bool) or math.isnan(value) or too_low or value > high:
-        bound = f"> {low:g}" if open_low else f">= {low:g}"
-        upper = "" if high == math.inf else f" and <= {high:g}"
-        raise ConfigurationError(f"RetryPolicy.{name} must be {bound}{upper}, got {value!r}")
 
 
 @frozen
@@ -61,16 +53,14 @@ class RetryPolicy:
     max_retry_after: float = 60.0
 
     def __attrs_post_init__(self) -> None:
-        if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool):
-            raise ConfigurationError(
-                f"RetryPolicy.max_retries must be an int, got {self.max_retries!r}"
-            )
-        _check("max_retries", self.max_retries, low=0, open_low=False)
-        _check("initial_delay", self.initial_delay, low=0, open_low=False)
-        _check("multiplier", self.multiplier, low=1, open_low=False)
-        _check("max_delay", self.max_delay, low=self.initial_delay, open_low=False)
-        _check("jitter", self.jitter, low=0, high=1, open_low=False)
-        _check("max_retry_after", self.max_retry_after, low=0, open_low=False)
+        integer("RetryPolicy.max_retries", self.max_retries, minimum=0)
+        number("RetryPolicy.initial_delay", self.initial_delay, inclusive=True)
+        number("RetryPolicy.multiplier", self.multiplier, minimum=1, inclusive=True)
+        number("RetryPolicy.max_delay", self.max_delay, minimum=self.initial_delay, inclusive=True)
+        number("RetryPolicy.jitter", self.jitter, inclusive=True)
+        if self.jitter > 1:
+            raise ConfigurationError.invalid("RetryPolicy.jitter", self.jitter, "at most 1")
+        number("RetryPolicy.max_retry_after", self.max_retry_after, inclusive=True)
 
     @classmethod
     def never(cls) -> RetryPolicy:

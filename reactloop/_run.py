@@ -22,6 +22,7 @@ from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, 
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._state import RunContext, RunState
+from reactloop._validate import integer
 
 Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
 EventSink = Callable[[Event], Awaitable[None]]
@@ -56,10 +57,13 @@ class RepetitionPolicy:
     stop_after: int = 5
 
     def __attrs_post_init__(self) -> None:
-        if not 0 < self.nudge_after <= self.stop_after:
-            raise ConfigurationError(
-                "repetition thresholds need 0 < nudge_after <= stop_after, got "
-                f"nudge_after={self.nudge_after}, stop_after={self.stop_after}"
+        integer("RepetitionPolicy.nudge_after", self.nudge_after)
+        integer("RepetitionPolicy.stop_after", self.stop_after)
+        if self.stop_after < self.nudge_after:
+            raise ConfigurationError.invalid(
+                "RepetitionPolicy.stop_after",
+                self.stop_after,
+                f">= nudge_after ({self.nudge_after})",
             )
 
 
@@ -112,6 +116,7 @@ class Run:
     step_tools: Mapping[str, Tool] | None = field(default=None)
     interrupt: Interrupt | None = field(default=None)
     window: ContextTracker | None = field(default=None)
+    calls_in_flight: set[str] = field(factory=set)  # calls started and not yet finished
 
     @property
     def listening(self) -> bool:

@@ -6,6 +6,7 @@ be serialized, checkpointed and resumed; everything live belongs to `Run` (see `
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Generic, TypeVar
 
 from attrs import Factory, define, frozen
@@ -90,7 +91,11 @@ class Finishing:
 
 @define
 class RunState:
-    """Messages, steps and counters of one run: plain data only."""
+    """Messages, steps and counters of one run: plain data only.
+
+    `usage` is the run's total: the sum of the steps' usage plus `setup_usage` (tokens spent
+    before the first step, by start phases).
+    """
 
     run_id: str
     messages: list[Message]
@@ -99,6 +104,7 @@ class RunState:
     iteration: int = 0
     tool_calls_made: int = 0
     usage: Usage = Usage()
+    setup_usage: Usage = Usage()
     started_at: float = 0.0
     finishing: Finishing | None = None
     current: StepDraft | None = None
@@ -114,10 +120,13 @@ class RunState:
         return self.current
 
     def close_step(self, now: float) -> Step | None:
-        """Freeze the current step into `steps`; None when none was open or nothing happened."""
+        """Freeze the current step into `steps`; None when none was open or nothing happened
+        (no response, no tool result, no usage)."""
         draft = self.current
         self.current = None
-        if draft is None or (draft.response is None and not draft.tool_results):
+        if draft is None or (
+            draft.response is None and not draft.tool_results and draft.usage == _NO_USAGE
+        ):
             return None
         step = Step(
             draft.index,
@@ -130,16 +139,24 @@ class RunState:
         self.steps.append(step)
         return step
 
-    def record_response(self, response: ModelResponse) -> None:
-        """Append the model's answer to the transcript and to the current step."""
+    def record_response(self, response: ModelResponse, usage: Usage | None = None) -> None:
+        """Append the model's answer to the transcript and to the current step; `usage` is what
+        the call spent when it differs from the response's (a hook replaced the response)."""
         self.messages.append(response.message)
-        self.usage = self.usage + response.usage
+        if self.current is not None:
+            self.current.response = response
+        self.record_usage(response.usage if usage is None else usage)
+
+    def record_usage(self, usage: Usage) -> None:
+        """Count tokens spent in this run: in the open step, or (before the first step, e.g. by a
+        planning start phase) in `setup_usage`. Phases that call a model themselves use this, so
+        that the steps and `setup_usage` always add up to `usage`."""
+        self.usage = self.usage + usage
         draft = self.current
-        if draft is not None:
-            draft.response = response
-            draft.usage = (
-                response.usage if draft.usage is _NO_USAGE else draft.usage + response.usage
-            )
+        if draft is None:
+            self.setup_usage = self.setup_usage + usage
+        else:
+            draft.usage = usage if draft.usage is _NO_USAGE else draft.usage + usage
 
     def record_tool_results(self, results: list[ToolResult]) -> None:
         """Append one batch of tool results, in the model's order, to transcript and step."""
@@ -170,10 +187,17 @@ class RunState:
                 return [call for call in message.tool_calls if call.id not in answered]
         return []
 
-    def settle_open_calls(self, why: str) -> list[ToolResult]:
-        """Give every unanswered call an error result saying it did not run, so no pair breaks."""
+    def settle_open_calls(self, why: str, started: Collection[str] = ()) -> list[ToolResult]:
+        """Give every unanswered call an error result saying it did not run (or, for the call ids
+        in `started`, that it was cut short while running), so no pair breaks."""
         results = [
-            ToolResult(call.id, call.name, f"not run: {why}", True, ErrorCode.TOOL_ERROR)
+            ToolResult(
+                call.id,
+                call.name,
+                f"{'cut short' if call.id in started else 'not run'}: {why}",
+                True,
+                ErrorCode.TOOL_ERROR,
+            )
             for call in self.open_tool_calls()
         ]
         if results:
@@ -190,7 +214,11 @@ class RunState:
 
 @frozen(eq=False)
 class RunResult:
-    """What a run produced and why it ended; `error` is set when it failed."""
+    """What a run produced and why it ended; `error` is set when it failed.
+
+    `usage` is the sum of the steps' usage and `setup_usage` (tokens spent before the first step,
+    e.g. by a planning start phase): every token is counted in exactly one of them.
+    """
 
     run_id: str
     output: str | None
@@ -204,6 +232,7 @@ class RunResult:
     error: ReactLoopError | None = None
     user_message: str | None = None
     repairs: tuple[RepairNote, ...] = ()
+    setup_usage: Usage = Usage()
 
     @property
     def succeeded(self) -> bool:

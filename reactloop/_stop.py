@@ -12,18 +12,18 @@ from reactloop._contracts import CheckPoint, StopCondition
 from reactloop._decisions import StopReason, StopSignal
 from reactloop._errors import ConfigurationError
 from reactloop._state import Step
+from reactloop._validate import boolean, function, integer, items, number, text
 
 if TYPE_CHECKING:
     from reactloop._run import Run
 
 
-def _names(names: Iterable[str]) -> frozenset[str]:
-    return frozenset(names)
-
-
-def _positive(name: str, value: float) -> None:
-    if value <= 0:
-        raise ConfigurationError(f"{name} must be positive, got {value!r}")
+def _names(names: Iterable[str] | str) -> frozenset[str]:
+    """One string is one tool name (not the set of its letters); at least one name is needed."""
+    given = (names,) if isinstance(names, str) else items("ToolCalled.names", names, "tool names")
+    if not given:
+        raise ConfigurationError.invalid("ToolCalled.names", names, "at least one tool name")
+    return frozenset(text(f"ToolCalled.names[{i}]", name) for i, name in enumerate(given))
 
 
 @frozen
@@ -33,7 +33,7 @@ class MaxIterations(StopCondition):
     limit: int
 
     def __attrs_post_init__(self) -> None:
-        _positive("max_iterations", self.limit)
+        integer("MaxIterations.limit", self.limit)
 
     def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
         """Fires before reasoning once `limit` iterations are done."""
@@ -49,7 +49,7 @@ class MaxToolCalls(StopCondition):
     limit: int
 
     def __attrs_post_init__(self) -> None:
-        _positive("max_tool_calls", self.limit)
+        integer("MaxToolCalls.limit", self.limit)
 
     def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
         """Fires before reasoning once `limit` calls were made."""
@@ -69,7 +69,7 @@ class TokenBudget(StopCondition):
     limit: int
 
     def __attrs_post_init__(self) -> None:
-        _positive("token_budget", self.limit)
+        integer("TokenBudget.limit", self.limit)
 
     def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
         """Fires before reasoning once the budget is spent."""
@@ -88,7 +88,7 @@ class TimeBudget(StopCondition):
     seconds: float
 
     def __attrs_post_init__(self) -> None:
-        _positive("time_budget", self.seconds)
+        number("TimeBudget.seconds", self.seconds)
 
     def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
         """Fires before reasoning once the run's clock passed the budget."""
@@ -107,6 +107,11 @@ class StopWhen(StopCondition):
     name: str = "predicate"
     cap: bool = True
 
+    def __attrs_post_init__(self) -> None:
+        function("StopWhen.predicate", self.predicate, 1)
+        text("StopWhen.name", self.name)
+        boolean("StopWhen.cap", self.cap)
+
     def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
         """Fires before reasoning when the predicate holds."""
         if at is CheckPoint.BEFORE_REASONING and self.predicate(run.state.steps):
@@ -119,6 +124,9 @@ class FinalAnswerMarker(StopCondition):
     """Stop when the model's text contains `marker`; the output is the text after it."""
 
     marker: str = "FINAL_ANSWER:"
+
+    def __attrs_post_init__(self) -> None:
+        text("FinalAnswerMarker.marker", self.marker)
 
     def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
         """Fires after reasoning when the response text carries the marker."""
@@ -138,6 +146,7 @@ class ToolCalled(StopCondition):
     """Stop after a step in which one of `names` ran successfully; its result is the output."""
 
     names: frozenset[str] = field(converter=_names)
+    """The watched tool names; `ToolCalled("submit")` watches the one tool `submit`."""
 
     def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
         """Fires after tools when a watched tool returned a result that is not an error."""

@@ -15,7 +15,6 @@ from typing import Protocol, assert_never, runtime_checkable
 import orjson
 from attrs import Factory, define, field, frozen
 
-from reactloop._errors import ConfigurationError
 from reactloop._messages import (
     AssistantMessage,
     Message,
@@ -24,6 +23,7 @@ from reactloop._messages import (
     ToolSpec,
     UserMessage,
 )
+from reactloop._validate import function, integer
 
 # Weights in twelfths of a token per character, so mixed text sums exactly in integers.
 _LATIN_WEIGHT = 3  # 1/4 token
@@ -78,9 +78,12 @@ class TokenEstimator(Protocol):
 
 
 def _non_negative(_: object, attribute: object, value: int) -> None:
-    if value < 0:
-        name = getattr(attribute, "name", "value")
-        raise ConfigurationError(f"{name} must be zero or more tokens, got {value!r}")
+    name = getattr(attribute, "name", "value")
+    integer(f"MessageTokenEstimator.{name}", value, minimum=0)
+
+
+def _counter(_: object, __: object, value: Callable[[str], int]) -> None:
+    function("MessageTokenEstimator.count", value, 1)
 
 
 @frozen
@@ -92,7 +95,7 @@ class MessageTokenEstimator:
     added once per message (role and framing) and `tool_call_overhead` once per tool call.
     """
 
-    count: Callable[[str], int] = estimate_text_tokens
+    count: Callable[[str], int] = field(default=estimate_text_tokens, validator=_counter)
     message_overhead: int = field(default=4, validator=_non_negative)
     tool_call_overhead: int = field(default=3, validator=_non_negative)
 

@@ -14,10 +14,16 @@ import attrs
 import orjson
 from attrs import frozen
 
-from reactloop._errors import ToolArgumentsError, ToolDefinitionError
+from reactloop._errors import ConfigurationError, ToolArgumentsError, ToolDefinitionError
 from reactloop._messages import ToolSpec
 from reactloop._schema import Invalid, UnsupportedType, compile_object
 from reactloop._state import RunContext
+from reactloop._validate import (
+    boolean,
+    did_you_mean,
+    optional_number,
+    optional_text,
+)
 
 ToolFunction = Callable[..., Any]
 
@@ -98,6 +104,55 @@ def _signature(fn: ToolFunction, name: str, docs: dict[str, str], hidden: set[st
     return _Signature(schema, convert, context_param)
 
 
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_NAME_RULE = "a tool name of 1 to 64 letters, digits, '_' or '-' (pass name= to choose one)"
+
+
+def _check_settings(
+    *, name: object, description: object, timeout: object, exclusive: object, presets: object
+) -> None:
+    """Check the options given to `@tool(...)`, before any function is."""
+    if name is not None:
+        _check_name(name)
+    optional_text("tool.description", description, blank=True)
+    optional_number("tool.timeout", timeout)
+    boolean("tool.exclusive", exclusive)
+    if presets is not None and not isinstance(presets, Mapping):
+        raise ConfigurationError.invalid("tool.presets", presets, "a mapping of names to values")
+
+
+def _check_options(
+    fn: object,
+    *,
+    name: object,
+    description: object,
+    timeout: object,
+    exclusive: object,
+    presets: object,
+) -> str:
+    """Check the function and the tool's options; return its name (given, or the function's)."""
+    if not callable(fn) or isinstance(fn, type):
+        raise ConfigurationError.invalid("tool.fn", fn, "a function")
+    _check_settings(
+        name=name, description=description, timeout=timeout, exclusive=exclusive, presets=presets
+    )
+    return _check_name(name if isinstance(name, str) else getattr(fn, "__name__", ""))
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+        raise ConfigurationError.invalid("tool.name", name, _NAME_RULE)
+    return name
+
+
+def _check_presets(fn: ToolFunction, tool_name: str, bound: Mapping[str, Any]) -> None:
+    known = list(inspect.signature(fn).parameters)
+    for preset in bound:
+        if preset not in known:
+            hint = did_you_mean(preset, known)
+            raise ToolDefinitionError(tool_name, f"preset {preset!r} is not a parameter{hint}")
+
+
 @frozen
 class FunctionTool:
     """A `Tool` backed by a plain function, sync (run in a worker thread) or async."""
@@ -128,13 +183,18 @@ class FunctionTool:
         presets: Mapping[str, Any] | None = None,
     ) -> FunctionTool:
         """Derive the tool's spec from `fn`'s signature and docstring."""
-        tool_name = name or fn.__name__
+        tool_name = _check_options(
+            fn,
+            name=name,
+            description=description,
+            timeout=timeout,
+            exclusive=exclusive,
+            presets=presets,
+        )
         summary, docs = parse_docstring(fn.__doc__)
         bound = dict(presets or {})
         sig = _signature(fn, tool_name, docs, set(bound))
-        known = set(inspect.signature(fn).parameters)
-        if unknown := sorted(set(bound) - known):
-            raise ToolDefinitionError(tool_name, f"presets {unknown} are not parameters")
+        _check_presets(fn, tool_name, bound)
         spec = ToolSpec(tool_name, description or summary or tool_name, sig.schema)
         is_async = inspect.iscoroutinefunction(fn)
         return cls(fn, spec, timeout, exclusive, sig.context_param, bound, sig.convert, is_async)
@@ -201,6 +261,9 @@ def tool(
     exclusive: bool = False,
 ) -> FunctionTool | Callable[[ToolFunction], FunctionTool]:
     """Turn a typed function into a tool: `@tool` or `@tool(timeout=5, exclusive=True)`."""
+    _check_settings(
+        name=name, description=description, timeout=timeout, exclusive=exclusive, presets=None
+    )
 
     def make(function: ToolFunction) -> FunctionTool:
         return FunctionTool.from_function(

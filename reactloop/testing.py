@@ -18,11 +18,12 @@ import anyio
 import orjson
 from attrs import define, field
 
-from reactloop._config import LoopOptions, build_config
+from reactloop._config import LoopOptions, build_config, check_options
 from reactloop._contracts import DeltaSink, Phase
 from reactloop._decisions import PhaseDecision
-from reactloop._errors import ScriptExhaustedError, ToolArgumentsError
+from reactloop._errors import ConfigurationError, ScriptExhaustedError, ToolArgumentsError
 from reactloop._events import Event
+from reactloop._lifecycle import message as _message
 from reactloop._messages import (
     AssistantMessage,
     FinishReason,
@@ -39,6 +40,7 @@ from reactloop._messages import (
 )
 from reactloop._run import Run
 from reactloop._state import RunContext, RunState
+from reactloop._validate import boolean, sequence_of
 
 ScriptItem = ModelResponse | str | ToolCall | Exception
 
@@ -227,15 +229,27 @@ def make_run(
     `options` are the loop's (`LoopOptions`); the clock defaults to a `FakeClock`. Pass a list as
     `events` to collect what the phase emits.
     """
+    check_options("make_run", options, MAKE_RUN_PARAMETERS)
+    given = (_messages(messages) if messages is not None else []) or [UserMessage("hello")]
+    if events is not None and not isinstance(events, list):
+        raise ConfigurationError.invalid("events", events, "a list (to collect events) or None")
+    boolean("open_step", open_step)
     options.setdefault("clock", FakeClock())
     config = build_config(model if model is not None else ScriptedModel([]), **options)
-    state = RunState("test-run", list(messages or [UserMessage("hello")]))
+    state = RunState("test-run", given)
     instructions = options.get("instructions")
     state.instructions = instructions if isinstance(instructions, str) else None
     if open_step:
         state.open_step(config.clock())
     sink = events.append if events is not None else None
     return Run(state, config, RunContext(run_id="test-run", deps=deps), _async(sink))
+
+
+MAKE_RUN_PARAMETERS = ("model", "messages", "events", "deps", "open_step")
+
+
+def _messages(messages: object) -> list[Message]:
+    return list(sequence_of("messages", messages, _message, "messages"))
 
 
 def _async(append: Callable[[Event], None] | None) -> Callable[[Event], Awaitable[None]] | None:

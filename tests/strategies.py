@@ -230,3 +230,35 @@ cuts = st.builds(Cuts, st.lists(_fractions, max_size=60).map(tuple), st.none()) 
 def split_points(size: int) -> st.SearchStrategy[list[int]]:
     """Up to 80 byte offsets inside a body of `size` bytes (each split point between two bytes)."""
     return st.lists(st.integers(1, size - 1), max_size=80)
+
+
+CALL_KINDS = ("ok", "raises", "unknown", "bad_arguments", "rejected", "stops_run")
+"""How a scripted tool call fares: runs, raises, names no tool, has invalid arguments, is
+rejected by a hook, or makes a hook stop the run."""
+
+
+@frozen
+class AgentScript:
+    """A scripted run: the kinds of the calls of each step, each reply's (input, output) tokens,
+    an optional tool-call cap, and whether a planning start phase spends tokens first."""
+
+    steps: tuple[tuple[str, ...], ...]
+    usages: tuple[tuple[int, int], ...]
+    max_tool_calls: int | None
+    plans: bool
+
+
+_token_counts = st.tuples(st.integers(0, 500), st.integers(0, 200))
+
+
+@st.composite
+def agent_scripts(draw: st.DrawFn) -> AgentScript:
+    """Scripted runs mixing every way a tool call can run or be refused."""
+    steps = draw(
+        st.lists(st.lists(st.sampled_from(CALL_KINDS), min_size=1, max_size=4), max_size=4)
+    )
+    plans = draw(st.booleans())
+    replies = len(steps) + 1 + int(plans)
+    usages = draw(st.lists(_token_counts, min_size=replies, max_size=replies))
+    cap = draw(st.one_of(st.none(), st.integers(1, 6)))
+    return AgentScript(tuple(map(tuple, steps)), tuple(usages), cap, plans)

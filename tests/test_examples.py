@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import ReActLoop, StopReason, default_phases, default_start_phases
+from reactloop import (
+    ReActLoop,
+    RunResult,
+    StopReason,
+    Usage,
+    default_phases,
+    default_start_phases,
+)
 from reactloop.examples.demo import run_demo, scripted_model
 from reactloop.examples.planning import PlanningPhase
 from reactloop.examples.reflection import ReflectionPhase
@@ -22,6 +29,19 @@ async def test_planning_phase_puts_the_plan_in_the_instructions() -> None:
     assert result.output == "answer"
     assert model.requests[1].instructions == "Base.\n\nPlan:\n1. look 2. answer"
     assert model.requests[0].tools == ()
+
+
+def assert_usage_adds_up(result: RunResult) -> None:
+    in_steps = sum((step.usage for step in result.steps), Usage())
+    assert in_steps + result.setup_usage == result.usage
+
+
+async def test_planning_usage_is_counted_before_the_first_step() -> None:
+    model = ScriptedModel([reply("1. look", usage=Usage(50, 10)), reply("a", usage=Usage(7, 3))])
+    loop = ReActLoop(model, start_phases=[*default_start_phases(), PlanningPhase()])
+    result = await loop.run("q")
+    assert result.setup_usage == Usage(50, 10) and result.steps[0].usage == Usage(7, 3)
+    assert_usage_adds_up(result)
 
 
 async def test_reflection_asks_for_another_pass_after_failures() -> None:
@@ -53,3 +73,5 @@ async def test_demo_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
     assert result.stop_reason is StopReason.COMPLETED
     printed = capsys.readouterr().out
     assert "phase ReflectionPhase" in printed and "ERR   get_exchange_rate" in printed
+    assert_usage_adds_up(result)
+    assert "total tokens: 750 (setup 150 + steps 600)" in printed

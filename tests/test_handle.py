@@ -15,6 +15,7 @@ from reactloop import (
     ToolCallStarted,
     ToolResult,
 )
+from reactloop._errors import NoResultError
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
@@ -66,3 +67,36 @@ async def test_handle_exposes_the_run_id() -> None:
     async with ReActLoop(ScriptedModel(["hi"])).start("go") as handle:
         result = await handle.result()
     assert handle.run_id == result.run_id
+
+
+async def test_a_cancelled_run_has_no_result_instead_of_hanging() -> None:
+    loop = ReActLoop(endless(), tools=[FakeTool("step", gate=anyio.Event())], max_iterations=50)
+    with anyio.CancelScope() as scope:
+        async with loop.start("go") as handle:
+            scope.cancel()
+            await handle.result()
+    assert scope.cancelled_caught
+    with anyio.fail_after(5), pytest.raises(NoResultError, match=handle.run_id):
+        await handle.result()
+
+
+class MyError(Exception):
+    """A caller's own error."""
+
+
+async def leave_start_block_with(error: Exception) -> None:
+    loop = ReActLoop(endless(), tools=[FakeTool("step", gate=anyio.Event())], max_iterations=50)
+    async with loop.start("go"):
+        raise error
+
+
+@pytest.mark.parametrize(
+    "error", [MyError("caller failed"), ExceptionGroup("the caller's group", [MyError()])]
+)
+async def test_an_error_inside_the_start_block_cancels_the_run_and_comes_out_as_itself(
+    error: Exception,
+) -> None:
+    error.__cause__ = cause = ValueError("the caller's cause")
+    with anyio.fail_after(5), pytest.raises(type(error)) as raised:
+        await leave_start_block_with(error)
+    assert raised.value is error and raised.value.__cause__ is cause

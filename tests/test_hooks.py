@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
 import pytest
 
 from reactloop import (
+    AssistantMessage,
     Continue,
     Event,
     Hook,
@@ -12,21 +17,25 @@ from reactloop import (
     HookFailed,
     HookFailure,
     HookPoint,
+    Message,
     ModelRequest,
     ModelResponse,
     Override,
     ReActLoop,
     Reject,
     Run,
+    RunFinished,
     RunResult,
     StopReason,
     StopRun,
     ToolCall,
+    ToolMessage,
     ToolResult,
     UserMessage,
 )
 from reactloop._errors import (
     AuthenticationError,
+    ContractError,
     ReactLoopError,
     ToolExecutionError,
     ToolRefusedError,
@@ -121,7 +130,7 @@ async def test_hook_returning_garbage_is_a_typed_error() -> None:
         ScriptedModel([reply("", call("t"))]), tools=[FakeTool("t")], hooks=[Garbage()]
     )
     result = await loop.run("go")
-    assert isinstance(result.error, HookError) and "returned 'yes'" in result.error.message
+    assert isinstance(result.error, HookError) and "got 'yes'" in result.error.message
 
 
 def test_only_implemented_points_are_indexed() -> None:
@@ -281,3 +290,202 @@ async def test_hooks_of_each_point_see_their_own_arguments() -> None:
         ("after_tool_call", ("t", "R")),
         ("before_reasoning", "ToolMessage"),
     ]
+
+
+# --- the contract of each hook point --------------------------------------------------------
+
+POINTS = [p for p in HookPoint if p is not HookPoint.ON_ERROR]
+
+
+class Returns(Hook):
+    """Returns `decision` at `point` and None everywhere else."""
+
+    def __init__(self, point: HookPoint, decision: object, fail_open: bool = False) -> None:
+        self.point, self.decision = point, decision
+        if fail_open:
+            self.on_raise = HookFailure.FAIL_OPEN  # type: ignore[misc]
+
+    def _at(self, point: HookPoint) -> Any:
+        return self.decision if point is self.point else None
+
+    async def before_run(self, run: Run) -> Any:
+        return self._at(HookPoint.BEFORE_RUN)
+
+    async def after_run(self, run: Run, result: RunResult) -> Any:
+        return self._at(HookPoint.AFTER_RUN)
+
+    async def before_reasoning(self, run: Run, request: ModelRequest) -> Any:
+        return self._at(HookPoint.BEFORE_REASONING)
+
+    async def after_reasoning(self, run: Run, response: ModelResponse) -> Any:
+        return self._at(HookPoint.AFTER_REASONING)
+
+    async def before_tool_call(self, run: Run, c: ToolCall) -> Any:
+        return self._at(HookPoint.BEFORE_TOOL_CALL)
+
+    async def after_tool_call(self, run: Run, c: ToolCall, r: ToolResult) -> Any:
+        return self._at(HookPoint.AFTER_TOOL_CALL)
+
+
+ALLOWED: dict[HookPoint, set[type]] = {
+    HookPoint.BEFORE_RUN: {StopRun},
+    HookPoint.AFTER_RUN: set(),
+    HookPoint.BEFORE_REASONING: {Override, StopRun},
+    HookPoint.AFTER_REASONING: {Override, StopRun},
+    HookPoint.BEFORE_TOOL_CALL: {Override, Reject, StopRun},
+    HookPoint.AFTER_TOOL_CALL: {Override, StopRun},
+}
+KINDS: list[object] = [
+    Override(None),
+    Reject("no"),
+    StopRun("halt"),
+    "yes",
+    42,
+    ToolCall("t"),
+    True,
+]
+FORBIDDEN = [
+    pytest.param(point, kind, id=f"{point.value}-{kind!r}")
+    for point in POINTS
+    for kind in KINDS
+    if type(kind) not in ALLOWED[point]
+]
+
+
+def two_step_loop(*hooks: Hook) -> ReActLoop:
+    """A run that passes every hook point: one tool call, then an answer."""
+    model = ScriptedModel([reply("", call("t", q=1)), "done"])
+    return ReActLoop(model, tools=[FakeTool("t")], hooks=hooks)
+
+
+@pytest.mark.parametrize(("point", "decision"), FORBIDDEN)
+async def test_a_decision_the_point_does_not_allow_ends_the_run(
+    point: HookPoint, decision: object
+) -> None:
+    result = await two_step_loop(Returns(point, decision)).run("go")
+    assert result.stop_reason is StopReason.ERROR
+    error = result.error
+    assert isinstance(error, HookError) and isinstance(error, ContractError)
+    assert (error.hook, error.point, error.value) == ("Returns", point.value, decision)
+    assert f"hook Returns at {point.value}" in error.message and repr(decision) in error.message
+
+
+@pytest.mark.parametrize(("point", "decision"), FORBIDDEN[:6])
+async def test_a_fail_open_hook_breaking_its_contract_is_reported_and_ignored(
+    point: HookPoint, decision: object
+) -> None:
+    events: list[Event] = []
+    async with two_step_loop(Returns(point, decision, fail_open=True)).stream("go") as stream:
+        events = [event async for event in stream]
+    failed = [e for e in events if isinstance(e, HookFailed)]
+    assert [(f.point, type(f.error)) for f in failed] == [(point.value, HookError)]
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.result.output == "done"
+
+
+WRONG_OVERRIDES = [
+    pytest.param(HookPoint.BEFORE_REASONING, reply("x"), "holds a ModelRequest", id="request"),
+    pytest.param(HookPoint.AFTER_REASONING, ModelRequest(()), "holds a ModelResponse", id="resp"),
+    pytest.param(HookPoint.BEFORE_TOOL_CALL, "t", "holds a ToolCall", id="call"),
+    pytest.param(HookPoint.AFTER_TOOL_CALL, call("t"), "holds a ToolResult", id="result"),
+]
+
+
+@pytest.mark.parametrize(("point", "value", "rule"), WRONG_OVERRIDES)
+async def test_an_override_of_the_wrong_type_ends_the_run(
+    point: HookPoint, value: object, rule: str
+) -> None:
+    result = await two_step_loop(Returns(point, Override(value))).run("go")
+    assert result.stop_reason is StopReason.ERROR
+    assert isinstance(result.error, HookError) and rule in result.error.message
+
+
+async def test_an_after_run_contract_break_marks_a_completed_run_failed() -> None:
+    result = await two_step_loop(Returns(HookPoint.AFTER_RUN, StopRun("late"))).run("go")
+    assert (result.stop_reason, result.output) == (StopReason.ERROR, "done")
+    assert isinstance(result.error, HookError) and result.user_message is not None
+
+
+async def test_an_after_tool_call_stop_stops_the_run() -> None:
+    result = await two_step_loop(Returns(HookPoint.AFTER_TOOL_CALL, StopRun("enough"))).run("go")
+    assert (result.stop_reason, result.stop_detail) == (StopReason.HOOK_STOPPED, "enough")
+    assert len(result.steps) == 1
+
+
+async def test_a_raising_after_tool_call_hook_fails_closed() -> None:
+    class Raises(Hook):
+        async def after_tool_call(self, run: Run, c: ToolCall, r: ToolResult) -> None:
+            raise RuntimeError("audit log down")
+
+    result = await two_step_loop(Raises()).run("go")
+    assert result.stop_reason is StopReason.ERROR
+    assert isinstance(result.error, HookError) and "audit log down" in result.error.message
+    assert isinstance(result.error.__cause__, RuntimeError)
+
+
+# --- an override keeps the tool pair --------------------------------------------------------
+
+
+def pairs_of(messages: Sequence[Message]) -> tuple[list[str], list[str]]:
+    """The call ids the assistant messages ask for, and the call ids the results answer."""
+    asked = [c.id for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    answered = [m.call_id for m in messages if isinstance(m, ToolMessage)]
+    return asked, answered
+
+
+async def test_an_override_with_arguments_keeps_the_pair_in_the_next_request() -> None:
+    class Clamp(Hook):
+        async def before_tool_call(self, run: Run, c: ToolCall) -> Override[ToolCall]:
+            return Override(c.with_arguments({"limit": 5}))
+
+    fake = FakeTool("t")
+    model = ScriptedModel([reply("", call("t", limit=999)), "done"])
+    result = await ReActLoop(model, tools=[fake], hooks=[Clamp()]).run("go")
+    assert fake.calls == [{"limit": 5}] and result.output == "done"
+    asked, answered = pairs_of(model.requests[1].messages)
+    assert asked == answered and len(asked) == 1
+
+
+class NewIdentity(Hook):
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    async def before_tool_call(self, run: Run, c: ToolCall) -> Override[ToolCall]:
+        if self.field == "id":
+            return Override(ToolCall.of(c.name, {"limit": 5}))
+        return Override(ToolCall.of("other", {"limit": 5}, id=c.id))
+
+
+@pytest.mark.parametrize("field", ["id", "name"])
+async def test_an_override_changing_the_calls_identity_is_rejected(field: str) -> None:
+    fake = FakeTool("t")
+    model = ScriptedModel([reply("", call("t", limit=999)), "done"])
+    hooks = [NewIdentity(field)]
+    result = await ReActLoop(model, tools=[fake, FakeTool("other")], hooks=hooks).run("go")
+    assert result.stop_reason is StopReason.ERROR and fake.calls == []
+    error = result.error
+    assert isinstance(error, HookError) and error.hook == "NewIdentity"
+    assert error.rule == "an override may change a call's arguments, never its id or name"
+    assert f"{field} changed from" in error.message and error.rule in error.message
+    asked, answered = pairs_of(result.messages)
+    assert asked == answered
+
+
+@pytest.mark.parametrize("field", ["call_id", "name"])
+async def test_an_override_changing_the_results_identity_is_rejected(field: str) -> None:
+    class Renumber(Hook):
+        async def after_tool_call(
+            self, run: Run, c: ToolCall, r: ToolResult
+        ) -> Override[ToolResult]:
+            if field == "call_id":
+                return Override(attrs.evolve(r, call_id="changed", content="x"))
+            return Override(attrs.evolve(r, name="changed", content="x"))
+
+    result = await two_step_loop(Renumber()).run("go")
+    assert result.stop_reason is StopReason.ERROR
+    error = result.error
+    assert isinstance(error, HookError)
+    assert error.rule == "an override may change a result's content, never its call_id or name"
+    assert f"{field} changed from" in error.message and "'changed'" in error.message
+    asked, answered = pairs_of(result.messages)
+    assert asked == answered

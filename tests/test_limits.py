@@ -119,7 +119,7 @@ async def test_a_limiter_made_outside_an_event_loop_works_on_each_backend() -> N
     ("max_runs", "max_wait"), [(0, None), (-1, None), (1.5, None), (True, None), (1, -1.0)]
 )
 def test_bad_settings_name_the_setting_and_value(max_runs: int, max_wait: float | None) -> None:
-    with pytest.raises(ConfigurationError, match="RunLimiter max_"):
+    with pytest.raises(ConfigurationError, match=r"RunLimiter\.max_"):
         RunLimiter(max_runs, max_wait=max_wait)
 
 

@@ -380,3 +380,37 @@ async def test_stored_history_with_an_open_call_is_repaired() -> None:
         and "interrupted" in repaired.content
     )
     assert [note.kind for note in result.repairs] == [RepairKind.INTERRUPTED_CALL]
+
+
+class Abort(BaseException):
+    """Not an `Exception`, like KeyboardInterrupt: tools do not catch it, the run does not end."""
+
+
+@tool
+async def explode() -> str:
+    """Raises `Abort`."""
+    raise Abort
+
+
+def parallel_tools_one_aborting() -> ReActLoop:
+    model = ScriptedModel([reply("", call("step"), call("explode"), call("step"))])
+    return ReActLoop(model, tools=[FakeTool("step"), explode])
+
+
+async def run_through(entry: str, loop: ReActLoop) -> None:
+    if entry == "run":
+        await loop.run("go")
+    elif entry == "start":
+        async with loop.start("go") as handle:
+            await handle.result()
+    else:
+        async with loop.stream("go") as events:
+            async for _ in events:
+                pass
+
+
+@pytest.mark.parametrize("entry", ["run", "start", "stream"])
+async def test_a_lone_error_from_a_parallel_tool_escapes_bare(entry: str) -> None:
+    with pytest.raises(Abort) as raised:
+        await run_through(entry, parallel_tools_one_aborting())
+    assert type(raised.value) is Abort

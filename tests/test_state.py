@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import pytest
 
-from reactloop import ReActLoop, RunState, UserMessage
+from reactloop import Proceed, ReActLoop, Run, RunState, Usage, UserMessage
 from reactloop._lifecycle import start_run
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
@@ -48,3 +48,41 @@ def test_the_checker_rejects_live_objects() -> None:
     state.messages.append(lambda: None)  # type: ignore[arg-type]
     with pytest.raises(AssertionError, match="function"):
         assert_plain(state)
+
+
+def test_usage_recorded_before_the_first_step_is_setup_usage() -> None:
+    state = RunState("r", [UserMessage("q")])
+    state.record_usage(Usage(100, 20))
+    state.open_step(0.0)
+    state.record_usage(Usage(5, 1))
+    state.record_response(reply("a", usage=Usage(10, 2)))
+    step = state.close_step(1.0)
+    assert state.setup_usage == Usage(100, 20)
+    assert step is not None and step.usage == Usage(15, 3)
+    assert state.usage == state.setup_usage + step.usage
+
+
+def test_a_step_that_only_spent_tokens_is_kept() -> None:
+    state = RunState("r", [UserMessage("q")])
+    state.open_step(0.0)
+    state.record_usage(Usage(7, 0))
+    step = state.close_step(1.0)
+    assert step is not None and step.usage == Usage(7, 0) and state.steps == [step]
+
+
+def test_a_step_where_nothing_happened_is_dropped() -> None:
+    state = RunState("r", [UserMessage("q")])
+    state.open_step(0.0)
+    assert state.close_step(1.0) is None and state.steps == []
+
+
+async def test_setup_usage_reaches_the_result() -> None:
+    class Spend:
+        async def __call__(self, run: Run) -> Proceed:
+            run.state.record_usage(Usage(30, 3))
+            return Proceed()
+
+    loop = ReActLoop(ScriptedModel([reply("a", usage=Usage(1, 1))]), start_phases=[Spend()])
+    result = await loop.run("q")
+    assert (result.setup_usage, result.usage) == (Usage(30, 3), Usage(31, 4))
+    assert sum((s.usage for s in result.steps), Usage()) + result.setup_usage == result.usage

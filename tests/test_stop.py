@@ -1,7 +1,9 @@
-"""Stop conditions: when each one fires, at which point, whether it is a cap, and its limits."""
+"""Stop conditions: when each one fires, at which point, whether it is a cap, its limits, and
+options that state the intent plainly taken as meant."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -25,6 +27,7 @@ from reactloop import (
     Usage,
 )
 from reactloop._contracts import StopCondition
+from reactloop._state import Step
 from reactloop.testing import FakeClock, FakeTool, ScriptedModel, call, make_run, reply
 
 AFTER_TOOLS = CheckPoint.AFTER_TOOLS
@@ -284,24 +287,24 @@ def test_final_answer_marker_without_a_response_does_not_fire() -> None:
 # --- limits --------------------------------------------------------------------------------------
 
 LIMITED: list[tuple[type[StopCondition], str]] = [
-    (MaxIterations, "max_iterations"),
-    (MaxToolCalls, "max_tool_calls"),
-    (TokenBudget, "token_budget"),
-    (TimeBudget, "time_budget"),
+    (MaxIterations, "MaxIterations.limit must be an int >= 1"),
+    (MaxToolCalls, "MaxToolCalls.limit must be an int >= 1"),
+    (TokenBudget, "TokenBudget.limit must be an int >= 1"),
+    (TimeBudget, "TimeBudget.seconds must be a finite number > 0"),
 ]
 
 
-@pytest.mark.parametrize(("kind", "option"), LIMITED)
+@pytest.mark.parametrize(("kind", "rule"), LIMITED)
 @pytest.mark.parametrize("limit", [0, -1])
 def test_a_limit_of_zero_or_less_is_refused(
-    kind: type[StopCondition], option: str, limit: int
+    kind: type[StopCondition], rule: str, limit: int
 ) -> None:
-    with pytest.raises(ConfigurationError, match=rf"{option} must be positive, got {limit}"):
+    with pytest.raises(ConfigurationError, match=rf"{re.escape(rule)}, got {limit}"):
         kind(limit)  # type: ignore[call-arg]
 
 
-@pytest.mark.parametrize(("kind", "option"), LIMITED)
-def test_the_smallest_positive_limit_is_accepted(kind: type[StopCondition], option: str) -> None:
+@pytest.mark.parametrize(("kind", "rule"), LIMITED)
+def test_the_smallest_positive_limit_is_accepted(kind: type[StopCondition], rule: str) -> None:
     assert kind(1) == kind(1)  # type: ignore[call-arg]
 
 
@@ -314,3 +317,37 @@ async def test_caps_under_the_stop_now_policy_end_the_run_without_a_last_call() 
     result = await loop.run("go")
     assert result.stop_reason is StopReason.TOKEN_BUDGET
     model.assert_complete()
+
+
+# --- options taken as meant ----------------------------------------------------------------------
+
+
+def test_one_tool_name_is_one_name_not_its_letters() -> None:
+    assert ToolCalled("submit").names == frozenset({"submit"})
+
+
+def test_several_tool_names_are_kept() -> None:
+    assert ToolCalled(["a", "b"]).names == frozenset({"a", "b"})
+
+
+@pytest.mark.anyio
+async def test_tool_called_with_one_name_stops_on_that_tool_only() -> None:
+    model = ScriptedModel([call("s"), call("submit"), "unused"])
+    tools = [FakeTool("s", result="s-result"), FakeTool("submit", result="done")]
+    loop = ReActLoop(model, tools=tools, stop_when=ToolCalled("submit"))
+    result = await loop.run("go")
+    assert (result.stop_reason, result.output) == (StopReason.TOOL_CALLED, "done")
+    assert model.remaining == 1
+
+
+@pytest.mark.anyio
+async def test_a_plain_predicate_stops_the_run() -> None:
+    def two_steps(steps: list[Step]) -> bool:
+        return len(steps) >= 2
+
+    model = ScriptedModel([call("t"), call("t"), call("t"), "final"])
+    loop = ReActLoop(model, tools=[FakeTool("t")], stop_when=two_steps)  # type: ignore[arg-type]
+    result = await loop.run("go")
+    assert result.stop_reason is StopReason.CONDITION
+    assert result.stop_detail == "two_steps"
+    assert len(result.steps) == 3  # two tool steps, then the final call without tools

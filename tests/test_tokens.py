@@ -99,7 +99,7 @@ def test_the_default_estimator_implements_the_protocol() -> None:
 
 
 def test_a_negative_overhead_is_a_configuration_error() -> None:
-    with pytest.raises(ConfigurationError, match="message_overhead must be zero or more"):
+    with pytest.raises(ConfigurationError, match="message_overhead must be an int >= 0"):
         MessageTokenEstimator(message_overhead=-1)
 
 

@@ -83,7 +83,7 @@ async def test_presets_are_hidden_and_bound() -> None:
 
 
 def test_unknown_preset_is_rejected() -> None:
-    with pytest.raises(ToolDefinitionError, match="not parameters"):
+    with pytest.raises(ToolDefinitionError, match="is not a parameter"):
         get_weather.bind(colour="red")
 
 

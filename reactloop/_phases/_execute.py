@@ -14,6 +14,7 @@ from reactloop._contracts import HookPoint, Tool
 from reactloop._errors import ToolError, ToolExecutionError, ToolTimeoutError
 from reactloop._events import ToolCallStarted, ToolResultEvent
 from reactloop._messages import ToolCall
+from reactloop._phases.applier import park_stop
 from reactloop._state import ToolResult
 
 if TYPE_CHECKING:
@@ -93,14 +94,18 @@ async def _invoke(run: Run, item: Admitted) -> ToolResult:
 
 async def run_admitted(run: Run, item: Admitted) -> ToolResult:
     """Run one call, then let after-tool-call hooks replace its result."""
+    run.calls_in_flight.add(item.call.id)
     if run.listening:
         await run.emit(ToolCallStarted(item.call))
     result = await _invoke(run, item)
     hooks = run.config.hooks
     if hooks.has(HookPoint.AFTER_TOOL_CALL):
-        result = (await hooks.after_tool_call(run, item.call, result)).value
+        verdict = await hooks.after_tool_call(run, item.call, result)
+        park_stop(run, verdict)
+        result = verdict.value
     if run.listening:
         await run.emit(ToolResultEvent(result))
+    run.calls_in_flight.discard(item.call.id)
     return result
 
 

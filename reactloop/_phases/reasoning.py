@@ -12,7 +12,7 @@ import attrs
 
 from reactloop._contracts import CheckPoint, HookPoint, Model, Tool
 from reactloop._decisions import PROCEED, PhaseDecision, Stop
-from reactloop._errors import InvalidResponseError, ModelTimeoutError
+from reactloop._errors import ContractError, ModelTimeoutError, name_of
 from reactloop._events import ModelRetrying, TextDeltaEvent, ToolCallDeltaEvent
 from reactloop._messages import (
     ModelDelta,
@@ -38,7 +38,18 @@ async def plan_step(run: Run) -> StepPlan:
     if config.prepare_step is not None:
         prepared = config.prepare_step(run, plan)
         plan = await prepared if inspect.isawaitable(prepared) else prepared
+        _check_plan(config.prepare_step, plan)
     return fit_to_window(run, plan)
+
+
+def _check_plan(prepare_step: object, plan: object) -> None:
+    """Raise the `ContractError` of a `prepare_step` that returned no usable plan."""
+    culprit = f"prepare_step {name_of(prepare_step)}"
+    if not isinstance(plan, StepPlan):
+        rule = "prepare_step returns a StepPlan (e.g. attrs.evolve(plan, ...))"
+        raise ContractError(culprit, rule, plan)
+    if not isinstance(plan.model, Model):
+        raise ContractError(culprit, "the plan's model implements Model", plan.model)
 
 
 def fit_to_window(run: Run, plan: StepPlan) -> StepPlan:
@@ -95,12 +106,20 @@ async def _call_once(run: Run, model: Model, request: ModelRequest) -> ModelResp
                 event = ToolCallDeltaEvent(delta.index, delta.arguments_delta, delta.name, delta.id)
                 await run.emit(event)
 
-        response = await model.stream(request, forward)
+        pending = model.stream(request, forward)
     else:
-        response = await model.request(request)
+        pending = model.request(request)
+    if not inspect.isawaitable(pending):
+        raise _model_broke(run, model, "is async: it returns an awaitable", pending)
+    response = await pending
     if not isinstance(response, ModelResponse):
-        raise InvalidResponseError(f"model returned {type(response).__name__}, not ModelResponse")
+        raise _model_broke(run, model, "returns a ModelResponse", response)
     return response
+
+
+def _model_broke(run: Run, model: Model, rule: str, value: object) -> ContractError:
+    method = "stream" if run.listening else "request"
+    return ContractError(f"model {type(model).__name__}", f"Model.{method} {rule}", value)
 
 
 async def announce_retry(run: Run, notice: RetryNotice) -> None:
@@ -137,12 +156,12 @@ class ReasoningPhase:
             sleep=run.config.sleep,
             on_retry=partial(announce_retry, run),
         )
-        stopped = False
+        spent, stopped = response.usage, False
         if hooks.has(HookPoint.AFTER_REASONING):
             verdict_after = await hooks.after_reasoning(run, response)
             response = verdict_after.value
             stopped = park_stop(run, verdict_after)
-        run.state.record_response(response)
+        run.state.record_response(response, spent)
         return PROCEED if stopped else settle(run, response)
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from reactloop._contracts import HookPoint
 from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
-from reactloop._errors import GuardRejectedError
+from reactloop._errors import ContractError, GuardRejectedError
 from reactloop._messages import UserMessage
 from reactloop._phases.applier import park_stop
 
@@ -26,14 +26,24 @@ def _guard_name(guard: object) -> str:
 
 
 class RunStart:
-    """Rejects input a guard refuses (with no model call), then asks the before-run hooks."""
+    """Rejects input a guard refuses (with no model call), then asks the before-run hooks.
+
+    A run whose preparation broke a contract (instructions that are not a string) stops here.
+    """
 
     async def __call__(self, run: Run) -> PhaseDecision:
         """Stop with GUARD_REJECTED, park a hook stop, or proceed."""
+        unprepared = run.pending_stop  # the run could not be prepared (see `start_run`)
+        if unprepared is not None:
+            run.pending_stop = None
+            return unprepared
         text = _user_input(run)
         for guard in run.config.input_guards:
             reason = guard(text)
             if reason is not None:
+                if not isinstance(reason, str):
+                    rule = "an input guard returns None to accept, or a reason (str) to reject"
+                    raise ContractError(f"input guard {_guard_name(guard)}", rule, reason)
                 error = GuardRejectedError(_guard_name(guard), reason)
                 return Stop(StopReason.GUARD_REJECTED, error.message, error=error)
         hooks = run.config.hooks

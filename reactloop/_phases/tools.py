@@ -5,11 +5,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from attrs import frozen
 
-from reactloop._contracts import CheckPoint, HookPoint
+from reactloop._contracts import CheckPoint, HookPoint, Tool
 from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
-from reactloop._errors import ToolArgumentsError, ToolError, ToolRefusedError, UnknownToolError
-from reactloop._events import ToolResultEvent
+from reactloop._errors import (
+    ToolArgumentsError,
+    ToolError,
+    ToolExecutionError,
+    ToolRefusedError,
+    UnknownToolError,
+)
+from reactloop._events import ToolCallStarted, ToolResultEvent
 from reactloop._messages import ToolCall
 from reactloop._phases._execute import Admitted, error_result, run_concurrently
 from reactloop._phases.applier import park_stop
@@ -20,23 +27,48 @@ if TYPE_CHECKING:
     from reactloop._run import Run
 
 
-async def _admit(run: Run, call: ToolCall, index: int) -> Admitted | ToolError:
+@frozen
+class Refused:
+    """A call that will not run (as the hooks left it), and why."""
+
+    call: ToolCall
+    error: ToolError
+
+
+async def _admit(run: Run, call: ToolCall, index: int) -> Admitted | Refused:
+    """Hooks first (they may change the arguments), then the tool lookup and the validation of
+    the arguments as they stand after the hooks."""
     hooks = run.config.hooks
     if hooks.has(HookPoint.BEFORE_TOOL_CALL):
         verdict = await hooks.before_tool_call(run, call)
         if park_stop(run, verdict):
-            return ToolRefusedError(call.name, "the run is stopping")
+            return Refused(call, ToolRefusedError(call.name, "the run is stopping"))
         if verdict.reject is not None:
-            return ToolRefusedError(call.name, f"rejected: {verdict.reject.message}")
+            why = f"rejected: {verdict.reject.message}"
+            return Refused(call, ToolRefusedError(call.name, why))
         call = verdict.value
     tools = run.offered_tools()
     tool = tools.get(call.name)
     if tool is None:
-        return UnknownToolError(call.name, sorted(tools))
+        return Refused(call, UnknownToolError(call.name, sorted(tools)))
+    return _validated(tool, call, index)
+
+
+def _validated(tool: Tool, call: ToolCall, index: int) -> Admitted | Refused:
+    """Admit the call with its parsed arguments; a `parse_arguments` that raises something else
+    or returns a non-dict is the tool's own bug, read by the model like an exception in invoke."""
     try:
-        return Admitted(index, tool, call, tool.parse_arguments(call.arguments))
+        arguments = tool.parse_arguments(call.arguments)
     except ToolArgumentsError as error:
-        return error
+        return Refused(call, error)
+    except Exception as exc:
+        broken = ToolExecutionError(tool.name, exc)
+        broken.__cause__ = exc
+        return Refused(call, broken)
+    if not isinstance(arguments, dict):
+        problem = TypeError(f"parse_arguments returned {type(arguments).__name__}, not a dict")
+        return Refused(call, ToolExecutionError(tool.name, problem))
+    return Admitted(index, tool, call, arguments)
 
 
 async def admit_all(run: Run, calls: tuple[ToolCall, ...], slots: list[Any]) -> list[Admitted]:
@@ -45,9 +77,8 @@ async def admit_all(run: Run, calls: tuple[ToolCall, ...], slots: list[Any]) -> 
     admitted: list[Admitted] = []
     for index, call in enumerate(calls):
         if allowance is not None and allowance <= 0:
-            outcome: Admitted | ToolError = ToolRefusedError(
-                call.name, "the run's tool-call limit is reached"
-            )
+            limit = ToolRefusedError(call.name, "the run's tool-call limit is reached")
+            outcome: Admitted | Refused = Refused(call, limit)
         else:
             run.state.tool_calls_made += 1
             allowance = None if allowance is None else allowance - 1
@@ -55,7 +86,7 @@ async def admit_all(run: Run, calls: tuple[ToolCall, ...], slots: list[Any]) -> 
         if isinstance(outcome, Admitted):
             admitted.append(outcome)
         else:
-            slots[index] = await _refuse(run, call, outcome)
+            slots[index] = await _refuse(run, outcome.call, outcome.error)
     if run.pending_stop is not None:
         for item in admitted:
             slots[item.index] = await _refuse(
@@ -66,9 +97,11 @@ async def admit_all(run: Run, calls: tuple[ToolCall, ...], slots: list[Any]) -> 
 
 
 async def _refuse(run: Run, call: ToolCall, error: ToolError) -> ToolResult:
+    """The error result of a call that does not run; its events pair like those of a run call."""
     result = error_result(call, error)
     await run.config.hooks.on_error(run, error)
     if run.listening:
+        await run.emit(ToolCallStarted(call))
         await run.emit(ToolResultEvent(result))
     return result
 

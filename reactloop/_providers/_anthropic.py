@@ -52,6 +52,7 @@ from reactloop._providers._http import (
     resolve_key,
     stream_error,
 )
+from reactloop._providers._options import check_base_url, check_http_options
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import (
     CallParts,
@@ -62,6 +63,7 @@ from reactloop._providers._wire import (
     obj,
     text,
 )
+from reactloop._validate import integer
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -399,8 +401,12 @@ class AnthropicModel(HttpModel):
         http_client: httpx.AsyncClient | None = None,
         extra_headers: dict[str, str] | None = None,
     ) -> None:
+        check_http_options(
+            "AnthropicModel", model=model, api_key=api_key, base_url=base_url, provider=provider,
+            idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
+        )  # fmt: skip
         self.model = model
-        self.max_tokens = max_tokens
+        self.max_tokens = integer("AnthropicModel.max_tokens", max_tokens)
         secret = resolve_key(api_key, "ANTHROPIC_API_KEY")
         if secret is None:
             raise ConfigurationError(
@@ -413,6 +419,7 @@ class AnthropicModel(HttpModel):
             **(extra_headers or {}),
         }
         url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_BASE_URL
+        check_base_url("AnthropicModel", url)
         self._channel = HttpChannel(
             provider, url, headers, secret=secret, auth=AuthScheme.X_API_KEY,
             client=http_client, idle_timeout=idle_timeout,

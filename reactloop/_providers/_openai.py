@@ -49,8 +49,10 @@ from reactloop._providers._http import (
     resolve_key,
     stream_error,
 )
+from reactloop._providers._options import check_base_url, check_http_options
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import CallParts, assemble_calls, count, items, obj, text
+from reactloop._validate import boolean, member
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 PATH = "/chat/completions"
@@ -347,9 +349,18 @@ class OpenAIModel(HttpModel):
         http_client: httpx.AsyncClient | None = None,
         extra_headers: dict[str, str] | None = None,
     ) -> None:
+        check_http_options(
+            "OpenAIModel", model=model, api_key=api_key, base_url=base_url, provider=provider,
+            idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
+        )  # fmt: skip
         self.model = model
-        self.options = OpenAIOptions(instructions_role, max_tokens_field, include_usage)
+        self.options = OpenAIOptions(
+            member("OpenAIModel.instructions_role", instructions_role, InstructionsRole),
+            member("OpenAIModel.max_tokens_field", max_tokens_field, MaxTokensField),
+            boolean("OpenAIModel.include_usage", include_usage),
+        )
         url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        check_base_url("OpenAIModel", url)
         secret = resolve_key(api_key, "OPENAI_API_KEY")
         if secret is None and url.rstrip("/") == OPENAI_BASE_URL:
             raise ConfigurationError(

@@ -19,18 +19,23 @@ from reactloop._contracts import Model
 from reactloop._errors import ConfigurationError
 from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._openai import MaxTokensField, OpenAIModel
+from reactloop._validate import did_you_mean
 
 _COMPATIBLE = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
+PROVIDERS = ("openai", "anthropic", "openai-compatible")
 FORMS = "'openai:MODEL', 'anthropic:MODEL' or 'openai-compatible:MODEL@http://HOST:PORT/v1'"
 
 
 def _compatible(rest: str, spec: str) -> Model:
     match = _COMPATIBLE.match(rest)
     if match is None:
+        rule = "'openai-compatible:MODEL@URL' with an http:// or https:// URL"
         raise ConfigurationError(
-            f"model string {spec!r} must name a base URL: 'openai-compatible:MODEL@URL'"
-            " with an http:// or https:// URL"
+            f"model string {spec!r} must name a base URL: {rule}",
+            option="model",
+            value=spec,
+            rule=rule,
         )
     return OpenAIModel(
         match["model"],
@@ -43,15 +48,26 @@ def _compatible(rest: str, spec: str) -> Model:
 
 def model_from_string(spec: str) -> Model:
     """The configured provider for a model string; see the module doc for the forms."""
+    if not isinstance(spec, str):
+        raise ConfigurationError.invalid("model", spec, f"a model string: {FORMS}")
     prefix, colon, rest = spec.strip().partition(":")
     if not colon or not rest:
-        raise ConfigurationError(f"model string {spec!r} must have the form {FORMS}")
+        raise ConfigurationError(
+            f"model string {spec!r} must have the form {FORMS}",
+            option="model",
+            value=spec,
+            rule=FORMS,
+        )
     if prefix == "openai":
         return OpenAIModel(rest)
     if prefix == "anthropic":
         return AnthropicModel(rest)
     if prefix == "openai-compatible":
         return _compatible(rest, spec)
+    hint = did_you_mean(prefix, PROVIDERS)
     raise ConfigurationError(
-        f"model string {spec!r} names an unknown provider {prefix!r}: use {FORMS}"
+        f"model string {spec!r} names an unknown provider {prefix!r}{hint}: use {FORMS}",
+        option="model",
+        value=spec,
+        rule=FORMS,
     )

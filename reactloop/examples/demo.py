@@ -152,7 +152,11 @@ async def stream_and_print(loop: ReActLoop, question: str) -> RunResult:
     print(f"\nanswer ({result.stop_reason.value}): {result.output}")
     if result.error is not None:
         print(f"error [{result.error.code.value}]: {result.error.message}")
-    print(f"tools used: {', '.join(result.tools_used)}; total tokens: {result.usage.total_tokens}")
+    in_steps = sum(step.usage.total_tokens for step in result.steps)
+    print(
+        f"tools used: {', '.join(result.tools_used)}; total tokens: {result.usage.total_tokens}"
+        f" (setup {result.setup_usage.total_tokens} + steps {in_steps})"
+    )
     return result
 
 

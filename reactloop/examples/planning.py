@@ -1,7 +1,9 @@
 """A planning phase that runs once, before the first reasoning step.
 
 It asks the run's model for a short plan (without tools) and appends the plan to the run's
-instructions, so every later step sees it. Insert it with
+instructions, so every later step sees it. The plan's tokens are recorded with
+`run.state.record_usage` (before the first step they land in `RunResult.setup_usage`).
+Insert it with
 `ReActLoop(..., start_phases=[*default_start_phases(), PlanningPhase()])`.
 """
 
@@ -27,7 +29,7 @@ class PlanningPhase:
             messages=(*state.messages, UserMessage(self.prompt)), instructions=state.instructions
         )
         response = await run.config.model.request(request)
-        state.usage = state.usage + response.usage
+        state.record_usage(response.usage)
         plan = response.message.text.strip()
         state.instructions = f"{state.instructions or ''}\n\nPlan:\n{plan}".strip()
         return Proceed()

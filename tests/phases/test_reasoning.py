@@ -120,3 +120,17 @@ async def test_prepare_step_changes_one_step() -> None:
     assert [spec.name for spec in model.requests[0].tools] == ["t2"]
     assert model.requests[0].instructions == "step"
     assert list(run.offered_tools()) == ["t2"]
+
+
+async def test_a_replaced_response_still_counts_the_tokens_the_call_spent() -> None:
+    class Redact(Hook):
+        async def after_reasoning(
+            self, run: Run, response: ModelResponse
+        ) -> Override[ModelResponse]:
+            return Override(reply("[redacted]"))
+
+    model = ScriptedModel([reply("secret", usage=Usage(40, 8))])
+    run = make_run(model=model, hooks=[Redact()])
+    await run_phase(ReasoningPhase(), run)
+    assert run.state.usage == Usage(40, 8)
+    assert run.state.current is not None and run.state.current.usage == Usage(40, 8)

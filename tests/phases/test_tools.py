@@ -20,6 +20,7 @@ from reactloop import (
     StopRun,
     ToolCall,
     ToolCalled,
+    ToolCallStarted,
     ToolPhase,
     ToolResult,
     ToolResultEvent,
@@ -293,3 +294,88 @@ async def test_successful_calls_do_not_reach_on_error_hooks() -> None:
 async def test_tool_called_does_not_stop_after_a_different_tool() -> None:
     run = run_with(call("search"), tools=[FakeTool("search")], stop_when=ToolCalled({"answer"}))
     assert isinstance(await run_phase(ToolPhase(), run), Proceed)
+
+
+async def test_overridden_arguments_are_validated_against_the_schema() -> None:
+    @tool
+    def lookup(limit: int) -> str:
+        """Look up.
+
+        Args:
+            limit: How many.
+        """
+        return "ran"
+
+    class Loosen(Hook):
+        async def before_tool_call(self, run: Run, c: ToolCall) -> Override[ToolCall]:
+            return Override(c.with_arguments({"limit": "many"}))
+
+    events: list[Event] = []
+    run = run_with(call("lookup", limit=3), tools=[lookup], hooks=[Loosen()], events=events)
+    await run_phase(ToolPhase(), run)
+    (result,) = results(run)
+    assert result.is_error and "invalid arguments for tool 'lookup'" in result.content
+    started = [e.call for e in events if isinstance(e, ToolCallStarted)]
+    assert [c.arguments for c in started] == ['{"limit":"many"}']
+
+
+@pytest.mark.parametrize(
+    "case", ["unknown", "bad arguments", "over the cap", "rejected", "stopping"]
+)
+async def test_a_refused_call_has_its_started_event_before_its_result(case: str) -> None:
+    class Refuse(Hook):
+        async def before_tool_call(self, run: Run, c: ToolCall) -> Reject | StopRun:
+            return Reject("no") if case == "rejected" else StopRun("halt")
+
+    cases: dict[str, dict[str, Any]] = {
+        "unknown": {"tools": []},
+        "bad arguments": {"tools": [FakeTool("t")]},
+        "over the cap": {"tools": [FakeTool("t")], "max_tool_calls": 1},
+        "rejected": {"tools": [FakeTool("t")], "hooks": [Refuse()]},
+        "stopping": {"tools": [FakeTool("t")], "hooks": [Refuse()]},
+    }
+    options = cases[case]
+    events: list[Event] = []
+    arguments = "[1]" if case == "bad arguments" else "{}"
+    run = run_with(
+        ToolCall("t", arguments, "c1"), ToolCall("t", arguments, "c2"), events=events, **options
+    )
+    run.state.tool_calls_made = 1 if case == "over the cap" else 0
+    await run_phase(ToolPhase(), run)
+    kinds = [(type(e).__name__, call_id(e)) for e in events]
+    assert kinds == [
+        ("ToolCallStarted", "c1"),
+        ("ToolResultEvent", "c1"),
+        ("ToolCallStarted", "c2"),
+        ("ToolResultEvent", "c2"),
+    ]
+    assert all(r.is_error for r in results(run))
+
+
+def call_id(event: Event) -> str:
+    if isinstance(event, ToolCallStarted):
+        return event.call.id
+    assert isinstance(event, ToolResultEvent)
+    return event.result.call_id
+
+
+class SloppyTool(FakeTool):
+    """A custom tool whose `parse_arguments` breaks its contract."""
+
+    def parse_arguments(self, arguments: str) -> Any:
+        if arguments == "raise":
+            raise ValueError("cannot parse")
+        return ["not", "a", "dict"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "shown"),
+    [("raise", "raised ValueError: cannot parse"), ("{}", "returned list, not a dict")],
+)
+async def test_a_broken_parse_arguments_becomes_an_error_result(arguments: str, shown: str) -> None:
+    sloppy = SloppyTool("t")
+    run = run_with(ToolCall("t", arguments), tools=[sloppy])
+    assert isinstance(await run_phase(ToolPhase(), run), Proceed)
+    (result,) = results(run)
+    assert result.is_error and shown in result.content and sloppy.calls == []
+    assert result.error_code is ErrorCode.TOOL_ERROR

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop._errors import ConfigurationError, InvalidResponseError, ProviderUnavailableError
+from reactloop._errors import InvalidResponseError, ProviderUnavailableError
 from reactloop._messages import (
     AssistantMessage,
     FinishReason,
-    ModelRequest,
-    ModelSettings,
-    ResponseFormat,
-    ResponseFormatKind,
     ToolCall,
-    UserMessage,
 )
 from reactloop._providers._openai import (
     InstructionsRole,
@@ -94,13 +89,6 @@ def test_settings_and_streaming_fields() -> None:
     }
     assert (body["temperature"], body["max_completion_tokens"]) == (0.2, 256)
     assert (body["stream"], body["stream_options"]) == (True, {"include_usage": True})
-
-
-def test_a_schema_format_without_schema_is_a_configuration_error() -> None:
-    fmt = ResponseFormat(ResponseFormatKind.JSON_SCHEMA)
-    request = ModelRequest((UserMessage("hi"),), settings=ModelSettings(response_format=fmt))
-    with pytest.raises(ConfigurationError, match="needs a schema"):
-        encode_request(request, "m", stream=False)
 
 
 def test_refusal_travels_back_in_history() -> None:

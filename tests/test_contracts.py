@@ -1,0 +1,205 @@
+"""User code that breaks its run-time contract ends the run with `stop_reason=error` and a
+`ContractError` naming the culprit, whether the run is awaited or streamed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import pytest
+
+from reactloop import (
+    CheckPoint,
+    ModelRequest,
+    ReActLoop,
+    Run,
+    RunContext,
+    RunFinished,
+    RunResult,
+    StepPlan,
+    StopReason,
+    StopSignal,
+    default_phases,
+    default_start_phases,
+)
+from reactloop._contracts import DeltaSink, StopCondition
+from reactloop._errors import ContractError, ErrorCode, HookError
+from reactloop.testing import FakeTool, ScriptedModel, call, reply
+
+pytestmark = pytest.mark.anyio
+
+
+class WrongTypeModel:
+    """A model whose calls return text instead of a ModelResponse."""
+
+    async def request(self, request: ModelRequest) -> Any:
+        return "plain text"
+
+    async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> Any:
+        return "plain text"
+
+
+class SyncModel:
+    """A model whose methods are not async."""
+
+    def request(self, request: ModelRequest) -> Any:
+        return reply("hi")
+
+    def stream(self, request: ModelRequest, on_delta: DeltaSink) -> Any:
+        return reply("hi")
+
+
+def returns_none(run: Run, plan: StepPlan) -> Any:
+    return None
+
+
+async def returns_a_dict(run: Run, plan: StepPlan) -> Any:
+    return {"messages": plan.messages}
+
+
+def plan_with_a_model_name(run: Run, plan: StepPlan) -> StepPlan:
+    wrong: Any = "gpt-4o"
+    return attrs.evolve(plan, model=wrong)
+
+
+def phase_returning(value: object) -> Callable[[Run], Any]:
+    async def returns_junk(run: Run) -> Any:
+        return value
+
+    return returns_junk
+
+
+def no_instructions(context: RunContext[Any]) -> Any:
+    return None
+
+
+async def byte_instructions(context: RunContext[Any]) -> Any:
+    return b"be brief"
+
+
+class YesCondition(StopCondition):
+    def check(self, run: Run, at: CheckPoint) -> Any:
+        return True
+
+
+class TextAllowance(StopCondition):
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        return None
+
+    def tool_call_allowance(self, run: Run) -> Any:
+        return "3"
+
+
+def guard_returning_false(text: str) -> Any:
+    return False
+
+
+def base() -> dict[str, Any]:
+    model = ScriptedModel([reply("", call("t")), "done"])
+    return {"model": model, "tools": [FakeTool("t")]}
+
+
+def case(culprit: str, **changes: Any) -> Callable[[], dict[str, Any]]:
+    def build() -> dict[str, Any]:
+        return {**base(), **changes, "culprit": culprit}
+
+    return build
+
+
+CASES = {
+    "prepare_step returns None": case("prepare_step returns_none", prepare_step=returns_none),
+    "prepare_step returns a dict": case("prepare_step returns_a_dict", prepare_step=returns_a_dict),
+    "prepare_step plans with a string model": case(
+        "prepare_step plan_with_a_model_name", prepare_step=plan_with_a_model_name
+    ),
+    "phase returns None": case(
+        "phase phase_returning.<locals>.returns_junk",
+        phases=[*default_phases(), phase_returning(None)],
+    ),
+    "phase returns a string": case(
+        "phase phase_returning.<locals>.returns_junk",
+        phases=[phase_returning("proceed"), *default_phases()],
+    ),
+    "start phase returns True": case(
+        "phase phase_returning.<locals>.returns_junk",
+        start_phases=[*default_start_phases(), phase_returning(True)],
+    ),
+    "model returns text": case("model WrongTypeModel", model=WrongTypeModel()),
+    "model is not async": case("model SyncModel", model=SyncModel()),
+    "instructions return None": case("instructions no_instructions", instructions=no_instructions),
+    "instructions return bytes": case(
+        "instructions byte_instructions", instructions=byte_instructions
+    ),
+    "stop condition returns True": case("stop condition YesCondition", stop_when=YesCondition()),
+    "tool-call allowance is text": case("stop condition TextAllowance", stop_when=TextAllowance()),
+    "input guard returns False": case(
+        "input guard guard_returning_false", input_guards=[guard_returning_false]
+    ),
+}
+
+
+def loop_of(options: dict[str, Any]) -> tuple[ReActLoop, str]:
+    options = dict(options)
+    culprit = options.pop("culprit")
+    return ReActLoop(options.pop("model"), **options), culprit
+
+
+def assert_contract_broken(result: RunResult, culprit: str) -> None:
+    assert result.stop_reason is StopReason.ERROR
+    error = result.error
+    assert isinstance(error, ContractError) and not isinstance(error, HookError)
+    assert error.code is ErrorCode.CONTRACT and error.culprit == culprit
+    assert f"{culprit} broke its contract: {error.rule}; got" in error.message
+    assert result.stop_detail == error.message and result.user_message
+
+
+@pytest.mark.parametrize("name", CASES)
+async def test_a_broken_contract_ends_an_awaited_run(name: str) -> None:
+    loop, culprit = loop_of(CASES[name]())
+    assert_contract_broken(await loop.run("go"), culprit)
+
+
+@pytest.mark.parametrize("name", CASES)
+async def test_a_broken_contract_ends_a_streamed_run(name: str) -> None:
+    loop, culprit = loop_of(CASES[name]())
+    async with loop.stream("go") as events:
+        finished = [event async for event in events][-1]
+    assert isinstance(finished, RunFinished)
+    assert_contract_broken(finished.result, culprit)
+
+
+def test_the_error_names_the_value_it_got() -> None:
+    error = ContractError("phase P", "a phase returns a decision", None)
+    assert error.message == "phase P broke its contract: a phase returns a decision; got None"
+    assert (error.culprit, error.rule, error.value) == (
+        "phase P",
+        "a phase returns a decision",
+        None,
+    )
+
+
+def test_a_huge_value_is_cut_in_the_message() -> None:
+    error = ContractError("model M", "returns a ModelResponse", "x" * 10_000)
+    assert len(error.message) < 400 and "(str)" in error.message
+
+
+async def test_well_behaved_code_meets_every_contract() -> None:
+    async def plan_as_is(run: Run, plan: StepPlan) -> StepPlan:
+        return plan
+
+    def guard(text: str) -> str | None:
+        return None
+
+    loop = ReActLoop(
+        **base(), prepare_step=plan_as_is, input_guards=[guard], instructions=lambda c: "hi"
+    )
+    result = await loop.run("go")
+    assert (result.stop_reason, result.output) == (StopReason.COMPLETED, "done")
+
+
+async def test_a_model_response_is_still_accepted_from_a_stream() -> None:
+    model = ScriptedModel(["fine"])
+    async with ReActLoop(model).stream("go") as events:
+        finished = [event async for event in events][-1]
+    assert isinstance(finished, RunFinished) and finished.result.output == "fine"

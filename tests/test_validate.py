@@ -1,0 +1,509 @@
+"""Every option of every configurable class is checked when it is given.
+
+The tables below hold wrong values for each option of each class; a test checks that they cover
+every key of `LoopOptions` and every parameter of each class, so an option added without a
+check (and a row here) fails the suite.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from reactloop._config import LOOP_PARAMETERS, OPTION_NAMES, LoopOptions
+from reactloop._context import ContextWindow
+from reactloop._contracts import Hook
+from reactloop._errors import ConfigurationError, ErrorCode, show
+from reactloop._guards import BlockedPatterns, MaxInputLength
+from reactloop._limits import RunLimiter
+from reactloop._loop import ReActLoop
+from reactloop._messages import ModelSettings, ResponseFormat, ResponseFormatKind
+from reactloop._phases import default_phases, default_start_phases
+from reactloop._providers import AnthropicModel, OpenAIModel, model_from_string
+from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
+from reactloop._retry import RetryPolicy
+from reactloop._run import CapPolicy, RepetitionPolicy
+from reactloop._state import Step
+from reactloop._stop import (
+    FinalAnswerMarker,
+    MaxIterations,
+    MaxToolCalls,
+    StopWhen,
+    TimeBudget,
+    TokenBudget,
+    ToolCalled,
+)
+from reactloop._tokens import MessageTokenEstimator
+from reactloop._tool import FunctionTool, tool
+from reactloop.testing import FakeTool, ScriptedModel, make_run
+
+NAN, INF = float("nan"), float("inf")
+COUNTS: list[object] = [0, -1, 1.5, True, "3", None, NAN]
+"""Wrong values for an int >= 1."""
+SECONDS: list[object] = [0, -1, NAN, INF, True, "5", None]
+"""Wrong values for a positive, finite number of seconds."""
+OPTIONAL_SECONDS: list[object] = [0, -1, -0.5, NAN, INF, -INF, True, "5"]
+OPTIONAL_COUNTS: list[object] = [0, -1, 1.5, True, "3", NAN]
+
+
+class NotAHook:
+    """Has nothing of a hook."""
+
+
+class WordPriorityHook(Hook):
+    """A hook whose priority is not a number."""
+
+    priority = "high"  # type: ignore[assignment]
+
+
+class WrongFailureHook(Hook):
+    """A hook whose failure policy is not a HookFailure."""
+
+    on_raise = "ignore"  # type: ignore[assignment]
+
+
+def predicate(steps: Sequence[Step]) -> bool:
+    """A valid stop predicate."""
+    return len(steps) > 3
+
+
+def search(query: str) -> str:
+    """A valid tool function."""
+    return query
+
+
+LOOP_BAD: dict[str, list[object]] = {
+    "tools": [
+        "search",
+        search,
+        5,
+        {"search": search},
+        [1],
+        [None],
+        [FunctionTool],
+        [FakeTool("slow", timeout=0)],
+        [FakeTool("slow", timeout=NAN)],
+        [FakeTool("alone", exclusive=1)],  # type: ignore[arg-type]
+        [FakeTool("")],
+    ],
+    "instructions": [5, b"x", lambda: "x", lambda a, b: "x", ["x"]],
+    "hooks": [
+        NotAHook(),
+        [NotAHook()],
+        [Hook],
+        "hook",
+        [None],
+        Hook(),
+        [WordPriorityHook()],
+        [WrongFailureHook()],
+    ],
+    "max_iterations": COUNTS,
+    "max_tool_calls": OPTIONAL_COUNTS,
+    "stop_when": ["x", 5, lambda: True, lambda a, b: True, [MaxIterations(1)], True, ToolCalled],
+    "on_cap": ["sometimes", 1, None, "FINAL"],
+    "tool_timeout": OPTIONAL_SECONDS,
+    "max_concurrency": OPTIONAL_COUNTS,
+    "max_result_chars": COUNTS,
+    "input_guards": [predicate, "guard", [5], [lambda: None], [None]],
+    "prepare_step": [5, "step", lambda run: run],
+    "settings": [None, {"temperature": 0}, ModelSettings, 0.2],
+    "model_timeout": OPTIONAL_SECONDS,
+    "run_timeout": OPTIONAL_SECONDS,
+    "repetition": [3, {"nudge_after": 1}, RepetitionPolicy, True],
+    "strict": [1, "yes", None, 0],
+    "retry": [None, 3, RetryPolicy],
+    "sleep": [None, 1, lambda: None],
+    "max_concurrent_runs": OPTIONAL_COUNTS,
+    "run_limiter": [3, object(), RunLimiter],
+    "error_messages": [None, {"x": "y"}, lambda: "", "sorry"],
+    "context_window": [1000, object(), ContextWindow],
+    "clock": [5, lambda x: 0.0, "monotonic"],
+}
+"""Wrong values for each `LoopOptions` key."""
+
+LOOP_DEFAULTS: dict[str, Any] = {
+    "tools": (),
+    "instructions": None,
+    "hooks": (),
+    "max_iterations": 10,
+    "max_tool_calls": None,
+    "stop_when": None,
+    "on_cap": CapPolicy.FINAL_CALL,
+    "tool_timeout": None,
+    "max_concurrency": None,
+    "max_result_chars": 20_000,
+    "input_guards": (),
+    "prepare_step": None,
+    "settings": ModelSettings(),
+    "model_timeout": None,
+    "run_timeout": None,
+    "repetition": RepetitionPolicy(),
+    "strict": False,
+    "retry": RetryPolicy(),
+    "sleep": anyio.sleep,
+    "max_concurrent_runs": None,
+    "run_limiter": None,
+    "error_messages": DEFAULT_RESOLVER,
+    "context_window": None,
+    "clock": None,
+}
+"""Each option at its documented default."""
+
+LOOP_OWN_BAD: dict[str, list[object]] = {
+    "model": [5, None, "gpt-4", "acme:model", object()],
+    "phases": ["phase", [5], [NotAHook()], 5],
+    "start_phases": ["phase", [5], [lambda: None]],
+}
+"""Wrong values for ReActLoop's own parameters (beside the options)."""
+
+HTTP_BAD: dict[str, list[object]] = {
+    "model": ["", 5, None],
+    "api_key": [5, b"key"],
+    "base_url": ["api.example.com", "", 5, "ftp://example.com"],
+    "provider": ["", 5, None],
+    "idle_timeout": OPTIONAL_SECONDS,
+    "http_client": ["client", object(), httpx.AsyncClient],
+    "extra_headers": ["x-a: 1", {"x-a": 1}, {1: "a"}, [("x-a", "1")]],
+}
+
+TOOL_BAD: dict[str, list[object]] = {
+    "name": ["", "has space", 5, "x" * 65],
+    "description": [5, b"text"],
+    "timeout": OPTIONAL_SECONDS,
+    "exclusive": [1, "yes", None],
+}
+
+Factory = Callable[..., object]
+
+CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
+    MaxIterations: ({"limit": 1}, {"limit": COUNTS}),
+    MaxToolCalls: ({"limit": 1}, {"limit": COUNTS}),
+    TokenBudget: ({"limit": 1}, {"limit": COUNTS}),
+    TimeBudget: ({"seconds": 1.0}, {"seconds": SECONDS}),
+    StopWhen: (
+        {"predicate": predicate},
+        {
+            "predicate": [None, 5, lambda: True, lambda a, b: True],
+            "name": ["", " ", 5, None],
+            "cap": [1, "yes", None],
+        },
+    ),
+    FinalAnswerMarker: ({}, {"marker": ["", "  ", 5, None]}),
+    ToolCalled: ({"names": "submit"}, {"names": [[], "", [""], [5], 5, None, {"a": "b"}]}),
+    MaxInputLength: ({"limit": 10}, {"limit": COUNTS}),
+    BlockedPatterns: (
+        {"patterns": ["x"]},
+        {"patterns": [[], "", "(", [5], 5, None, [b"x"], re.compile(b"x")]},
+    ),
+    RetryPolicy: (
+        {},
+        {
+            "max_retries": [-1, 1.5, True, "2", None],
+            "initial_delay": [-0.1, NAN, INF, "1", None],
+            "multiplier": [0.5, NAN, INF, True, None],
+            "max_delay": [0.1, NAN, INF, "8"],
+            "jitter": [-0.1, 1.5, NAN, "0"],
+            "max_retry_after": [-1, NAN, INF, "60", None],
+        },
+    ),
+    RepetitionPolicy: (
+        {},
+        {"nudge_after": [0, -1, 1.5, True, "3", None], "stop_after": [0, 2, 1.5, True, None]},
+    ),
+    ContextWindow: (
+        {"max_tokens": 100_000},
+        {
+            "max_tokens": COUNTS,
+            "reserved_output": [-1, 100_000, 1.5, True, None, "0"],
+            "estimator": [None, object(), len],
+        },
+    ),
+    RunLimiter: ({"max_runs": 1}, {"max_runs": COUNTS, "max_wait": [-1, NAN, INF, "1", True]}),
+    ModelSettings: (
+        {},
+        {
+            "temperature": [-0.1, NAN, INF, "0.2", True],
+            "max_output_tokens": [0, -1, 1.5, True, "5"],
+            "response_format": ["json", 5, ResponseFormatKind.JSON_OBJECT, ResponseFormat],
+            "parallel_tool_calls": [1, "yes", 0],
+        },
+    ),
+    ResponseFormat: (
+        {},
+        {
+            "kind": ["xml", 5, None],
+            "name": ["", 5, None],
+            "schema": ["{}", [1], 5],
+            "strict": [1, None, "yes"],
+        },
+    ),
+    OpenAIModel: (
+        {"model": "m", "api_key": "k"},
+        {
+            **HTTP_BAD,
+            "instructions_role": ["admin", 5, None],
+            "max_tokens_field": ["tokens", None],
+            "include_usage": [1, None, "yes"],
+        },
+    ),
+    AnthropicModel: ({"model": "m", "api_key": "k"}, {**HTTP_BAD, "max_tokens": COUNTS}),
+    DefaultErrorMessages: (
+        {},
+        {"overrides": [{"rate_limited": "busy"}, {ErrorCode.TIMEOUT: ""}, [("a", "b")], "x"]},
+    ),
+    MessageTokenEstimator: (
+        {},
+        {
+            "count": [None, 5, lambda: 1],
+            "message_overhead": [-1, 1.5, True, None],
+            "tool_call_overhead": [-1, 1.5, "3"],
+        },
+    ),
+    model_from_string: (
+        {"spec": "openai-compatible:m@http://127.0.0.1:1/v1"},
+        {"spec": [5, None, "gpt-4", "acme:m", ""]},
+    ),
+    tool: ({}, {**TOOL_BAD, "fn": [5, "search", FunctionTool]}),
+    FunctionTool.from_function: (
+        {"fn": search},
+        {**TOOL_BAD, "fn": [5, "search", None], "presets": ["x", 5]},
+    ),
+    make_run: (
+        {},
+        {
+            "model": [5, "gpt-4"],
+            "messages": ["hi", [5], 5, ["hi"]],
+            "events": ["x", (), 5],
+            "deps": [],  # any value: the user's own dependencies
+            "open_step": [1, None, "yes"],
+            "options": [],  # the loop options: see LOOP_BAD
+        },
+    ),
+}
+"""For each class (or function): valid required arguments, and wrong values per parameter."""
+
+CASES = [
+    pytest.param(
+        factory, option, value, id=f"{getattr(factory, '__qualname__', factory)}-{option}-{index}"
+    )
+    for factory, (_, table) in CLASSES.items()
+    for option, values in table.items()
+    for index, value in enumerate(values)
+]
+
+
+def construct(factory: Factory, valid: Mapping[str, object], option: str, value: object) -> None:
+    """Call `factory` with the valid arguments and `option` set to `value`."""
+    if factory is tool and option == "fn":
+        tool(value)  # type: ignore[call-overload]
+        return
+    if factory is tool:
+        decorate = tool(**{option: value})  # type: ignore[call-overload]
+        decorate(search)
+        return
+    factory(**{**valid, option: value})
+
+
+def contains(container: object, item: object) -> bool:
+    """Whether `item` is `container` or one of its items (the offending item of a sequence)."""
+    if container is item:
+        return True
+    if isinstance(container, Mapping):
+        return any(v is item or k is item for k, v in container.items())
+    if isinstance(container, list | tuple):
+        return any(contains(member, item) for member in container)
+    return isinstance(container, str) and isinstance(item, str) and item in container
+
+
+def _holds_attribute(container: object, attribute: str, item: object) -> bool:
+    """Whether an item of `container` has `attribute` set to `item` (a tool's timeout, ...)."""
+    members = container if isinstance(container, list | tuple) else [container]
+    return any(getattr(member, attribute, None) is item for member in members)
+
+
+def assert_names(error: ConfigurationError, option: str, value: object) -> None:
+    """The error names the option and the value (or the offending item), in words and fields."""
+    message = str(error)
+    assert option.rsplit(".", 1)[-1] in message, message
+    assert show(error.value) in message, message
+    attribute = error.option.rsplit(".", 1)[-1] if error.option and "]." in error.option else ""
+    held = contains(value, error.value) or show(value) in message
+    assert held or _holds_attribute(value, attribute, error.value), (message, error.value)
+    assert error.option is not None and option.rsplit(".", 1)[-1] in error.option, error.option
+
+
+@pytest.mark.parametrize(("option", "value"), [(o, v) for o, vs in LOOP_BAD.items() for v in vs])
+def test_a_wrong_loop_option_is_refused_when_the_loop_is_built(option: str, value: object) -> None:
+    options: dict[str, Any] = {option: value}
+    with pytest.raises(ConfigurationError) as caught:
+        ReActLoop(ScriptedModel([]), **options)
+    assert_names(caught.value, option, value)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [(o, v) for o, vs in LOOP_OWN_BAD.items() for v in vs]
+)
+def test_a_wrong_loop_parameter_is_refused(option: str, value: object) -> None:
+    arguments: dict[str, Any] = {"model": ScriptedModel([]), option: value}
+    with pytest.raises(ConfigurationError) as caught:
+        ReActLoop(**arguments)
+    assert_names(caught.value, option, value)
+
+
+@pytest.mark.parametrize(("factory", "option", "value"), CASES)
+def test_a_wrong_value_is_refused_at_construction(
+    factory: Factory, option: str, value: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    valid = CLASSES[factory][0]
+    with pytest.raises(ConfigurationError) as caught:
+        construct(factory, valid, option, value)
+    name = "model" if factory is model_from_string else option
+    assert_names(caught.value, name, value)
+
+
+def _parameters(factory: Factory) -> set[str]:
+    parameters = inspect.signature(factory).parameters.values()
+    return {p.name for p in parameters if p.kind is not p.VAR_POSITIONAL} - {"self"}
+
+
+def test_the_loop_tables_cover_every_loop_option() -> None:
+    assert set(LOOP_BAD) == OPTION_NAMES == set(LoopOptions.__annotations__)
+    assert set(LOOP_DEFAULTS) == OPTION_NAMES
+    assert (
+        set(LOOP_OWN_BAD) | {"options"} == _parameters(ReActLoop) == {*LOOP_PARAMETERS, "options"}
+    )
+
+
+@pytest.mark.parametrize("factory", list(CLASSES))
+def test_the_table_covers_every_parameter(factory: Factory) -> None:
+    table = CLASSES[factory][1]
+    assert set(table) == _parameters(factory)
+    checked = [option for option, values in table.items() if not values]
+    assert checked in ([], ["deps", "options"]), "only deps takes any value"
+
+
+def test_the_table_covers_the_configurable_classes() -> None:
+    configurable = {
+        MaxIterations, MaxToolCalls, TokenBudget, TimeBudget, StopWhen, FinalAnswerMarker,
+        ToolCalled, MaxInputLength, BlockedPatterns, RetryPolicy, RepetitionPolicy,
+        ContextWindow, RunLimiter, ModelSettings, ResponseFormat, OpenAIModel, AnthropicModel,
+    }  # fmt: skip
+    assert configurable <= set(CLASSES)
+
+
+def test_every_loop_option_at_its_default_builds_a_loop() -> None:
+    loop = ReActLoop(ScriptedModel([]), **LOOP_DEFAULTS)
+    assert (loop.config.max_result_chars, loop.config.on_cap) == (20_000, CapPolicy.FINAL_CALL)
+    assert len(loop.phases) == len(default_phases())
+    assert len(loop.start_phases) == len(default_start_phases())
+
+
+def _defaults(factory: Factory) -> dict[str, object]:
+    parameters = inspect.signature(factory).parameters.values()
+    return {p.name: p.default for p in parameters if p.default is not p.empty}
+
+
+@pytest.mark.parametrize("factory", [f for f in CLASSES if f not in (tool, make_run)])
+def test_every_default_constructs(factory: Factory) -> None:
+    arguments = {**_defaults(factory), **CLASSES[factory][0]}
+    assert factory(**arguments) is not None
+
+
+def test_a_tool_with_every_default_constructs() -> None:
+    defaults = {name: value for name, value in _defaults(tool).items() if name != "fn"}
+    assert tool(**defaults)(search).name == "search"  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(
+    ("wrong", "meant"),
+    [
+        ("max_iteration", "max_iterations"),
+        ("tool_timeuot", "tool_timeout"),
+        ("Max_Tool_Calls", "max_tool_calls"),
+        ("stopwhen", "stop_when"),
+        ("phase", "phases"),
+    ],
+)
+def test_a_misspelled_loop_option_fails_with_a_suggestion(wrong: str, meant: str) -> None:
+    options: dict[str, Any] = {wrong: 2}
+    with pytest.raises(ConfigurationError, match=f"did you mean {meant!r}") as caught:
+        ReActLoop(ScriptedModel([]), **options)
+    assert (caught.value.option, caught.value.value) == (wrong, 2)
+    assert repr(wrong) in str(caught.value)
+
+
+def test_an_unknown_option_far_from_any_lists_the_known_ones() -> None:
+    options: dict[str, Any] = {"zzz": 1}
+    with pytest.raises(ConfigurationError, match=r"known: .*max_iterations") as caught:
+        ReActLoop(ScriptedModel([]), **options)
+    assert caught.value.option == "zzz"
+
+
+@pytest.mark.parametrize(
+    ("wrong", "meant"), [("max_iteration", "max_iterations"), ("messsages", "messages")]
+)
+def test_a_misspelled_make_run_option_fails_with_a_suggestion(wrong: str, meant: str) -> None:
+    options: dict[str, Any] = {wrong: 2}
+    with pytest.raises(ConfigurationError, match=f"make_run.*did you mean {meant!r}"):
+        make_run(**options)
+
+
+def test_a_misspelled_preset_fails_with_a_suggestion() -> None:
+    with pytest.raises(ConfigurationError, match="did you mean 'query'"):
+        tool(search).bind(querry="x")
+
+
+def test_a_wrong_model_string_suggests_the_provider() -> None:
+    with pytest.raises(ConfigurationError, match="did you mean 'openai'") as caught:
+        model_from_string("opneai:gpt-4o")
+    assert (caught.value.option, caught.value.value) == ("model", "opneai:gpt-4o")
+
+
+def test_a_string_for_on_cap_is_taken_as_the_policy() -> None:
+    loop = ReActLoop(ScriptedModel([]), on_cap="stop_now")  # type: ignore[arg-type]
+    assert loop.config.on_cap is CapPolicy.STOP_NOW
+
+
+def test_a_misspelled_enum_value_gets_a_suggestion() -> None:
+    with pytest.raises(ConfigurationError, match="did you mean 'stop_now'"):
+        ReActLoop(ScriptedModel([]), on_cap="stop_no")  # type: ignore[arg-type]
+
+
+def test_a_plain_predicate_for_stop_when_is_wrapped_in_stop_when() -> None:
+    loop = ReActLoop(ScriptedModel([]), stop_when=predicate)  # type: ignore[arg-type]
+    conditions = loop.config.stop_when.conditions  # type: ignore[attr-defined]
+    assert StopWhen(predicate, "predicate") in conditions
+
+
+def test_a_single_function_for_tools_is_refused_with_the_rule() -> None:
+    with pytest.raises(ConfigurationError, match="sequence of tools") as caught:
+        ReActLoop(ScriptedModel([]), tools=search)  # type: ignore[arg-type]
+    assert caught.value.rule is not None and "sequence" in caught.value.rule
+
+
+def test_a_long_value_is_cut_short_in_the_message() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        MaxIterations("x" * 10_000)  # type: ignore[arg-type]
+    assert len(str(caught.value)) < 300
+    assert caught.value.value == "x" * 10_000
+
+
+def test_a_lambda_tool_needs_a_name() -> None:
+    with pytest.raises(ConfigurationError, match=r"pass name=.*'<lambda>'") as caught:
+        ReActLoop(ScriptedModel([]), tools=[lambda query: query])
+    assert caught.value.option == "tool.name"
+
+
+@pytest.mark.parametrize(("option", "value"), [(o, v) for o, vs in TOOL_BAD.items() for v in vs])
+def test_tool_options_are_checked_before_any_function_is_given(option: str, value: object) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        tool(**{option: value})  # type: ignore[call-overload]
+    assert_names(caught.value, option, value)
