@@ -4,6 +4,7 @@ options that state the intent plainly taken as meant."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -270,6 +271,12 @@ def test_final_answer_marker_at_the_end_keeps_the_text_before_it() -> None:
     assert signal is not None and signal.output == "the answer is 42"
 
 
+def test_final_answer_marker_output_starts_after_its_first_occurrence() -> None:
+    run = answered("FINAL_ANSWER: say FINAL_ANSWER: twice")
+    signal = FinalAnswerMarker().check(run, AFTER_REASONING)
+    assert signal is not None and signal.output == "say FINAL_ANSWER: twice"
+
+
 def test_final_answer_marker_absent_does_not_fire() -> None:
     assert FinalAnswerMarker().check(answered("still working"), AFTER_REASONING) is None
 
@@ -306,6 +313,35 @@ def test_a_limit_of_zero_or_less_is_refused(
 @pytest.mark.parametrize(("kind", "rule"), LIMITED)
 def test_the_smallest_positive_limit_is_accepted(kind: type[StopCondition], rule: str) -> None:
     assert kind(1) == kind(1)  # type: ignore[call-arg]
+
+
+def always(steps: object) -> bool:
+    return True
+
+
+WRONG_OPTIONS: list[tuple[Callable[..., object], dict[str, Any], str, str]] = [
+    (ToolCalled, {"names": 5}, "ToolCalled.names", "a sequence of tool names"),
+    (ToolCalled, {"names": []}, "ToolCalled.names", "at least one tool name"),
+    (ToolCalled, {"names": [""]}, "ToolCalled.names[0]", "a non-empty string"),
+    (FinalAnswerMarker, {"marker": ""}, "FinalAnswerMarker.marker", "a non-empty string"),
+    (
+        StopWhen,
+        {"predicate": lambda: True},
+        "StopWhen.predicate",
+        "a callable taking 1 positional argument",
+    ),
+    (StopWhen, {"predicate": always, "name": ""}, "StopWhen.name", "a non-empty string"),
+    (StopWhen, {"predicate": always, "cap": 1}, "StopWhen.cap", "True or False"),
+]
+
+
+@pytest.mark.parametrize(("kind", "arguments", "option", "rule"), WRONG_OPTIONS)
+def test_a_wrong_option_names_its_owner_option_and_rule(
+    kind: Callable[..., object], arguments: dict[str, Any], option: str, rule: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        kind(**arguments)
+    assert (caught.value.option, caught.value.rule) == (option, rule)
 
 
 @pytest.mark.anyio
