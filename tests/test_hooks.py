@@ -11,6 +11,8 @@ import pytest
 from reactloop import (
     AssistantMessage,
     Continue,
+    DefaultErrorMessages,
+    ErrorCode,
     Event,
     Hook,
     HookError,
@@ -489,3 +491,162 @@ async def test_an_override_changing_the_results_identity_is_rejected(field: str)
     assert f"{field} changed from" in error.message and "'changed'" in error.message
     asked, answered = pairs_of(result.messages)
     assert asked == answered
+
+
+# --- what each point is given and what a failure reports -----------------------------------
+
+
+class Raises(Hook):
+    """Raises `error` at `point` (fail-open unless told otherwise), and does nothing elsewhere."""
+
+    def __init__(self, point: HookPoint, error: Exception, fail_open: bool = True) -> None:
+        self.point, self.error = point, error
+        if fail_open:
+            self.on_raise = HookFailure.FAIL_OPEN  # type: ignore[misc]
+
+    def _at(self, point: HookPoint) -> None:
+        if point is self.point:
+            raise self.error
+
+    async def before_run(self, run: Run) -> None:
+        self._at(HookPoint.BEFORE_RUN)
+
+    async def after_run(self, run: Run, result: RunResult) -> None:
+        self._at(HookPoint.AFTER_RUN)
+
+    async def before_reasoning(self, run: Run, request: ModelRequest) -> None:
+        self._at(HookPoint.BEFORE_REASONING)
+
+    async def after_reasoning(self, run: Run, response: ModelResponse) -> None:
+        self._at(HookPoint.AFTER_REASONING)
+
+    async def before_tool_call(self, run: Run, c: ToolCall) -> None:
+        self._at(HookPoint.BEFORE_TOOL_CALL)
+
+    async def after_tool_call(self, run: Run, c: ToolCall, r: ToolResult) -> None:
+        self._at(HookPoint.AFTER_TOOL_CALL)
+
+
+@pytest.mark.parametrize("point", POINTS, ids=lambda p: p.value)
+async def test_a_fail_open_hook_that_raises_at_any_point_is_reported_as_itself(
+    point: HookPoint,
+) -> None:
+    boom = RuntimeError("audit log down")
+    async with two_step_loop(Raises(point, boom)).stream("go") as stream:
+        events = [event async for event in stream]
+    failed = [e for e in events if isinstance(e, HookFailed)]
+    assert failed and {(f.hook, f.point, f.error) for f in failed} == {
+        ("Raises", point.value, boom)
+    }
+    finished = events[-1]
+    assert isinstance(finished, RunFinished) and finished.result.output == "done"
+
+
+async def test_a_fail_open_failure_does_not_skip_the_hooks_after_it() -> None:
+    class Halt(Hook):
+        priority = 1
+
+        async def before_tool_call(self, run: Run, c: ToolCall) -> StopRun:
+            return StopRun("halt")
+
+    run = make_run()
+    failing = Raises(HookPoint.BEFORE_TOOL_CALL, RuntimeError("x"))
+    verdict = await hooks(failing, Halt()).before_tool_call(run, call("t"))
+    assert verdict.stop == StopRun("halt") and verdict.error is None
+
+
+async def test_every_point_is_given_the_run_itself() -> None:
+    seen: list[tuple[str, object]] = []
+
+    class Watch(Hook):
+        async def before_run(self, run: Run) -> None:
+            seen.append(("before_run", run))
+
+        async def after_run(self, run: Run, result: RunResult) -> None:
+            seen.append(("after_run", run))
+
+        async def before_reasoning(self, run: Run, request: ModelRequest) -> None:
+            seen.append(("before_reasoning", run))
+
+        async def after_reasoning(self, run: Run, response: ModelResponse) -> None:
+            seen.append(("after_reasoning", run))
+
+        async def before_tool_call(self, run: Run, c: ToolCall) -> None:
+            seen.append(("before_tool_call", run))
+
+        async def after_tool_call(self, run: Run, c: ToolCall, r: ToolResult) -> None:
+            seen.append(("after_tool_call", run))
+
+        async def on_error(self, run: Run, error: ReactLoopError) -> None:
+            seen.append(("on_error", run))
+
+    model = ScriptedModel([reply("", call("t", q=1)), "done"])
+    tools = [FakeTool("t", raises=ValueError("x"))]
+    await ReActLoop(model, tools=tools, hooks=[Watch()]).run("go")
+    assert {point for point, _ in seen} == {p.value for p in HookPoint}
+    runs = {id(run) for _, run in seen}
+    assert len(runs) == 1 and all(isinstance(run, Run) for _, run in seen)
+
+
+async def test_a_failing_on_error_hook_reports_its_own_exception() -> None:
+    boom = RuntimeError("pager down")
+
+    class Flaky(Hook):
+        async def on_error(self, run: Run, error: ReactLoopError) -> None:
+            raise boom
+
+    events: list[Event] = []
+    run = make_run(hooks=[Flaky()], events=events)
+    await run.config.hooks.on_error(run, ToolRefusedError("t", "because"))
+    assert [e.error for e in events if isinstance(e, HookFailed)] == [boom]
+
+
+RULES = {
+    HookPoint.BEFORE_RUN: "a before_run hook returns one of None, Continue, StopRun",
+    HookPoint.AFTER_RUN: "a after_run hook returns one of None, Continue",
+    HookPoint.BEFORE_REASONING: "a before_reasoning hook returns one of None, Continue, Override, "
+    "StopRun",
+    HookPoint.BEFORE_TOOL_CALL: "a before_tool_call hook returns one of None, Continue, Override, "
+    "Reject, StopRun",
+}
+
+
+@pytest.mark.parametrize("point", list(RULES), ids=lambda p: p.value)
+async def test_a_decision_the_point_does_not_allow_names_what_it_allows(point: HookPoint) -> None:
+    result = await two_step_loop(Returns(point, "yes")).run("go")
+    error = result.error
+    assert isinstance(error, HookError) and error.rule == RULES[point]
+    assert error.rule in error.message
+
+
+async def test_an_override_of_the_wrong_type_names_the_hook_point_and_value() -> None:
+    result = await two_step_loop(Returns(HookPoint.BEFORE_TOOL_CALL, Override("t"))).run("go")
+    error = result.error
+    assert isinstance(error, HookError)
+    assert (error.hook, error.point, error.value) == ("Returns", "before_tool_call", "t")
+
+
+async def test_an_override_changing_the_calls_id_names_the_point_and_the_new_call() -> None:
+    replaced = ToolCall.of("t", {"limit": 5})
+
+    class Renumber(Hook):
+        async def before_tool_call(self, run: Run, c: ToolCall) -> Override[ToolCall]:
+            return Override(replaced)
+
+    result = await two_step_loop(Renumber()).run("go")
+    error = result.error
+    assert isinstance(error, HookError)
+    assert (error.point, error.value) == ("before_tool_call", replaced)
+
+
+async def test_a_failing_after_run_hook_states_its_error_in_the_result() -> None:
+    result = await two_step_loop(Raises(HookPoint.AFTER_RUN, RuntimeError("x"), False)).run("go")
+    assert result.error is not None and result.stop_detail == result.error.message
+
+
+async def test_a_failing_after_run_hook_speaks_with_the_loops_own_error_messages() -> None:
+    messages = DefaultErrorMessages({ErrorCode.HOOK_REJECTED: "Audit is down, try later."})
+    model = ScriptedModel(["done"])
+    hook = Raises(HookPoint.AFTER_RUN, RuntimeError("x"), fail_open=False)
+    result = await ReActLoop(model, hooks=[hook], error_messages=messages).run("go")
+    assert result.user_message == "Audit is down, try later."
