@@ -135,3 +135,111 @@ def test_annotated_uses_the_underlying_type() -> None:
     assert conv(3, "v") == 3
     with pytest.raises(Invalid):
         conv("3", "v")
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "message"),
+    [
+        (str, 5, "v: expected string, got int 5"),
+        (str, None, "v: expected string, got null None"),
+        (bool, "yes", "v: expected boolean, got string 'yes'"),
+        (int, [1], "v: expected integer, got array [1]"),
+        (int, 1.5, "v: expected integer, got float 1.5"),
+        (float, True, "v: expected number, got boolean True"),
+        (None, {}, "v: expected null, got object {}"),
+        (list[int], {"a": 1}, "v: expected array, got object {'a': 1}"),
+        (list[int], [1, "x"], "v[1]: expected integer, got string 'x'"),
+        (tuple[int, str], [1], "v: expected array of 2 items, got [1]"),
+        (tuple[int, str], [1, 2], "v[1]: expected string, got int 2"),
+        (dict[str, int], [], "v: expected object, got array []"),
+        (dict[str, int], {"a": "x"}, "v.a: expected integer, got string 'x'"),
+        (Literal["a", "b"], "c", "v: expected one of ['a', 'b'], got 'c'"),
+        (Color, "green", "v: expected one of ['red', 'blue'], got 'green'"),
+        (Point, 5, "v: expected object, got int 5"),
+        (Point, {"x": 1, "z": 2}, "v: unexpected properties ['z']; allowed are ['x', 'y']"),
+        (Point, {"x": "a"}, "v.x: expected integer, got string 'a'"),
+        (
+            int | None,
+            "x",
+            "v: matches no alternative: expected integer, got string 'x' | "
+            "expected null, got string 'x'",
+        ),
+    ],
+)
+def test_a_mismatch_says_where_what_was_expected_and_what_came(
+    tp: Any, value: Any, message: str
+) -> None:
+    with pytest.raises(Invalid) as info:
+        convert(tp, value)
+    assert str(info.value) == message
+
+
+def test_missing_properties_are_listed_in_their_order() -> None:
+    fields = {name: (int, attrs.NOTHING) for name in ("a", "b", "c")}
+    _, conv = compile_object(fields, {})
+    with pytest.raises(Invalid) as info:
+        conv({"b": 1}, "v")
+    assert str(info.value) == "v: missing required properties ['a', 'c']"
+
+
+def test_a_mismatch_at_the_top_level_names_the_arguments() -> None:
+    _, conv = compile_object({"a": (int, attrs.NOTHING)}, {})
+    with pytest.raises(Invalid) as info:
+        conv([], "")
+    assert str(info.value) == "arguments: expected object, got array []"
+
+
+def test_a_property_of_the_top_level_object_is_named_without_a_prefix() -> None:
+    _, conv = compile_object({"a": (int, attrs.NOTHING)}, {})
+    with pytest.raises(Invalid) as info:
+        conv({"a": "x"}, "")
+    assert (info.value.path, str(info.value)) == ("a", "a: expected integer, got string 'x'")
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "expected"),
+    [
+        (list[int], [1, 2.0], [1, 2]),
+        (list, [1, "x"], [1, "x"]),
+        (tuple[int, ...], [1, 2], (1, 2)),
+        (tuple, [1, "x"], (1, "x")),
+    ],
+)
+def test_arrays_arrive_as_the_annotated_container(tp: Any, value: Any, expected: Any) -> None:
+    converted = convert(tp, value)
+    assert converted == expected and type(converted) is type(expected)
+
+
+@pytest.mark.parametrize("tp", [list, tuple])
+def test_a_bare_container_accepts_any_items(tp: Any) -> None:
+    assert compile_type(tp)[0] == {"type": "array", "items": {}}
+
+
+def test_fixed_tuple_schema_is_an_array_of_exactly_its_items() -> None:
+    assert compile_type(tuple[int, str])[0] == {
+        "type": "array",
+        "prefixItems": [{"type": "integer"}, {"type": "string"}],
+        "minItems": 2,
+        "maxItems": 2,
+    }
+
+
+def test_object_schema_has_descriptions_defaults_and_no_extra_properties() -> None:
+    fields = {
+        "city": (str, attrs.NOTHING),
+        "unit": (Color, Color.RED),
+        "note": (str | None, None),
+        "tags": (tuple[str, ...], ("a",)),
+    }
+    schema, _ = compile_object(fields, {"city": "Where.", "unit": "Which."})
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "Where."},
+            "unit": {"enum": ["red", "blue"], "description": "Which.", "default": "red"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["city"],
+        "additionalProperties": False,
+    }
