@@ -9,9 +9,11 @@ exactly what trimming may drop. `message_lists()` builds arbitrary lists, broken
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 
 from attrs import frozen
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from reactloop._messages import (
@@ -22,6 +24,16 @@ from reactloop._messages import (
     ToolMessage,
     UserMessage,
 )
+
+
+def examples(wanted: int) -> int:
+    """How many examples a property test runs: `wanted`, or the `mutation` profile's few when
+    `make mutate` loads it (see tests/conftest.py; a test's own settings beat any profile)."""
+    current = settings.default
+    if current is not None and os.environ.get("REACTLOOP_HYPOTHESIS_PROFILE") == "mutation":
+        return min(wanted, current.max_examples)
+    return wanted
+
 
 LATIN = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJ0123456789.,;:!?'\"-éüßç"
 CJK = "的一是不了人我在有他这中大来上国個日本語漢字한국어안녕하세요ひらがなカタカナ。、"

@@ -23,9 +23,9 @@ from reactloop._messages import (
 )
 from reactloop._repair import pair_calls
 from reactloop._tokens import DEFAULT_ESTIMATOR, MessageTokenEstimator
-from tests.strategies import Conversation, conversations, message_lists
+from tests.strategies import Conversation, conversations, examples, message_lists
 
-MANY = settings(max_examples=500, deadline=None)
+MANY = settings(max_examples=examples(500), deadline=None)
 
 
 cost = functools.cache(DEFAULT_ESTIMATOR.count_message)
@@ -144,7 +144,7 @@ def test_trimming_twice_equals_trimming_once(case: tuple[Conversation, ContextBu
         assert trim(once, costs(once), budget) == once
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(message_lists(), st.integers(0, 400))
 def test_trimming_never_breaks_a_pair(messages: list[Message], budget: int) -> None:
     try:
@@ -158,7 +158,7 @@ def test_trimming_never_breaks_a_pair(messages: list[Message], budget: int) -> N
     assert {(id(result[item.index]), item.call.id) for item in after.open} <= open_before
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(conversations(), st.data())
 def test_a_tracker_over_a_growing_run_trims_like_a_fresh_trim(
     conversation: Conversation, data: st.DataObject
@@ -171,7 +171,7 @@ def test_a_tracker_over_a_growing_run_trims_like_a_fresh_trim(
         assert outcome(tracker.fit, prefix) == outcome(window.fit, prefix)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(message_lists())
 def test_units_cover_the_list_in_order(messages: list[Message]) -> None:
     bounds = [(unit.start, unit.stop) for unit in message_units(messages)]
@@ -181,7 +181,7 @@ def test_units_cover_the_list_in_order(messages: list[Message]) -> None:
     assert (bounds[0][0], bounds[-1][1]) == (0, len(messages)) if messages else bounds == []
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(message_lists())
 def test_a_call_and_its_results_share_a_unit(messages: list[Message]) -> None:
     units = message_units(messages)

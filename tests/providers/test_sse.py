@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from reactloop._providers._sse import SseDecoder, SseEvent
 from tests.providers.conftest import WIRE
 from tests.providers.wire_server import split_at
-from tests.strategies import split_points
+from tests.strategies import examples, split_points
 
 STREAMS = sorted(WIRE.glob("*/*.sse"))
 
@@ -81,7 +81,7 @@ def test_a_leading_bom_is_skipped() -> None:
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda path: f"{path.parent.name}/{path.name}")
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data())
 def test_any_split_of_a_recorded_stream_gives_the_same_events(
     path: Path, data: st.DataObject
