@@ -50,6 +50,9 @@ CORE: dict[str, tuple[str, ...]] = {
 }
 
 KILLED = {1, 3, 37}  # a failing test (or pytest's internal error), or the type checker
+# A mutant that makes the tests hang is stopped by mutmut's CPU-time limit: the tests did not
+# pass, so it counts as killed (and is shown apart, as `timeout`).
+TIMED_OUT = {36, 24, -24, 152, 255}
 _ENTRY = re.compile(r"^- `(?P<name>[^`]+)`: `(?P<line>.+)` -- (?P<why>.+)$")
 
 
@@ -68,6 +71,7 @@ class Score:
 
     path: str
     killed: int
+    timed_out: int
     survived: tuple[str, ...]
     equivalent: int
     other: int
@@ -75,12 +79,13 @@ class Score:
     @property
     def counted(self) -> int:
         """Mutants that are not equivalent."""
-        return self.killed + len(self.survived) + self.other
+        return self.killed + self.timed_out + len(self.survived) + self.other
 
     @property
     def percent(self) -> float:
-        """Killed mutants among the non-equivalent ones."""
-        return 100.0 * self.killed / self.counted if self.counted else 100.0
+        """Killed (or timed-out) mutants among the non-equivalent ones."""
+        detected = self.killed + self.timed_out
+        return 100.0 * detected / self.counted if self.counted else 100.0
 
 
 def pattern(path: str) -> str:
@@ -126,11 +131,13 @@ def score(path: str, equivalents: dict[str, Equivalent], problems: list[str]) ->
     codes: dict[str, int | None] = (
         orjson.loads(meta.read_bytes())["exit_code_by_key"] if meta.exists() else {}
     )
-    killed, equivalent, other = 0, 0, 0
+    killed, timed_out, equivalent, other = 0, 0, 0, 0
     survived: list[str] = []
     for name, code in sorted(codes.items()):
         if code in KILLED:
             killed += 1
+        elif code in TIMED_OUT:
+            timed_out += 1
         elif code == 0 and name in equivalents:
             if mutated_line(name) == equivalents[name].line:
                 equivalent += 1
@@ -142,7 +149,21 @@ def score(path: str, equivalents: dict[str, Equivalent], problems: list[str]) ->
         else:
             other += 1
             problems.append(f"not judged (mutmut exit code {code}): {name}")
-    return Score(path, killed, tuple(survived), equivalent, other)
+    return Score(path, killed, timed_out, tuple(survived), equivalent, other)
+
+
+HEADER = f"{'module':<34} {'killed':>6} {'(timeout)':>9} / {'total':<6} {'equiv':>5}  score"
+
+
+def row(label: str, scores: Sequence[Score]) -> tuple[str, float]:
+    """One table row over `scores` (killed counts timeouts too), and its score."""
+    detected = sum(s.killed + s.timed_out for s in scores)
+    counted = sum(s.counted for s in scores)
+    percent = 100.0 * detected / counted if counted else 100.0
+    timed_out = f"({sum(s.timed_out for s in scores)})"
+    equivalent = sum(s.equivalent for s in scores)
+    counts = f"{detected:>6} {timed_out:>9} / {counted:<6} {equivalent:>5}"
+    return f"{label:<34} {counts}  {percent:5.1f}%", percent
 
 
 def report(modules: Sequence[str]) -> bool:
@@ -151,24 +172,20 @@ def report(modules: Sequence[str]) -> bool:
     problems: list[str] = []
     survivors: list[str] = []
     ok = True
-    print(f"\n{'module':<34} {'killed':>7} / {'total':<6} {'equiv':>5}  score")
+    print(f"\n{HEADER}")
     for module in modules:
         scores = [score(path, equivalents, problems) for path in CORE[module]]
-        killed = sum(s.killed for s in scores)
-        counted = sum(s.counted for s in scores)
-        percent = 100.0 * killed / counted if counted else 100.0
+        line, percent = row(module, scores)
         ok = ok and percent >= TARGET
-        equivalent = sum(s.equivalent for s in scores)
-        print(f"{module:<34} {killed:>7} / {counted:<6} {equivalent:>5}  {percent:5.1f}%")
+        print(line)
         for s in scores if len(scores) > 1 else ():
-            line = f"{s.killed:>7} / {s.counted:<6} {s.equivalent:>5}  {s.percent:5.1f}%"
-            print(f"  {s.path:<32} {line}")
+            print(row(f"  {s.path}", [s])[0])
         survivors.extend(name for s in scores for name in s.survived)
     for name in survivors:
         print(f"survived: {name}")
     for problem in problems:
         print(problem)
-    print(f"\nscore: killed / non-equivalent mutants; target {TARGET:g}% for each module")
+    print(f"\nscore: killed (timeouts included) / non-equivalent mutants; target {TARGET:g}%")
     return ok
 
 
