@@ -203,3 +203,49 @@ async def test_a_model_response_is_still_accepted_from_a_stream() -> None:
     async with ReActLoop(model).stream("go") as events:
         finished = [event async for event in events][-1]
     assert isinstance(finished, RunFinished) and finished.result.output == "fine"
+
+
+ANY = object()
+STEP_PLAN = "prepare_step returns a StepPlan (e.g. attrs.evolve(plan, ...))"
+DECISION = "a phase returns a decision: Proceed, NextIteration or Stop"
+RULES: dict[str, tuple[str, object]] = {
+    "prepare_step returns None": (STEP_PLAN, None),
+    "prepare_step returns a dict": (STEP_PLAN, ANY),
+    "prepare_step plans with a string model": ("the plan's model implements Model", "gpt-4o"),
+    "phase returns None": (DECISION, None),
+    "phase returns a string": (DECISION, "proceed"),
+    "start phase returns True": (DECISION, True),
+    "model returns text": ("Model.{method} returns a ModelResponse", "plain text"),
+    "model is not async": ("Model.{method} is async: it returns an awaitable", ANY),
+    "instructions return None": ("an instructions function returns a str", None),
+    "instructions return bytes": ("an instructions function returns a str", b"be brief"),
+    "stop condition returns True": ("StopCondition.check returns a StopSignal or None", True),
+    "tool-call allowance is text": (
+        "StopCondition.tool_call_allowance returns an int or None",
+        "3",
+    ),
+    "input guard returns False": (
+        "an input guard returns None to accept, or a reason (str) to reject",
+        False,
+    ),
+}
+
+
+async def result_of(loop: ReActLoop, streamed: bool) -> RunResult:
+    if not streamed:
+        return await loop.run("go")
+    async with loop.stream("go") as events:
+        finished = [event async for event in events][-1]
+    assert isinstance(finished, RunFinished)
+    return finished.result
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["awaited", "streamed"])
+@pytest.mark.parametrize("name", CASES)
+async def test_a_broken_contract_names_the_rule_and_the_value(name: str, streamed: bool) -> None:
+    loop, _ = loop_of(CASES[name]())
+    error = (await result_of(loop, streamed)).error
+    rule, value = RULES[name]
+    assert isinstance(error, ContractError)
+    assert error.rule == rule.format(method="stream" if streamed else "request")
+    assert value is ANY or error.value == value
