@@ -11,8 +11,6 @@ import pytest
 from reactloop import (
     AssistantMessage,
     Continue,
-    DefaultErrorMessages,
-    ErrorCode,
     Event,
     Hook,
     HookError,
@@ -38,11 +36,13 @@ from reactloop import (
 from reactloop._errors import (
     AuthenticationError,
     ContractError,
+    ErrorCode,
     ReactLoopError,
     ToolExecutionError,
     ToolRefusedError,
 )
 from reactloop._hooks import HookSet
+from reactloop._resolver import DefaultErrorMessages
 from reactloop.testing import FakeTool, ScriptedModel, call, make_run, reply
 
 pytestmark = pytest.mark.anyio

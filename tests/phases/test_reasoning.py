@@ -24,6 +24,9 @@ from reactloop import (
     ToolChoice,
     Usage,
 )
+from reactloop._errors import ErrorCode, ProviderUnavailableError
+from reactloop._events import ModelRetrying
+from reactloop._retry import RetryPolicy
 from reactloop.testing import FakeTool, ScriptedModel, call, make_run, reply, run_phase
 
 pytestmark = pytest.mark.anyio
@@ -134,3 +137,15 @@ async def test_a_replaced_response_still_counts_the_tokens_the_call_spent() -> N
     await run_phase(ReasoningPhase(), run)
     assert run.state.usage == Usage(40, 8)
     assert run.state.current is not None and run.state.current.usage == Usage(40, 8)
+
+
+async def test_a_retry_is_announced_with_its_wait_and_the_retries_left() -> None:
+    async def sleep(seconds: float) -> None:
+        return None
+
+    events: list[Event] = []
+    model = ScriptedModel([ProviderUnavailableError("down", status=503), "fine"])
+    run = make_run(model=model, events=events, retry=RetryPolicy(jitter=0), sleep=sleep)
+    await run_phase(ReasoningPhase(), run)
+    retries = [e for e in events if isinstance(e, ModelRetrying)]
+    assert retries == [ModelRetrying(1, ErrorCode.PROVIDER_UNAVAILABLE, 0.5, 1)]

@@ -63,3 +63,10 @@ async def test_before_run_hook_stop_is_parked() -> None:
     assert isinstance(await run_phase(RunStart(), run), Proceed)
     assert run.pending_stop is not None
     assert run.pending_stop.detail == "maintenance"
+
+
+async def test_a_guard_object_is_named_by_its_class() -> None:
+    run = make_run(messages=[UserMessage("x" * 11)], input_guards=[MaxInputLength(10)])
+    decision = await run_phase(RunStart(), run)
+    assert isinstance(decision, Stop) and isinstance(decision.error, GuardRejectedError)
+    assert decision.error.guard == "MaxInputLength"

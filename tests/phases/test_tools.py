@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 
 from reactloop import (
@@ -34,7 +35,8 @@ from reactloop._errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
-from reactloop.testing import FakeTool, call, make_run, reply, run_phase
+from reactloop._state import RunContext
+from reactloop.testing import FakeClock, FakeTool, call, make_run, reply, run_phase
 
 pytestmark = pytest.mark.anyio
 
@@ -379,3 +381,110 @@ async def test_a_broken_parse_arguments_becomes_an_error_result(arguments: str, 
     (result,) = results(run)
     assert result.is_error and shown in result.content and sloppy.calls == []
     assert result.error_code is ErrorCode.TOOL_ERROR
+
+
+# --- what error results say, how long calls took, what on-error hooks get -------------------
+
+
+class Slow(FakeTool):
+    """A fake tool that takes `seconds` on the run's fake clock."""
+
+    def __init__(self, name: str, clock: FakeClock, seconds: float, **options: Any) -> None:
+        super().__init__(name, **options)
+        self.clock, self.seconds = clock, seconds
+
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        self.clock.advance(self.seconds)
+        return await super().invoke(arguments, context)
+
+
+@pytest.mark.parametrize("raises", [None, ValueError("x")], ids=["ok", "raised"])
+async def test_a_result_carries_how_long_its_call_took(raises: Exception | None) -> None:
+    clock = FakeClock(now=100.0)
+    run = run_with(call("t"), tools=[Slow("t", clock, 2.5, raises=raises)], clock=clock)
+    await run_phase(ToolPhase(), run)
+    [result] = results(run)
+    assert (result.is_error, result.duration) == (raises is not None, 2.5)
+
+
+class Unshowable(FakeTool):
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        return object()
+
+
+@pytest.mark.parametrize(
+    ("tool_", "content"),
+    [
+        (FakeTool("t", raises=ValueError("bad city")), "tool 't' raised ValueError: bad city"),
+        (SloppyTool("t"), "tool 't' raised TypeError: parse_arguments returned list, not a dict"),
+        (
+            Unshowable("t"),
+            "tool 't' raised TypeError: its result cannot be shown: Type is not JSON serializable: "
+            "object",
+        ),
+    ],
+    ids=["raised", "parse", "unshowable"],
+)
+async def test_an_error_result_names_the_tool_and_what_went_wrong(
+    tool_: FakeTool, content: str
+) -> None:
+    run = run_with(call("t"), tools=[tool_])
+    await run_phase(ToolPhase(), run)
+    assert [(r.is_error, r.content) for r in results(run)] == [(True, content)]
+
+
+async def test_a_timeout_result_names_the_tool_and_its_limit() -> None:
+    stuck = FakeTool("stuck", gate=anyio.Event(), timeout=0.001)
+    run = run_with(call("stuck"), tools=[stuck])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == "tool 'stuck' timed out after 0.001 s (its timeout)"
+
+
+@pytest.mark.parametrize("arguments", ["raise", "{}"], ids=["invoke", "parse_arguments"])
+async def test_on_error_hooks_get_the_original_exception_as_the_cause(arguments: str) -> None:
+    log = ErrorLog()
+    failing = SloppyTool("t") if arguments == "raise" else FakeTool("t", raises=KeyError("k"))
+    run = run_with(ToolCall("t", arguments), tools=[failing], hooks=[log])
+    await run_phase(ToolPhase(), run)
+    [error] = log.errors
+    cause = error.__cause__
+    assert isinstance(cause, ValueError if arguments == "raise" else KeyError)
+
+
+async def test_on_error_hooks_of_a_refused_call_get_the_run() -> None:
+    seen: list[Run] = []
+
+    class Watch(Hook):
+        async def on_error(self, run: Run, error: ReactLoopError) -> None:
+            seen.append(run)
+
+    run = run_with(call("ghost"), tools=[FakeTool("t")], hooks=[Watch()])
+    await run_phase(ToolPhase(), run)
+    assert seen == [run]
+
+
+@attrs.frozen
+class Forecast:
+    city: str
+    degrees: int
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (Forecast("Paris", 18), '{"city":"Paris","degrees":18}'),
+        ({1: "one"}, '{"1":"one"}'),
+        ({"b", "a"}, '["a","b"]'),
+    ],
+    ids=["attrs", "int-keys", "set"],
+)
+async def test_a_result_is_shown_as_json(value: object, text: str) -> None:
+    run = run_with(call("t"), tools=[FakeTool("t", result=value)])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == text
+
+
+async def test_a_result_exactly_at_the_limit_is_kept_whole() -> None:
+    run = run_with(call("t"), tools=[FakeTool("t", result="x" * 20)], max_result_chars=20)
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == "x" * 20
