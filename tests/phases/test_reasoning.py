@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from reactloop import (
@@ -24,8 +25,9 @@ from reactloop import (
     ToolChoice,
     Usage,
 )
-from reactloop._errors import ErrorCode, ProviderUnavailableError
+from reactloop._errors import ErrorCode, ModelTimeoutError, ProviderUnavailableError
 from reactloop._events import ModelRetrying
+from reactloop._messages import ToolCall
 from reactloop._retry import RetryPolicy
 from reactloop.testing import FakeTool, ScriptedModel, call, make_run, reply, run_phase
 
@@ -149,3 +151,52 @@ async def test_a_retry_is_announced_with_its_wait_and_the_retries_left() -> None
     await run_phase(ReasoningPhase(), run)
     retries = [e for e in events if isinstance(e, ModelRetrying)]
     assert retries == [ModelRetrying(1, ErrorCode.PROVIDER_UNAVAILABLE, 0.5, 1)]
+
+
+async def test_tool_call_deltas_carry_the_calls_index_name_and_id() -> None:
+    events: list[Event] = []
+    first, second = ToolCall("a", "{}", "id-a"), ToolCall("b", "{}", "id-b")
+    model = ScriptedModel([reply("", first, second)])
+    await run_phase(ReasoningPhase(), make_run(model=model, events=events))
+    starts = [
+        (e.index, e.name, e.call_id)
+        for e in events
+        if isinstance(e, ToolCallDeltaEvent) and e.name is not None
+    ]
+    assert starts == [(0, "a", "id-a"), (1, "b", "id-b")]
+
+
+async def test_a_model_timeout_still_sends_the_request() -> None:
+    model = ScriptedModel(["hi"])
+    run = make_run(model=model, model_timeout=60)
+    await run_phase(ReasoningPhase(), run)
+    assert model.requests[0].messages == tuple(run.state.messages[:1])
+
+
+class Hanging(ScriptedModel):
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+async def test_a_model_call_over_its_timeout_says_so() -> None:
+    run = make_run(model=Hanging([]), model_timeout=0.001, retry=RetryPolicy.never())
+    with pytest.raises(ModelTimeoutError) as caught:
+        await run_phase(ReasoningPhase(), run)
+    assert caught.value.message == "model call exceeded its model_timeout of 0.001 s"
+
+
+async def test_a_final_answer_stop_says_which_marker() -> None:
+    model = ScriptedModel(["FINAL_ANSWER: 42"])
+    run = make_run(model=model, stop_when=FinalAnswerMarker())
+    decision = await run_phase(ReasoningPhase(), run)
+    assert isinstance(decision, Stop) and decision.detail == "marker 'FINAL_ANSWER:'"
+
+
+async def test_a_finishing_call_that_gives_a_final_answer_ends_with_that_answer() -> None:
+    model = ScriptedModel(["thinking FINAL_ANSWER: 42"])
+    run = make_run(model=model, stop_when=FinalAnswerMarker())
+    run.state.finishing = Finishing(StopReason.MAX_ITERATIONS, "max_iterations=1")
+    decision = await run_phase(ReasoningPhase(), run)
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.output) == (StopReason.MAX_ITERATIONS, "42")

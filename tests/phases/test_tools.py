@@ -488,3 +488,22 @@ async def test_a_result_exactly_at_the_limit_is_kept_whole() -> None:
     run = run_with(call("t"), tools=[FakeTool("t", result="x" * 20)], max_result_chars=20)
     await run_phase(ToolPhase(), run)
     assert results(run)[0].content == "x" * 20
+
+
+async def test_a_step_without_a_response_yet_proceeds() -> None:
+    assert isinstance(await run_phase(ToolPhase(), make_run()), Proceed)
+
+
+async def test_an_interrupt_requested_during_the_tools_stops_after_them() -> None:
+    run = run_with(call("t"), tools=[FakeTool("t")])
+    run.request_interrupt("bye")
+    decision = await run_phase(ToolPhase(), run)
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.output) == (StopReason.INTERRUPTED, "bye")
+    assert [r.content for r in results(run)] == ["ok"]
+
+
+async def test_a_tool_called_stop_says_which_tool() -> None:
+    run = run_with(call("answer"), tools=[FakeTool("answer")], stop_when=ToolCalled({"answer"}))
+    decision = await run_phase(ToolPhase(), run)
+    assert isinstance(decision, Stop) and decision.detail == "tool 'answer' was called"
