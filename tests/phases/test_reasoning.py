@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
@@ -25,10 +27,12 @@ from reactloop import (
     ToolChoice,
     Usage,
 )
+from reactloop._context import ContextWindow
 from reactloop._errors import ErrorCode, ModelTimeoutError, ProviderUnavailableError
 from reactloop._events import ModelRetrying
-from reactloop._messages import ToolCall
+from reactloop._messages import AssistantMessage, Message, ModelSettings, ToolCall, UserMessage
 from reactloop._retry import RetryPolicy
+from reactloop._tokens import DEFAULT_ESTIMATOR
 from reactloop.testing import FakeTool, ScriptedModel, call, make_run, reply, run_phase
 
 pytestmark = pytest.mark.anyio
@@ -200,3 +204,52 @@ async def test_a_finishing_call_that_gives_a_final_answer_ends_with_that_answer(
     decision = await run_phase(ReasoningPhase(), run)
     assert isinstance(decision, Stop)
     assert (decision.reason, decision.output) == (StopReason.MAX_ITERATIONS, "42")
+
+
+async def test_the_request_carries_the_loops_settings_and_offers_its_tools() -> None:
+    settings = ModelSettings(temperature=0.2)
+    model = ScriptedModel(["hi"])
+    run = make_run(model=model, tools=[FakeTool("t")], settings=settings)
+    await run_phase(ReasoningPhase(), run)
+    request = model.requests[0]
+    assert (request.settings, request.tool_choice) == (settings, ToolChoice.AUTO)
+
+
+async def test_prepare_step_is_given_the_run() -> None:
+    seen: list[Run] = []
+
+    def prepare(run: Run, plan: StepPlan) -> StepPlan:
+        seen.append(run)
+        return plan
+
+    run = make_run(model=ScriptedModel(["hi"]), prepare_step=prepare)
+    await run_phase(ReasoningPhase(), run)
+    assert seen == [run]
+
+
+OLD_TURN: list[Message] = [UserMessage("one " * 40), AssistantMessage("first " * 40)]
+
+
+@pytest.mark.parametrize("extra", ["instructions", "tools"])
+async def test_the_window_leaves_room_for_the_instructions_and_tools(extra: str) -> None:
+    model = ScriptedModel(["hi"])
+    messages = [*OLD_TURN, UserMessage("now")]
+    spent = sum(DEFAULT_ESTIMATOR.count_message(m) for m in messages)
+    options: dict[str, Any] = {"instructions": "be brief " * 10}
+    if extra == "tools":
+        options = {"tools": [FakeTool("t")]}
+    run = make_run(model=model, messages=messages, **options)
+    run.window = ContextWindow(spent + 5, 0).tracker()
+    await run_phase(ReasoningPhase(), run)
+    assert model.requests[0].messages == (UserMessage("now"),)
+
+
+async def test_a_hook_stop_after_reasoning_wins_over_a_final_answer() -> None:
+    class Halt(Hook):
+        async def after_reasoning(self, run: Run, response: ModelResponse) -> StopRun:
+            return StopRun("halt")
+
+    model = ScriptedModel(["FINAL_ANSWER: 42"])
+    run = make_run(model=model, hooks=[Halt()], stop_when=FinalAnswerMarker())
+    assert isinstance(await run_phase(ReasoningPhase(), run), Proceed)
+    assert run.pending_stop is not None and run.pending_stop.detail == "halt"

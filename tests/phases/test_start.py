@@ -17,6 +17,7 @@ from reactloop import (
     StopRun,
     UserMessage,
 )
+from reactloop._messages import SystemMessage
 from reactloop.testing import make_run, run_phase
 
 pytestmark = pytest.mark.anyio
@@ -70,3 +71,17 @@ async def test_a_guard_object_is_named_by_its_class() -> None:
     decision = await run_phase(RunStart(), run)
     assert isinstance(decision, Stop) and isinstance(decision.error, GuardRejectedError)
     assert decision.error.guard == "MaxInputLength"
+
+
+async def test_a_run_that_could_not_be_prepared_stops_here_once() -> None:
+    run = make_run()
+    unprepared = Stop(StopReason.ERROR, "instructions broke their contract")
+    run.pending_stop = unprepared
+    assert await run_phase(RunStart(), run) is unprepared
+    assert run.pending_stop is None
+
+
+async def test_a_run_without_a_user_message_counts_as_empty_input() -> None:
+    run = make_run(messages=[SystemMessage("be brief")])
+    decision = await run_phase(RunStart(), run)
+    assert isinstance(decision, Stop) and decision.reason is StopReason.GUARD_REJECTED
