@@ -507,3 +507,60 @@ async def test_a_tool_called_stop_says_which_tool() -> None:
     run = run_with(call("answer"), tools=[FakeTool("answer")], stop_when=ToolCalled({"answer"}))
     decision = await run_phase(ToolPhase(), run)
     assert isinstance(decision, Stop) and decision.detail == "tool 'answer' was called"
+
+
+async def test_a_nudge_tells_the_model_the_result_will_not_change() -> None:
+    run = run_with(call("t", q="same"), tools=[FakeTool("t")])
+    run.state.note_call(("t", '{"q":"same"}'))
+    run.state.note_call(("t", '{"q":"same"}'))
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == (
+        "ok\n[note: 't' was called 3 times in a row with the same arguments; the result will "
+        "not change. Try something else or answer.]"
+    )
+
+
+class StopOnSecond(Hook):
+    """Lets the first call through and stops the run at the second."""
+
+    async def before_tool_call(self, run: Run, c: ToolCall) -> StopRun | None:
+        return StopRun("enough") if c.id == "c2" else None
+
+
+REFUSALS: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "unknown": ({"tools": []}, ["unknown tool 't': the available tools are (none)"] * 2),
+    "rejected": (
+        {"hooks": [RejectAll()]},
+        ["tool call 't' was not run: rejected: not today"] * 2,
+    ),
+    "over the cap": (
+        {"max_tool_calls": 1},
+        ["tool call 't' was not run: the run's tool-call limit is reached"] * 2,
+    ),
+    "stopping": (
+        {"hooks": [StopOnSecond()]},
+        [
+            "tool call 't' was not run: run stopping",
+            "tool call 't' was not run: the run is stopping",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+async def test_a_refused_call_says_which_tool_and_why(case: str) -> None:
+    options, contents = REFUSALS[case]
+    run = run_with(
+        ToolCall("t", "{}", "c1"),
+        ToolCall("t", "{}", "c2"),
+        **{"tools": [FakeTool("t")], **options},
+    )
+    run.state.tool_calls_made = 1 if case == "over the cap" else 0
+    await run_phase(ToolPhase(), run)
+    assert [r.content for r in results(run)] == contents
+
+
+async def test_a_set_of_mixed_items_is_shown_in_a_stable_order() -> None:
+    run = run_with(call("t"), tools=[FakeTool("t", result={1, "a"})])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == '["a",1]'
