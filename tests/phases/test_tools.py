@@ -564,3 +564,9 @@ async def test_a_set_of_mixed_items_is_shown_in_a_stable_order() -> None:
     run = run_with(call("t"), tools=[FakeTool("t", result={1, "a"})])
     await run_phase(ToolPhase(), run)
     assert results(run)[0].content == '["a",1]'
+
+
+async def test_a_refused_call_took_no_time() -> None:
+    run = run_with(call("ghost"), tools=[FakeTool("t")])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].duration == 0.0
