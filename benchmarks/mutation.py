@@ -98,14 +98,18 @@ def mutmut(*args: str) -> list[str]:
     return [str(Path(sys.executable).parent / "mutmut"), *args]
 
 
-def run_module(module: str, children: int) -> None:
-    """Run mutmut on one module's mutants; its output goes to `mutants/<module>.log`."""
+def run_module(module: str, children: int) -> bool:
+    """Run mutmut on one module's mutants (output in `mutants/<module>.log`); False when mutmut
+    failed, e.g. because the unmutated tests did not pass: its stored results are then stale."""
     log = ROOT / "mutants" / f"{module}.log"
     log.parent.mkdir(exist_ok=True)
     print(f"mutating {module} (log: {log.relative_to(ROOT)})", flush=True)
     command = mutmut("run", "--max-children", str(children), *map(pattern, CORE[module]))
     with log.open("w") as out:
-        subprocess.run(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
+        done = subprocess.run(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0:
+        print(f"mutmut failed on {module} (exit code {done.returncode}): see {log}", flush=True)
+    return done.returncode == 0
 
 
 def load_equivalents(text: str) -> dict[str, Equivalent]:
@@ -199,10 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     modules = list(args.modules or CORE)
     if unknown := sorted(set(modules) - set(CORE)):
         parser.error(f"unknown modules {unknown}; the core modules are {', '.join(CORE)}")
-    if not args.report:
-        for module in modules:
-            run_module(module, args.children)
-    return 0 if report(modules) else 1
+    failed = [] if args.report else [m for m in modules if not run_module(m, args.children)]
+    ok = report(modules)
+    if failed:
+        print(f"not measured (mutmut failed, results above are stale): {', '.join(failed)}")
+    return 0 if ok and not failed else 1
 
 
 if __name__ == "__main__":
