@@ -2,11 +2,13 @@
 score per module.
 
 Each module's mutants are run (`mutmut run "<module>.*"`), then the results mutmut keeps under
-`mutants/` are read back. The score of a module is killed / (all mutants - equivalent ones);
-equivalent mutants (no behaviour change possible) are listed with their reason in
+`mutants/` are read back. The score of a module is killed / (all mutants - equivalent ones),
+where killed means a test failed or the tests hung and were stopped (shown apart); equivalent
+mutants (no behaviour change possible) are listed with their reason in
 `tests/mutation-equivalents.md`. An entry counts only while its mutant still survives and still
 makes the change recorded there, so a stale entry cannot hide a new survivor.
 
+    make mutate CHILDREN=2                     # install what it needs, run all, report
     python -m benchmarks.mutation              # run every core module, then report
     python -m benchmarks.mutation stop hooks   # run some modules
     python -m benchmarks.mutation --report     # report the results of earlier runs only
