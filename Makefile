@@ -42,7 +42,7 @@ $(MUTATE_STAMP): $(STAMP)
 	touch $(MUTATE_STAMP)
 
 mutate: $(MUTATE_STAMP)
-	REACTLOOP_HYPOTHESIS_PROFILE=mutation REACTLOOP_SHARED=$${REACTLOOP_SHARED:-$(abspath ../shared)} \
+	REACTLOOP_SHARED=$${REACTLOOP_SHARED:-$(abspath ../shared)} \
 		nice $(BIN)/python -m benchmarks.mutation --children $(CHILDREN) $(MODULES)
 
 format: install

@@ -107,8 +107,11 @@ def run_module(module: str, children: int) -> bool:
     log.parent.mkdir(exist_ok=True)
     print(f"mutating {module} (log: {log.relative_to(ROOT)})", flush=True)
     command = mutmut("run", "--max-children", str(children), *map(pattern, CORE[module]))
+    env = {"REACTLOOP_HYPOTHESIS_PROFILE": "mutation", **os.environ}
     with log.open("w") as out:
-        done = subprocess.run(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, check=False)
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
+        )
     if done.returncode != 0:
         print(f"mutmut failed on {module} (exit code {done.returncode}): see {log}", flush=True)
     return done.returncode == 0

@@ -1,7 +1,8 @@
 """Shared test setup: every async test runs on asyncio and on trio (anyio's own pytest plugin).
 
-`REACTLOOP_HYPOTHESIS_PROFILE=mutation` (set by `make mutate`) runs property tests with few,
-derandomized examples, so each mutant is judged quickly and the same way every time.
+`REACTLOOP_HYPOTHESIS_PROFILE=mutation` (set by `make mutate` for the tests it runs) runs property
+tests with few, derandomized examples, so each mutant is judged quickly and the same way every
+time (tests/strategies.py `examples()` caps the tests that ask for more).
 """
 
 from __future__ import annotations
