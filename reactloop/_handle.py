@@ -74,8 +74,15 @@ class RunStream:
         """Ask the run to stop at its next safe point; later events still arrive."""
         self._run.request_interrupt(message)
 
-    def __aiter__(self) -> AsyncIterator[Event]:
-        return self._receive.__aiter__()
+    def __aiter__(self) -> RunStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        """The next event; the iteration ends with the run, or at once after the block was left."""
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
 
     async def result(self) -> RunResult:
         """The run's result.
@@ -102,8 +109,12 @@ class RunStream:
         await self._drain()
 
     async def _drain(self) -> None:
-        """Read and discard events until the run closes its end (unblocks a waiting send)."""
-        async for _ in self._receive:
+        """Read and discard events until the run closes its end (unblocks a waiting send).
+
+        Another task may be draining too, or the block may close the stream meanwhile: either
+        just ends the drain.
+        """
+        async for _ in self:
             pass
 
 

@@ -287,3 +287,11 @@ async def test_a_task_awaiting_the_result_of_a_failed_run_is_told_not_left_hangi
             with pytest.raises(Abort):
                 await read_with_a_waiter(loop, tasks, errors)
     assert len(errors) == 1
+
+
+@pytest.mark.parametrize("leave_at", [1, 3])
+async def test_iterating_after_the_block_ends_at_once(leave_at: int) -> None:
+    consumer = SlowConsumer(leave_at)
+    await consumer.read(long_answer_loop())
+    assert consumer.stream is not None
+    assert [event async for event in consumer.stream] == []
