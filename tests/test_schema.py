@@ -60,6 +60,8 @@ def test_attrs_class_becomes_object_with_required_fields() -> None:
 
 
 def test_values_are_converted_to_python_types() -> None:
+    assert convert(bool, False) is False
+    assert convert(str, "x") == "x"
     assert convert(Color, "red") is Color.RED
     assert convert(tuple[int, str], [1, "a"]) == (1, "a")
     assert convert(Point, {"x": 3}) == Point(3, 0)
