@@ -143,6 +143,8 @@ def score(path: str, equivalents: dict[str, Equivalent], problems: list[str]) ->
     killed, timed_out, equivalent, other = 0, 0, 0, 0
     survived: list[str] = []
     for name, code in sorted(codes.items()):
+        if code in KILLED | TIMED_OUT and name in equivalents:
+            problems.append(f"listed as equivalent but a test tells it apart: {name}")
         if code in KILLED:
             killed += 1
         elif code in TIMED_OUT:
