@@ -210,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     modules = list(args.modules or CORE)
     if unknown := sorted(set(modules) - set(CORE)):
         parser.error(f"unknown modules {unknown}; the core modules are {', '.join(CORE)}")
+    if not args.report:
+        # Which tests reach which function is measured anew: mutmut only re-measures tests it
+        # has not seen, so an edited test could otherwise be skipped for a mutant it now kills.
+        (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     failed = [] if args.report else [m for m in modules if not run_module(m, args.children)]
     ok = report(modules)
     if failed:

@@ -333,6 +333,6 @@ def test_a_jitter_above_one_is_refused_with_its_rule() -> None:
 
 async def test_a_retry_after_below_one_second_is_honoured() -> None:
     sleep = Recorder()
-    error = RateLimitedError("429", retry_after=0.5)
+    error = RateLimitedError("429", retry_after=0.25)
     await call_with_retry(NO_JITTER, failing([error]), sleep=sleep)
-    assert sleep.delays == [0.5]
+    assert sleep.delays == [0.25]
