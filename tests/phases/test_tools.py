@@ -570,3 +570,9 @@ async def test_a_refused_call_took_no_time() -> None:
     run = run_with(call("ghost"), tools=[FakeTool("t")])
     await run_phase(ToolPhase(), run)
     assert results(run)[0].duration == 0.0
+
+
+async def test_a_raising_parse_arguments_is_reported_under_the_tools_name() -> None:
+    run = run_with(ToolCall("t", "raise"), tools=[SloppyTool("t")])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == "tool 't' raised ValueError: cannot parse"
