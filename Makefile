@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck check demo bench format clean
+.PHONY: install test lint typecheck check demo bench mutate format clean
 
 install: $(STAMP)
 
@@ -31,9 +31,22 @@ demo: install
 bench: install
 	$(BIN)/python -m benchmarks
 
+# Mutation testing of the core modules (slow: not part of `check` or CI). One module at a time,
+# then a score per module; `make mutate MODULES="stop hooks" CHILDREN=2` runs some of them.
+MUTATE_STAMP := $(VENV)/.installed-mutate
+MODULES ?=
+CHILDREN ?= 1
+
+$(MUTATE_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,mutate]'
+	touch $(MUTATE_STAMP)
+
+mutate: $(MUTATE_STAMP)
+	nice $(BIN)/python -m benchmarks.mutation --children $(CHILDREN) $(MODULES)
+
 format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants

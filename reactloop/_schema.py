@@ -39,13 +39,16 @@ def _kind(value: Any) -> str:
     )
 
 
-def _scalar(expected: type, name: str) -> tuple[JsonObject, Converter]:
-    def convert(value: Any, path: str) -> Any:
-        if type(value) is expected:
-            return value
-        raise Invalid(path, f"expected {name}, got {_kind(value)} {value!r}")
+def _string(value: Any, path: str) -> str:
+    if type(value) is str:
+        return value
+    raise Invalid(path, f"expected string, got {_kind(value)} {value!r}")
 
-    return {"type": name}, convert
+
+def _boolean(value: Any, path: str) -> bool:
+    if type(value) is bool:
+        return value
+    raise Invalid(path, f"expected boolean, got {_kind(value)} {value!r}")
 
 
 def _integer(value: Any, path: str) -> int:
@@ -156,8 +159,8 @@ def _attrs_class(cls: type[Any]) -> tuple[JsonObject, Converter]:
 
 
 _SCALARS: dict[Any, tuple[JsonObject, Converter]] = {
-    str: _scalar(str, "string"),
-    bool: _scalar(bool, "boolean"),
+    str: ({"type": "string"}, _string),
+    bool: ({"type": "boolean"}, _boolean),
     int: ({"type": "integer"}, _integer),
     float: ({"type": "number"}, _number),
     None: ({"type": "null"}, _null),

@@ -9,10 +9,12 @@ exactly what trimming may drop. `message_lists()` builds arbitrary lists, broken
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 
 import attrs
 from attrs import frozen
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from reactloop._decisions import StopReason
@@ -41,6 +43,16 @@ from reactloop._stores._records import (
     RunEnded,
     StepClosed,
 )
+
+
+def examples(wanted: int) -> int:
+    """How many examples a property test runs: `wanted`, or the `mutation` profile's few when
+    `make mutate` loads it (see tests/conftest.py; a test's own settings beat any profile)."""
+    current = settings.default
+    if current is not None and os.environ.get("REACTLOOP_HYPOTHESIS_PROFILE") == "mutation":
+        return min(wanted, current.max_examples)
+    return wanted
+
 
 LATIN = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJ0123456789.,;:!?'\"-éüßç"
 CJK = "的一是不了人我在有他这中大来上国個日本語漢字한국어안녕하세요ひらがなカタカナ。、"

@@ -15,6 +15,7 @@ from benchmarks._figures import Figure, Measure, Target
 from benchmarks._rig import IncompleteRunError, Rig
 from benchmarks._scenarios import Sizes
 from benchmarks._suite import SCENARIOS
+from benchmarks.mutation import EQUIVALENTS, Score, load_equivalents
 from reactloop import ReActLoop
 
 pytestmark = pytest.mark.anyio
@@ -77,3 +78,14 @@ def test_each_backend_runs_in_its_own_process(tmp_path: Path) -> None:
     argv = ["--tiny", "--only", "rss", "--backend", "asyncio", "--backend", "trio"]
     assert main([*argv, "--output", str(out)]) == 0
     assert sorted(orjson.loads(out.read_bytes())["runs"]) == ["asyncio", "trio"]
+
+
+def test_every_listed_equivalent_mutant_is_read_with_its_reason() -> None:
+    listed = [line for line in EQUIVALENTS.read_text().splitlines() if line.startswith("- ")]
+    entries = load_equivalents(EQUIVALENTS.read_text())
+    assert len(entries) == len(listed) and all(e.why for e in entries.values())
+
+
+def test_a_mutation_score_counts_timeouts_as_killed_and_leaves_equivalents_out() -> None:
+    score = Score("m.py", killed=7, timed_out=1, survived=("a", "b"), equivalent=5, other=0)
+    assert (score.counted, score.percent) == (10, 80.0)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -23,9 +25,9 @@ from reactloop._messages import (
 )
 from reactloop._repair import pair_calls
 from reactloop._tokens import DEFAULT_ESTIMATOR, MessageTokenEstimator
-from tests.strategies import Conversation, conversations, message_lists
+from tests.strategies import Conversation, conversations, examples, message_lists
 
-MANY = settings(max_examples=500, deadline=None)
+MANY = settings(max_examples=examples(500), deadline=None)
 
 
 cost = functools.cache(DEFAULT_ESTIMATOR.count_message)
@@ -144,7 +146,7 @@ def test_trimming_twice_equals_trimming_once(case: tuple[Conversation, ContextBu
         assert trim(once, costs(once), budget) == once
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(message_lists(), st.integers(0, 400))
 def test_trimming_never_breaks_a_pair(messages: list[Message], budget: int) -> None:
     try:
@@ -158,7 +160,7 @@ def test_trimming_never_breaks_a_pair(messages: list[Message], budget: int) -> N
     assert {(id(result[item.index]), item.call.id) for item in after.open} <= open_before
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(conversations(), st.data())
 def test_a_tracker_over_a_growing_run_trims_like_a_fresh_trim(
     conversation: Conversation, data: st.DataObject
@@ -171,7 +173,7 @@ def test_a_tracker_over_a_growing_run_trims_like_a_fresh_trim(
         assert outcome(tracker.fit, prefix) == outcome(window.fit, prefix)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(message_lists())
 def test_units_cover_the_list_in_order(messages: list[Message]) -> None:
     bounds = [(unit.start, unit.stop) for unit in message_units(messages)]
@@ -181,7 +183,7 @@ def test_units_cover_the_list_in_order(messages: list[Message]) -> None:
     assert (bounds[0][0], bounds[-1][1]) == (0, len(messages)) if messages else bounds == []
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(message_lists())
 def test_a_call_and_its_results_share_a_unit(messages: list[Message]) -> None:
     units = message_units(messages)
@@ -290,3 +292,134 @@ def test_a_step_that_fits_estimates_only_the_new_messages(size: int) -> None:
     messages = tuple(history)
     assert tracker.fit(messages) is messages
     assert CountingEstimator.estimated == size + 1
+
+
+# --- exact edges, with costs given by hand ----------------------------------------------------
+
+# Two old turns of 10 tokens each, then the current user message (5 tokens): 25 in all.
+TURNS: tuple[Message, ...] = (
+    UserMessage("one"),
+    AssistantMessage("first"),
+    UserMessage("two"),
+    AssistantMessage("second"),
+    UserMessage("now"),
+)
+TURN_COSTS = [4, 6, 4, 6, 5]
+
+
+def test_a_trim_drops_units_until_the_excess_is_covered_to_the_token() -> None:
+    # 25 tokens for 14: the excess of 11 needs both old turns, not just the first (10).
+    assert trim(TURNS, TURN_COSTS, ContextBudget(14)) == (TURNS[4],)
+
+
+def test_a_trim_that_frees_exactly_the_excess_drops_nothing_more() -> None:
+    assert trim(TURNS, TURN_COSTS, ContextBudget(15)) == TURNS[2:]
+
+
+def test_a_conversation_one_token_over_is_trimmed() -> None:
+    assert trim(TURNS, TURN_COSTS, ContextBudget(24)) == TURNS[2:]
+
+
+def test_pinned_messages_that_exactly_fill_the_budget_fit() -> None:
+    assert trim(TURNS, TURN_COSTS, ContextBudget(5)) == (TURNS[4],)
+
+
+def test_a_trim_comes_back_as_a_tuple_when_given_a_list() -> None:
+    for budget, expected in [(25, TURNS), (15, TURNS[2:])]:
+        kept = trim(list(TURNS), TURN_COSTS, ContextBudget(budget))
+        assert type(kept) is tuple and kept == expected
+
+
+def test_a_fitting_list_comes_back_from_the_tracker_as_a_tuple() -> None:
+    kept = ContextWindow(10**6, 0).tracker().fit(list(TURNS))
+    assert type(kept) is tuple and kept == TURNS
+
+
+class History(tuple[Message, ...]):
+    """A caller's own tuple type."""
+
+
+def test_a_conversation_that_fits_is_the_very_object_given() -> None:
+    history = History(TURNS)
+    assert trim(history, TURN_COSTS, ContextBudget(25)) is history
+    assert ContextWindow(10**6, 0).tracker().fit(history) is history
+
+
+def test_a_trim_is_logged_with_how_many_messages_it_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.DEBUG, logger="reactloop"):
+        trim(TURNS, TURN_COSTS, ContextBudget(15))
+    assert [r.getMessage() for r in caplog.records] == ["context trimmed: dropped 2 of 5 messages"]
+
+
+def test_without_a_user_message_only_the_system_messages_and_newest_step_are_pinned() -> None:
+    messages: list[Message] = [
+        SystemMessage("be brief"),
+        AssistantMessage("", (call("1"),)),
+        result("1"),
+        AssistantMessage("done"),
+    ]
+    spans = [(unit.start, unit.stop, unit.pinned) for unit in message_units(messages)]
+    assert spans == [(0, 1, True), (1, 3, False), (3, 4, True)]
+
+
+def test_a_system_message_right_after_the_current_one_is_a_unit_of_its_own() -> None:
+    messages: list[Message] = [UserMessage("now"), SystemMessage("note"), AssistantMessage("a")]
+    spans = [(unit.start, unit.stop, unit.pinned) for unit in message_units(messages)]
+    assert spans == [(0, 1, True), (1, 2, False), (2, 3, True)]
+
+
+def test_a_budget_without_instructions_spends_nothing_on_them() -> None:
+    assert ContextWindow(1000, 100).budget().instructions == 0
+
+
+def test_the_tracker_counts_the_tools_in_its_budget() -> None:
+    tool = ToolSpec("search", "Search the web", {"type": "object"})
+    tracker = ContextWindow(1000, 0).tracker()
+    assert tracker.budget(None, [tool]).tools == 11
+
+
+def test_the_tracker_computes_the_budget_once_for_the_same_instructions_and_tools() -> None:
+    CountingEstimator.estimated = 0
+    tracker = ContextWindow(1000, 0, estimator=CountingEstimator()).tracker()
+    first = tracker.budget("be brief", ())
+    assert tracker.budget("be brief", ()) is first
+    assert CountingEstimator.estimated == 1
+
+
+@pytest.mark.parametrize("via", ["window", "tracker"])
+def test_fitting_leaves_room_for_the_instructions_and_tools(via: str) -> None:
+    tool = ToolSpec("search", "Search the web", {"type": "object"})
+    window = ContextWindow(tokens(TURNS) + 10, 0)
+    fit = window.fit if via == "window" else window.tracker().fit
+    assert fit(TURNS) == TURNS
+    assert fit(TURNS, "x" * 40) == TURNS[2:]
+    assert fit(TURNS, None, [tool]) == TURNS[2:]
+
+
+WRONG_WINDOWS: list[tuple[dict[str, Any], str, object, str]] = [
+    ({"max_tokens": 0}, "ContextWindow.max_tokens", 0, "an int >= 1"),
+    ({"max_tokens": 10, "reserved_output": -1}, "ContextWindow.reserved_output", -1, "an int >= 0"),
+    (
+        {"max_tokens": 10, "reserved_output": 10},
+        "ContextWindow.reserved_output",
+        10,
+        "below max_tokens (10)",
+    ),
+    (
+        {"max_tokens": 10, "estimator": len},
+        "ContextWindow.estimator",
+        len,
+        "an object with count_text and count_message (a TokenEstimator)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("arguments", "option", "value", "rule"), WRONG_WINDOWS)
+def test_a_wrong_window_option_names_the_option_value_and_rule(
+    arguments: dict[str, Any], option: str, value: object, rule: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        ContextWindow(**arguments)
+    assert (caught.value.option, caught.value.value, caught.value.rule) == (option, value, rule)

@@ -12,6 +12,7 @@ import pytest
 from reactloop import Override, ReActLoop, Reject, RunContext, RunResult, StopReason, StopRun
 from reactloop._contracts import DeltaSink, StopCondition
 from reactloop._errors import ContractError, ErrorCode, HookError
+from reactloop._messages import UserMessage
 from reactloop.events import RunFinished
 from reactloop.models import ModelRequest
 from reactloop.phases import Proceed, Run, StepPlan, default_phases, default_start_phases
@@ -207,3 +208,52 @@ async def test_a_model_response_is_still_accepted_from_a_stream() -> None:
     async with ReActLoop(model).stream("go") as events:
         finished = [event async for event in events][-1]
     assert isinstance(finished, RunFinished) and finished.result.output == "fine"
+
+
+STEP_PLAN = "prepare_step returns a StepPlan (e.g. attrs.evolve(plan, ...))"
+DECISION = "a phase returns a decision: Proceed, NextIteration or Stop"
+RULES: dict[str, tuple[str, object]] = {
+    "prepare_step returns None": (STEP_PLAN, None),
+    "prepare_step returns a dict": (STEP_PLAN, {"messages": (UserMessage("go"),)}),
+    "prepare_step plans with a string model": ("the plan's model implements Model", "gpt-4o"),
+    "phase returns None": (DECISION, None),
+    "phase returns a string": (DECISION, "proceed"),
+    "start phase returns True": (DECISION, True),
+    "phase is not async": (
+        "a phase is async: `async def __call__(self, run)` or an async function of the run",
+        Proceed(),
+    ),
+    "model returns text": ("Model.{method} returns a ModelResponse", "plain text"),
+    "model is not async": ("Model.{method} is async: it returns an awaitable", reply("hi")),
+    "instructions return None": ("an instructions function returns a str", None),
+    "instructions return bytes": ("an instructions function returns a str", b"be brief"),
+    "stop condition returns True": ("StopCondition.check returns a StopSignal or None", True),
+    "tool-call allowance is text": (
+        "StopCondition.tool_call_allowance returns an int or None",
+        "3",
+    ),
+    "input guard returns False": (
+        "an input guard returns None to accept, or a reason (str) to reject",
+        False,
+    ),
+}
+
+
+async def result_of(loop: ReActLoop, streamed: bool) -> RunResult:
+    if not streamed:
+        return await loop.run("go")
+    async with loop.stream("go") as events:
+        finished = [event async for event in events][-1]
+    assert isinstance(finished, RunFinished)
+    return finished.result
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["awaited", "streamed"])
+@pytest.mark.parametrize("name", CASES)
+async def test_a_broken_contract_names_the_rule_and_the_value(name: str, streamed: bool) -> None:
+    loop, _ = loop_of(CASES[name]())
+    error = (await result_of(loop, streamed)).error
+    rule, value = RULES[name]
+    assert isinstance(error, ContractError)
+    assert error.rule == rule.format(method="stream" if streamed else "request")
+    assert error.value == value

@@ -25,7 +25,7 @@ from reactloop.events import RunFinished, StepFinished, ToolCallFinished, ToolCa
 from reactloop.examples.planning import PlanningPhase
 from reactloop.phases import Run, default_start_phases
 from reactloop.testing import FakeTool, ScriptedModel, reply
-from tests.strategies import AgentScript, agent_scripts
+from tests.strategies import AgentScript, agent_scripts, examples
 
 pytestmark = pytest.mark.anyio
 
@@ -96,7 +96,7 @@ def assert_usage_adds_up(events: list[Event], result: RunResult) -> None:
     assert reported == in_steps
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(script=agent_scripts())
 async def test_streamed_runs_pair_tool_events_and_add_up_usage(script: AgentScript) -> None:
     events, result = await streamed(loop_for(script))

@@ -15,9 +15,9 @@ from reactloop._repair import (
     pair_calls,
     repair_history,
 )
-from tests.strategies import Conversation, conversations, damaged_histories, message_lists
+from tests.strategies import Conversation, conversations, damaged_histories, examples, message_lists
 
-MANY = settings(max_examples=300, deadline=None)
+MANY = settings(max_examples=examples(300), deadline=None)
 
 
 def call(call_id: str, name: str = "search") -> ToolCall:

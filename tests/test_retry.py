@@ -282,3 +282,57 @@ def test_bad_policy_settings_name_the_setting_and_value(setting: str, value: flo
     settings: dict[str, Any] = {setting: value}
     with pytest.raises(ConfigurationError, match=f"RetryPolicy.{setting} .*{value!r}"):
         RetryPolicy(**settings)
+
+
+async def test_exhausted_retries_are_noted_as_such() -> None:
+    errors = [unavailable() for _ in range(3)]
+    with pytest.raises(ProviderUnavailableError) as raised:
+        await call_with_retry(NO_JITTER, failing(errors), sleep=Recorder())
+    assert raised.value.__notes__ == [
+        "reactloop: gave up after 3 attempt(s), retries exhausted (max_retries=2)"
+    ]
+
+
+async def test_a_non_retryable_error_after_a_retry_is_noted_as_such() -> None:
+    with pytest.raises(AuthenticationError) as raised:
+        await call_with_retry(
+            NO_JITTER, failing([unavailable(), AuthenticationError("401")]), sleep=Recorder()
+        )
+    assert raised.value.__notes__ == [
+        "reactloop: gave up after 2 attempt(s), not retryable (max_retries=2)"
+    ]
+
+
+async def test_an_error_on_the_only_attempt_gets_no_note() -> None:
+    with pytest.raises(AuthenticationError) as raised:
+        await call_with_retry(NO_JITTER, failing([AuthenticationError("401")]), sleep=Recorder())
+    assert not hasattr(raised.value, "__notes__") and raised.value.attempts == 1
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"initial_delay": 0},
+        {"multiplier": 1},
+        {"multiplier": 1.5},
+        {"initial_delay": 2, "max_delay": 2},
+        {"jitter": 1},
+        {"max_retry_after": 0},
+    ],
+    ids=repr,
+)
+def test_each_policy_setting_accepts_its_bound(settings: dict[str, Any]) -> None:
+    assert RetryPolicy(**settings) == RetryPolicy(**settings)
+
+
+def test_a_jitter_above_one_is_refused_with_its_rule() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        RetryPolicy(jitter=1.5)
+    assert (caught.value.option, caught.value.rule) == ("RetryPolicy.jitter", "at most 1")
+
+
+async def test_a_retry_after_below_one_second_is_honoured() -> None:
+    sleep = Recorder()
+    error = RateLimitedError("429", retry_after=0.25)
+    await call_with_retry(NO_JITTER, failing([error]), sleep=sleep)
+    assert sleep.delays == [0.25]

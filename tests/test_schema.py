@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import attrs
 import pytest
@@ -60,6 +60,8 @@ def test_attrs_class_becomes_object_with_required_fields() -> None:
 
 
 def test_values_are_converted_to_python_types() -> None:
+    assert convert(bool, False) is False
+    assert convert(str, "x") == "x"
     assert convert(Color, "red") is Color.RED
     assert convert(tuple[int, str], [1, "a"]) == (1, "a")
     assert convert(Point, {"x": 3}) == Point(3, 0)
@@ -94,3 +96,152 @@ def test_object_rejects_unknown_and_missing_properties() -> None:
 def test_unsupported_annotation_is_reported() -> None:
     with pytest.raises(UnsupportedType):
         compile_type(set[int])
+
+
+@pytest.mark.parametrize(
+    ("tp", "value"),
+    [(Literal["a", "b"], "a"), (Literal["a", "b"], "b"), (Literal[1, 2], 2), (Literal[True], True)],
+)
+def test_every_literal_choice_is_accepted_as_itself(tp: Any, value: Any) -> None:
+    assert convert(tp, value) == value and type(convert(tp, value)) is type(value)
+
+
+@pytest.mark.parametrize(
+    ("tp", "value"), [(Literal[1], True), (Literal[True], 1), (Literal[1], 1.0)]
+)
+def test_a_literal_choice_of_another_type_is_rejected(tp: Any, value: Any) -> None:
+    with pytest.raises(Invalid, match="expected one of"):
+        convert(tp, value)
+
+
+def test_mapping_values_are_converted_and_kept() -> None:
+    assert convert(dict[str, int], {"a": 1, "b": 2.0}) == {"a": 1, "b": 2}
+    assert convert(dict[str, Color], {"x": "red"}) == {"x": Color.RED}
+    assert convert(dict, {"any": [1, "x"]}) == {"any": [1, "x"]}
+
+
+def test_mapping_value_errors_name_the_key() -> None:
+    with pytest.raises(Invalid) as info:
+        convert(dict[str, int], {"ok": 1, "bad": "x"})
+    assert info.value.path == "v.bad"
+
+
+def test_mapping_keys_must_be_strings() -> None:
+    with pytest.raises(UnsupportedType, match="dict keys must be str"):
+        compile_type(dict[int, str])
+
+
+def test_annotated_uses_the_underlying_type() -> None:
+    schema, conv = compile_type(Annotated[int, "a count"])
+    assert schema == {"type": "integer"}
+    assert conv(3, "v") == 3
+    with pytest.raises(Invalid):
+        conv("3", "v")
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "message"),
+    [
+        (str, 5, "v: expected string, got int 5"),
+        (str, None, "v: expected string, got null None"),
+        (bool, "yes", "v: expected boolean, got string 'yes'"),
+        (int, [1], "v: expected integer, got array [1]"),
+        (int, 1.5, "v: expected integer, got float 1.5"),
+        (float, True, "v: expected number, got boolean True"),
+        (None, {}, "v: expected null, got object {}"),
+        (list[int], {"a": 1}, "v: expected array, got object {'a': 1}"),
+        (list[int], [1, "x"], "v[1]: expected integer, got string 'x'"),
+        (tuple[int, str], [1], "v: expected array of 2 items, got [1]"),
+        (tuple[int, str], [1, 2], "v[1]: expected string, got int 2"),
+        (dict[str, int], [], "v: expected object, got array []"),
+        (dict[str, int], {"a": "x"}, "v.a: expected integer, got string 'x'"),
+        (Literal["a", "b"], "c", "v: expected one of ['a', 'b'], got 'c'"),
+        (Color, "green", "v: expected one of ['red', 'blue'], got 'green'"),
+        (Point, 5, "v: expected object, got int 5"),
+        (Point, {"x": 1, "z": 2}, "v: unexpected properties ['z']; allowed are ['x', 'y']"),
+        (Point, {"x": "a"}, "v.x: expected integer, got string 'a'"),
+        (
+            int | None,
+            "x",
+            "v: matches no alternative: expected integer, got string 'x' | "
+            "expected null, got string 'x'",
+        ),
+    ],
+)
+def test_a_mismatch_says_where_what_was_expected_and_what_came(
+    tp: Any, value: Any, message: str
+) -> None:
+    with pytest.raises(Invalid) as info:
+        convert(tp, value)
+    assert str(info.value) == message
+
+
+def test_missing_properties_are_listed_in_their_order() -> None:
+    fields = {name: (int, attrs.NOTHING) for name in ("a", "b", "c")}
+    _, conv = compile_object(fields, {})
+    with pytest.raises(Invalid) as info:
+        conv({"b": 1}, "v")
+    assert str(info.value) == "v: missing required properties ['a', 'c']"
+
+
+def test_a_mismatch_at_the_top_level_names_the_arguments() -> None:
+    _, conv = compile_object({"a": (int, attrs.NOTHING)}, {})
+    with pytest.raises(Invalid) as info:
+        conv([], "")
+    assert str(info.value) == "arguments: expected object, got array []"
+
+
+def test_a_property_of_the_top_level_object_is_named_without_a_prefix() -> None:
+    _, conv = compile_object({"a": (int, attrs.NOTHING)}, {})
+    with pytest.raises(Invalid) as info:
+        conv({"a": "x"}, "")
+    assert (info.value.path, str(info.value)) == ("a", "a: expected integer, got string 'x'")
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "expected"),
+    [
+        (list[int], [1, 2.0], [1, 2]),
+        (list, [1, "x"], [1, "x"]),
+        (tuple[int, ...], [1, 2], (1, 2)),
+        (tuple, [1, "x"], (1, "x")),
+    ],
+)
+def test_arrays_arrive_as_the_annotated_container(tp: Any, value: Any, expected: Any) -> None:
+    converted = convert(tp, value)
+    assert converted == expected and type(converted) is type(expected)
+
+
+@pytest.mark.parametrize("tp", [list, tuple])
+def test_a_bare_container_accepts_any_items(tp: Any) -> None:
+    assert compile_type(tp)[0] == {"type": "array", "items": {}}
+
+
+def test_fixed_tuple_schema_is_an_array_of_exactly_its_items() -> None:
+    assert compile_type(tuple[int, str])[0] == {
+        "type": "array",
+        "prefixItems": [{"type": "integer"}, {"type": "string"}],
+        "minItems": 2,
+        "maxItems": 2,
+    }
+
+
+def test_object_schema_has_descriptions_defaults_and_no_extra_properties() -> None:
+    fields = {
+        "city": (str, attrs.NOTHING),
+        "unit": (Color, Color.RED),
+        "note": (str | None, None),
+        "tags": (tuple[str, ...], ("a",)),
+    }
+    schema, _ = compile_object(fields, {"city": "Where.", "unit": "Which."})
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "description": "Where."},
+            "unit": {"enum": ["red", "blue"], "description": "Which.", "default": "red"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["city"],
+        "additionalProperties": False,
+    }

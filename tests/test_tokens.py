@@ -26,7 +26,7 @@ from reactloop._tokens import (
     estimate_text_tokens,
     tool_spec_tokens,
 )
-from tests.strategies import cjk_texts, emoji_texts, message_lists, messages, texts
+from tests.strategies import cjk_texts, emoji_texts, examples, message_lists, messages, texts
 
 OVERHEAD = DEFAULT_ESTIMATOR.message_overhead
 
@@ -160,7 +160,7 @@ def apply(edit: Edit, current: list[Message]) -> None:
         del current[where:]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(message_lists(), st.lists(edits, max_size=12))
 def test_the_ledger_stays_aligned_through_any_edits(
     start: list[Message], steps: list[Edit]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
 
@@ -132,3 +132,22 @@ async def test_a_decorated_function_is_still_callable_as_written() -> None:
     assert add(2, b=3) == 5
     assert await get_weather("Oslo", "f") == "Oslo:f"
     assert await get_weather.bind(units="c")("Rome", "f") == "Rome:f"  # as written: no presets
+
+
+def test_annotated_mapping_and_literal_parameters_arrive_converted() -> None:
+    @tool
+    def tally(
+        counts: dict[str, int], scale: Annotated[int, "a factor"], mode: Literal["sum", "max"]
+    ) -> int:
+        """Tally counts."""
+        return 0
+
+    properties = tally.spec.parameters["properties"]
+    assert properties["scale"] == {"type": "integer"}
+    assert properties["counts"] == {"type": "object", "additionalProperties": {"type": "integer"}}
+    arguments = '{"counts": {"a": 1, "b": 2}, "scale": 3, "mode": "max"}'
+    assert tally.parse_arguments(arguments) == {
+        "counts": {"a": 1, "b": 2},
+        "scale": 3,
+        "mode": "max",
+    }

@@ -5,6 +5,10 @@ from __future__ import annotations
 import pytest
 
 from reactloop import CapPolicy, StopReason, StopWhen, TimeBudget, TokenBudget, Usage
+from reactloop._contracts import CheckPoint, StopCondition
+from reactloop._decisions import StopSignal
+from reactloop._run import Run
+from reactloop._state import Finishing
 from reactloop.phases import IterationGuards, Proceed, Stop
 from reactloop.testing import FakeClock, make_run, reply, run_phase
 
@@ -84,3 +88,47 @@ async def test_interrupt_stops_before_reasoning() -> None:
     decision = await run_phase(IterationGuards(), run)
     assert isinstance(decision, Stop)
     assert (decision.reason, decision.output) == (StopReason.INTERRUPTED, "bye")
+
+
+async def test_a_repetition_stop_names_the_tool() -> None:
+    run = make_run()
+    for _ in range(5):
+        run.state.note_call(("search", "{}"))
+    decision = await run_phase(IterationGuards(), run)
+    assert isinstance(decision, Stop)
+    assert decision.detail == "tool 'search' called 5 times in a row with the same arguments"
+
+
+async def test_an_interrupt_says_it_was_requested() -> None:
+    run = make_run()
+    run.request_interrupt("bye")
+    decision = await run_phase(IterationGuards(), run)
+    assert isinstance(decision, Stop) and decision.detail == "interrupted on request"
+
+
+async def test_a_run_still_finishing_stops_with_its_cap() -> None:
+    run = make_run()
+    run.state.finishing = Finishing(StopReason.TOKEN_BUDGET, "token_budget=10 (used 12)")
+    decision = await run_phase(IterationGuards(), run)
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.detail) == (
+        StopReason.TOKEN_BUDGET,
+        "token_budget=10 (used 12)",
+    )
+
+
+class Verdict(StopCondition):
+    """Stops before reasoning with an output of its own."""
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        return StopSignal(StopReason.CONDITION, "verdict", output="guilty")
+
+
+async def test_a_condition_that_is_not_a_cap_stops_with_its_output() -> None:
+    decision = await run_phase(IterationGuards(), make_run(stop_when=Verdict()))
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.detail, decision.output) == (
+        StopReason.CONDITION,
+        "verdict",
+        "guilty",
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reactloop import Hook, StopReason, StopRun, UserMessage
+from reactloop._messages import SystemMessage
 from reactloop.errors import GuardRejectedError
 from reactloop.hooks import BlockedPatterns, MaxInputLength
 from reactloop.phases import Proceed, Run, RunStart, Stop
@@ -54,3 +55,24 @@ async def test_before_run_hook_stop_is_parked() -> None:
     assert isinstance(await run_phase(RunStart(), run), Proceed)
     assert run.pending_stop is not None
     assert run.pending_stop.detail == "maintenance"
+
+
+async def test_a_guard_object_is_named_by_its_class() -> None:
+    run = make_run(messages=[UserMessage("x" * 11)], input_guards=[MaxInputLength(10)])
+    decision = await run_phase(RunStart(), run)
+    assert isinstance(decision, Stop) and isinstance(decision.error, GuardRejectedError)
+    assert decision.error.guard == "MaxInputLength"
+
+
+async def test_a_run_that_could_not_be_prepared_stops_here_once() -> None:
+    run = make_run()
+    unprepared = Stop(StopReason.ERROR, "instructions broke their contract")
+    run.pending_stop = unprepared
+    assert await run_phase(RunStart(), run) is unprepared
+    assert run.pending_stop is None
+
+
+async def test_a_run_without_a_user_message_counts_as_empty_input() -> None:
+    run = make_run(messages=[SystemMessage("be brief")])
+    decision = await run_phase(RunStart(), run)
+    assert isinstance(decision, Stop) and decision.reason is StopReason.GUARD_REJECTED

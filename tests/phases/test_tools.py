@@ -5,13 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 
 from reactloop import Event, Hook, Override, Reject, StopReason, StopRun, ToolCall, ToolCalled, tool
+from reactloop._errors import (
+    ReactLoopError,
+    ToolArgumentsError,
+    ToolExecutionError,
+    ToolRefusedError,
+    ToolTimeoutError,
+    UnknownToolError,
+)
+from reactloop._state import RunContext
 from reactloop.errors import ErrorCode
 from reactloop.events import ToolCallFinished, ToolCallStarted
 from reactloop.phases import Proceed, Run, Stop, ToolPhase, ToolResult
-from reactloop.testing import FakeTool, call, make_run, reply, run_phase
+from reactloop.testing import FakeClock, FakeTool, call, make_run, reply, run_phase
 
 pytestmark = pytest.mark.anyio
 
@@ -215,6 +225,64 @@ async def test_different_arguments_reset_the_streak() -> None:
     assert results(run)[0].content == "ok" and run.state.repeat_count == 1
 
 
+class ErrorLog(Hook):
+    def __init__(self) -> None:
+        self.errors: list[ReactLoopError] = []
+
+    async def on_error(self, run: Run, error: ReactLoopError) -> None:
+        self.errors.append(error)
+
+
+class RejectAll(Hook):
+    async def before_tool_call(self, run: Run, c: ToolCall) -> Reject:
+        return Reject("not today")
+
+
+def _failures() -> dict[str, tuple[ToolCall, dict[str, Any], type[ReactLoopError]]]:
+    stuck = FakeTool("t", gate=anyio.Event(), timeout=0.001)
+    return {
+        "unknown": (call("ghost"), {}, UnknownToolError),
+        "bad-arguments": (ToolCall("t", "{not json"), {}, ToolArgumentsError),
+        "rejected": (call("t"), {"hooks": [RejectAll()]}, ToolRefusedError),
+        "over-the-cap": (call("t"), {"max_tool_calls": 1}, ToolRefusedError),
+        "raised": (
+            call("t"),
+            {"tools": [FakeTool("t", raises=ValueError("x"))]},
+            ToolExecutionError,
+        ),
+        "timed-out": (call("t"), {"tools": [stuck]}, ToolTimeoutError),
+    }
+
+
+@pytest.mark.parametrize(
+    "case", ["unknown", "bad-arguments", "rejected", "over-the-cap", "raised", "timed-out"]
+)
+async def test_on_error_hooks_hear_every_call_that_failed_or_was_refused(case: str) -> None:
+    made, options, kind = _failures()[case]
+    log = ErrorLog()
+    options = {"tools": [FakeTool("t")], **options}
+    options["hooks"] = [log, *options.get("hooks", [])]
+    run = run_with(made, **options)
+    if "max_tool_calls" in options:
+        run.state.tool_calls_made = 1
+    await run_phase(ToolPhase(), run)
+    [result] = results(run)
+    assert result.is_error
+    assert [type(error) for error in log.errors] == [kind]
+    assert log.errors[0].message == result.content
+
+
+async def test_successful_calls_do_not_reach_on_error_hooks() -> None:
+    log = ErrorLog()
+    await run_phase(ToolPhase(), run_with(call("t"), tools=[FakeTool("t")], hooks=[log]))
+    assert log.errors == []
+
+
+async def test_tool_called_does_not_stop_after_a_different_tool() -> None:
+    run = run_with(call("search"), tools=[FakeTool("search")], stop_when=ToolCalled({"answer"}))
+    assert isinstance(await run_phase(ToolPhase(), run), Proceed)
+
+
 async def test_overridden_arguments_are_validated_against_the_schema() -> None:
     @tool
     def lookup(limit: int) -> str:
@@ -298,3 +366,198 @@ async def test_a_broken_parse_arguments_becomes_an_error_result(arguments: str, 
     (result,) = results(run)
     assert result.is_error and shown in result.content and sloppy.calls == []
     assert result.error_code is ErrorCode.TOOL_ERROR
+
+
+# --- what error results say, how long calls took, what on-error hooks get -------------------
+
+
+class Slow(FakeTool):
+    """A fake tool that takes `seconds` on the run's fake clock."""
+
+    def __init__(self, name: str, clock: FakeClock, seconds: float, **options: Any) -> None:
+        super().__init__(name, **options)
+        self.clock, self.seconds = clock, seconds
+
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        self.clock.advance(self.seconds)
+        return await super().invoke(arguments, context)
+
+
+@pytest.mark.parametrize("raises", [None, ValueError("x")], ids=["ok", "raised"])
+async def test_a_result_carries_how_long_its_call_took(raises: Exception | None) -> None:
+    clock = FakeClock(now=100.0)
+    run = run_with(call("t"), tools=[Slow("t", clock, 2.5, raises=raises)], clock=clock)
+    await run_phase(ToolPhase(), run)
+    [result] = results(run)
+    assert (result.is_error, result.duration) == (raises is not None, 2.5)
+
+
+class Unshowable(FakeTool):
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        return object()
+
+
+@pytest.mark.parametrize(
+    ("tool_", "content"),
+    [
+        (FakeTool("t", raises=ValueError("bad city")), "tool 't' raised ValueError: bad city"),
+        (SloppyTool("t"), "tool 't' raised TypeError: parse_arguments returned list, not a dict"),
+        (
+            Unshowable("t"),
+            "tool 't' raised TypeError: its result cannot be shown: Type is not JSON serializable: "
+            "object",
+        ),
+    ],
+    ids=["raised", "parse", "unshowable"],
+)
+async def test_an_error_result_names_the_tool_and_what_went_wrong(
+    tool_: FakeTool, content: str
+) -> None:
+    run = run_with(call("t"), tools=[tool_])
+    await run_phase(ToolPhase(), run)
+    assert [(r.is_error, r.content) for r in results(run)] == [(True, content)]
+
+
+async def test_a_timeout_result_names_the_tool_and_its_limit() -> None:
+    stuck = FakeTool("stuck", gate=anyio.Event(), timeout=0.001)
+    run = run_with(call("stuck"), tools=[stuck])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == "tool 'stuck' timed out after 0.001 s (its timeout)"
+
+
+@pytest.mark.parametrize("arguments", ["raise", "{}"], ids=["invoke", "parse_arguments"])
+async def test_on_error_hooks_get_the_original_exception_as_the_cause(arguments: str) -> None:
+    log = ErrorLog()
+    failing = SloppyTool("t") if arguments == "raise" else FakeTool("t", raises=KeyError("k"))
+    run = run_with(ToolCall("t", arguments), tools=[failing], hooks=[log])
+    await run_phase(ToolPhase(), run)
+    [error] = log.errors
+    cause = error.__cause__
+    assert isinstance(cause, ValueError if arguments == "raise" else KeyError)
+
+
+async def test_on_error_hooks_of_a_refused_call_get_the_run() -> None:
+    seen: list[Run] = []
+
+    class Watch(Hook):
+        async def on_error(self, run: Run, error: ReactLoopError) -> None:
+            seen.append(run)
+
+    run = run_with(call("ghost"), tools=[FakeTool("t")], hooks=[Watch()])
+    await run_phase(ToolPhase(), run)
+    assert seen == [run]
+
+
+@attrs.frozen
+class Forecast:
+    city: str
+    degrees: int
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (Forecast("Paris", 18), '{"city":"Paris","degrees":18}'),
+        ({1: "one"}, '{"1":"one"}'),
+        ({"b", "a"}, '["a","b"]'),
+    ],
+    ids=["attrs", "int-keys", "set"],
+)
+async def test_a_result_is_shown_as_json(value: object, text: str) -> None:
+    run = run_with(call("t"), tools=[FakeTool("t", result=value)])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == text
+
+
+async def test_a_result_exactly_at_the_limit_is_kept_whole() -> None:
+    run = run_with(call("t"), tools=[FakeTool("t", result="x" * 20)], max_result_chars=20)
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == "x" * 20
+
+
+async def test_a_step_without_a_response_yet_proceeds() -> None:
+    assert isinstance(await run_phase(ToolPhase(), make_run()), Proceed)
+
+
+async def test_an_interrupt_requested_during_the_tools_stops_after_them() -> None:
+    run = run_with(call("t"), tools=[FakeTool("t")])
+    run.request_interrupt("bye")
+    decision = await run_phase(ToolPhase(), run)
+    assert isinstance(decision, Stop)
+    assert (decision.reason, decision.output) == (StopReason.INTERRUPTED, "bye")
+    assert [r.content for r in results(run)] == ["ok"]
+
+
+async def test_a_tool_called_stop_says_which_tool() -> None:
+    run = run_with(call("answer"), tools=[FakeTool("answer")], stop_when=ToolCalled({"answer"}))
+    decision = await run_phase(ToolPhase(), run)
+    assert isinstance(decision, Stop) and decision.detail == "tool 'answer' was called"
+
+
+async def test_a_nudge_tells_the_model_the_result_will_not_change() -> None:
+    run = run_with(call("t", q="same"), tools=[FakeTool("t")])
+    run.state.note_call(("t", '{"q":"same"}'))
+    run.state.note_call(("t", '{"q":"same"}'))
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == (
+        "ok\n[note: 't' was called 3 times in a row with the same arguments; the result will "
+        "not change. Try something else or answer.]"
+    )
+
+
+class StopOnSecond(Hook):
+    """Lets the first call through and stops the run at the second."""
+
+    async def before_tool_call(self, run: Run, c: ToolCall) -> StopRun | None:
+        return StopRun("enough") if c.id == "c2" else None
+
+
+REFUSALS: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "unknown": ({"tools": []}, ["unknown tool 't': the available tools are (none)"] * 2),
+    "rejected": (
+        {"hooks": [RejectAll()]},
+        ["tool call 't' was not run: rejected: not today"] * 2,
+    ),
+    "over the cap": (
+        {"max_tool_calls": 1},
+        ["tool call 't' was not run: the run's tool-call limit is reached"] * 2,
+    ),
+    "stopping": (
+        {"hooks": [StopOnSecond()]},
+        [
+            "tool call 't' was not run: run stopping",
+            "tool call 't' was not run: the run is stopping",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+async def test_a_refused_call_says_which_tool_and_why(case: str) -> None:
+    options, contents = REFUSALS[case]
+    run = run_with(
+        ToolCall("t", "{}", "c1"),
+        ToolCall("t", "{}", "c2"),
+        **{"tools": [FakeTool("t")], **options},
+    )
+    run.state.tool_calls_made = 1 if case == "over the cap" else 0
+    await run_phase(ToolPhase(), run)
+    assert [r.content for r in results(run)] == contents
+
+
+async def test_a_set_of_mixed_items_is_shown_in_a_stable_order() -> None:
+    run = run_with(call("t"), tools=[FakeTool("t", result={1, "a"})])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == '["a",1]'
+
+
+async def test_a_refused_call_took_no_time() -> None:
+    run = run_with(call("ghost"), tools=[FakeTool("t")])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].duration == 0.0
+
+
+async def test_a_raising_parse_arguments_is_reported_under_the_tools_name() -> None:
+    run = run_with(ToolCall("t", "raise"), tools=[SloppyTool("t")])
+    await run_phase(ToolPhase(), run)
+    assert results(run)[0].content == "tool 't' raised ValueError: cannot parse"

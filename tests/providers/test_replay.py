@@ -24,7 +24,7 @@ from reactloop._messages import (
 from reactloop._providers import AnthropicModel, OpenAIModel
 from tests.providers.conftest import WIRE
 from tests.providers.wire_server import WireServer, events_of, json_reply, split_at, sse_reply
-from tests.strategies import Cuts, cuts
+from tests.strategies import Cuts, cuts, examples
 
 pytestmark = pytest.mark.anyio
 
@@ -182,7 +182,9 @@ _baselines: dict[str, tuple[Outcome, list[ModelDelta]]] = {}
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda path: path.name)
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(where=cuts)
 async def test_any_split_gives_the_same_response(

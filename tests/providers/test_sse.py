@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from reactloop._providers._sse import SseDecoder, SseEvent
 from tests.providers.conftest import WIRE
 from tests.providers.wire_server import split_at
-from tests.strategies import split_points
+from tests.strategies import examples, split_points
 
 STREAMS = sorted(WIRE.glob("*/*.sse"))
 
@@ -81,7 +81,7 @@ def test_a_leading_bom_is_skipped() -> None:
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda path: f"{path.parent.name}/{path.name}")
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data())
 def test_any_split_of_a_recorded_stream_gives_the_same_events(
     path: Path, data: st.DataObject
@@ -89,3 +89,43 @@ def test_any_split_of_a_recorded_stream_gives_the_same_events(
     raw = path.read_bytes()
     points = data.draw(split_points(len(raw)))
     assert decode(*split_at(raw, points)) == decode(raw)
+
+
+def test_a_crlf_split_across_chunks_does_not_end_the_event() -> None:
+    assert decode(b"data: a\r", b"\ndata: b\r\n\r\n") == [SseEvent("message", "a\nb")]
+
+
+def test_a_bom_after_the_first_chunk_is_data() -> None:
+    assert decode(b"data: a", "\ufeffb\n\n".encode()) == [SseEvent("message", "a\ufeffb")]
+
+
+def test_invalid_utf8_becomes_the_replacement_character() -> None:
+    assert decode(b"data: \xff!\n\n") == [SseEvent("message", "\ufffd!")]
+
+
+def test_an_id_holding_nul_is_ignored() -> None:
+    assert decode(b"id: 1\ndata: x\n\nid: 2\x003\ndata: y\n\n") == [
+        SseEvent("message", "x", "1"),
+        SseEvent("message", "y", "1"),
+    ]
+
+
+def test_a_complete_last_line_without_its_blank_line_is_dropped_at_close() -> None:
+    assert decode(b"data: a\n") == []
+
+
+@pytest.mark.parametrize(
+    "tail", [b"data: a", b"event: odd\ndata: a\n", b"data: \xe2\x82", b"data: a\r"]
+)
+def test_a_decoder_starts_afresh_after_close(tail: bytes) -> None:
+    decoder = SseDecoder()
+    decoder.feed(tail)
+    decoder.close()
+    assert decoder.feed(b"data: b\n\n") == [SseEvent("message", "b")]
+
+
+def test_an_id_on_the_unterminated_last_line_is_kept_for_later_events() -> None:
+    decoder = SseDecoder()
+    decoder.feed(b"id: 5")
+    decoder.close()
+    assert decoder.feed(b"data: b\n\n") == [SseEvent("message", "b", "5")]
