@@ -10,6 +10,7 @@ released when the run ends. A worker whose lease was taken over can no longer ap
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import socket
@@ -17,7 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio.to_thread
@@ -26,6 +27,7 @@ from reactloop._errors import (
     ConfigurationError,
     LeaseHeldError,
     RunNotFoundError,
+    SessionBusyError,
     StoreError,
 )
 from reactloop._messages import Message
@@ -50,17 +52,17 @@ INSTALL = "pip install 'reactloop[postgres]'"
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS reactloop_runs (
-        run_id TEXT PRIMARY KEY,
+        run_id BYTEA PRIMARY KEY,
         position BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
         status TEXT NOT NULL,
         created_at DOUBLE PRECISION NOT NULL,
         updated_at DOUBLE PRECISION NOT NULL,
-        user_id TEXT,
-        session_id TEXT,
+        user_id BYTEA,
+        session_id BYTEA,
         lease_owner TEXT,
         lease_expires TIMESTAMPTZ)""",
     """CREATE TABLE IF NOT EXISTS reactloop_records (
-        run_id TEXT NOT NULL REFERENCES reactloop_runs (run_id) ON DELETE CASCADE,
+        run_id BYTEA NOT NULL REFERENCES reactloop_runs (run_id) ON DELETE CASCADE,
         seq INTEGER NOT NULL,
         body BYTEA NOT NULL,
         PRIMARY KEY (run_id, seq))""",
@@ -132,6 +134,9 @@ class PostgresStore:
     ) -> None:
         self.url = text("PostgresStore.url", url)
         self.worker_id = _default_worker() if worker_id is None else text("worker_id", worker_id)
+        if "\x00" in self.worker_id:
+            rule = "a worker name without NUL characters"
+            raise ConfigurationError.invalid("PostgresStore.worker_id", worker_id, rule)
         if isinstance(lease_seconds, bool) or not 0 < lease_seconds <= 86400:
             raise ConfigurationError.invalid(
                 "PostgresStore.lease_seconds", lease_seconds, "seconds in (0, 86400]"
@@ -171,16 +176,18 @@ class PostgresStore:
         """Record a new run (leased to this worker) and its `RunCreated` record, atomically."""
         body = encode(created)
         row = self._lease(
-            id=created.run_id,
+            id=_key(created.run_id),
             status=RunStatus.RUNNING.value,
             at=created.created_at,
             now=time.time(),
-            user=created.user_id,
-            session=created.session_id,
+            user=_key(created.user_id),
+            session=_key(created.session_id),
         )
 
         def work(connection: psycopg.Connection[Any]) -> None:
             with connection.transaction():
+                if created.session_id is not None:
+                    self._check_session(connection, created.session_id)
                 connection.execute(
                     "INSERT INTO reactloop_runs (run_id, status, created_at, updated_at, user_id,"
                     " session_id, lease_owner, lease_expires) VALUES (%(id)s, %(status)s,"
@@ -190,10 +197,25 @@ class PostgresStore:
                 )
                 connection.execute(
                     "INSERT INTO reactloop_records (run_id, seq, body) VALUES (%s, 1, %s)",
-                    (created.run_id, body),
+                    (_key(created.run_id), body),
                 )
 
         await self._run(work)
+
+    def _check_session(self, connection: psycopg.Connection[Any], session_id: str) -> None:
+        """New turns of one session start one at a time across workers; `SessionBusyError`
+        while another worker drives a run of the session (a live lease)."""
+        lock = hashlib.blake2b(_key(f"reactloop-session:{session_id}"), digest_size=8)
+        connection.execute(
+            "SELECT pg_advisory_xact_lock(%s)", (int.from_bytes(lock.digest(), signed=True),)
+        )
+        busy = connection.execute(
+            "SELECT 1 FROM reactloop_runs WHERE session_id = %s AND status = 'running' AND"
+            " lease_owner <> %s AND lease_expires > now() LIMIT 1",
+            (_key(session_id), self.worker_id),
+        ).fetchone()
+        if busy is not None:
+            raise SessionBusyError(session_id)
 
     async def append(self, run_id: str, records: Sequence[Record]) -> None:
         """Append `records` to the run's journal in one transaction (all or none).
@@ -209,13 +231,13 @@ class PostgresStore:
                 self._check_lease(connection, run_id)
                 row = connection.execute(
                     "SELECT coalesce(max(seq), 0) FROM reactloop_records WHERE run_id = %s",
-                    (run_id,),
+                    (_key(run_id),),
                 ).fetchone()
                 last = 0 if row is None else int(row[0])
                 with connection.cursor() as cursor:
                     cursor.executemany(
                         "INSERT INTO reactloop_records (run_id, seq, body) VALUES (%s, %s, %s)",
-                        [(run_id, last + 1 + i, body) for i, body in enumerate(bodies)],
+                        [(_key(run_id), last + 1 + i, b) for i, b in enumerate(bodies)],
                     )
                 self._set_status(connection, run_id, status)
 
@@ -226,7 +248,7 @@ class PostgresStore:
         row = connection.execute(
             "SELECT lease_owner, extract(epoch FROM lease_expires - now())::float8"
             " FROM reactloop_runs WHERE run_id = %s FOR UPDATE",
-            (run_id,),
+            (_key(run_id),),
         ).fetchone()
         if row is None:
             raise RunNotFoundError(run_id)
@@ -242,7 +264,7 @@ class PostgresStore:
         connection.execute(
             f"UPDATE reactloop_runs SET {lease}, status = %(status)s, updated_at = CASE WHEN"
             " status = %(status)s THEN updated_at ELSE %(now)s END WHERE run_id = %(id)s",
-            self._lease(status=status.value, now=time.time(), id=run_id),
+            self._lease(status=status.value, now=time.time(), id=_key(run_id)),
         )
 
     async def acquire_lease(self, run_id: str) -> None:
@@ -254,10 +276,23 @@ class PostgresStore:
                 self._check_lease(connection, run_id)
                 connection.execute(
                     f"UPDATE reactloop_runs SET {_LEASE} WHERE run_id = %(id)s",
-                    self._lease(id=run_id),
+                    self._lease(id=_key(run_id)),
                 )
 
         await self._run(work)
+
+    async def renew_lease(self, run_id: str) -> bool:
+        """Extend this worker's lease; False if it holds none any more (taken over or freed)."""
+
+        def work(connection: psycopg.Connection[Any]) -> bool:
+            renewed = connection.execute(
+                f"UPDATE reactloop_runs SET {_LEASE} WHERE run_id = %(id)s"
+                " AND lease_owner = %(owner)s RETURNING run_id",
+                self._lease(id=_key(run_id)),
+            ).fetchone()
+            return renewed is not None
+
+        return await self._run(work)
 
     async def release_lease(self, run_id: str) -> None:
         """Give up this worker's lease on the run (another worker may claim it at once)."""
@@ -265,7 +300,7 @@ class PostgresStore:
             lambda c: c.execute(
                 f"UPDATE reactloop_runs SET {_NO_LEASE}"
                 " WHERE run_id = %(id)s AND lease_owner = %(owner)s",
-                self._lease(id=run_id),
+                self._lease(id=_key(run_id)),
             )
         )
 
@@ -300,8 +335,8 @@ class PostgresStore:
         """Runs matching every filter given, newest first, at most `limit`."""
         filters = {
             "status = %s": None if status is None else RunStatus(status).value,
-            "session_id = %s": session_id,
-            "user_id = %s": user_id,
+            "session_id = %s": _key(session_id),
+            "user_id = %s": _key(user_id),
             "created_at >= %s": since,
             "created_at < %s": until,
         }
@@ -314,11 +349,11 @@ class PostgresStore:
 
     async def delete_run(self, run_id: str) -> bool:
         """Delete a run and its journal; False if there was none with that id."""
-        return await self._run(lambda c: _delete(c, "run_id", run_id)) > 0
+        return await self._run(lambda c: _delete(c, "run_id", _key(run_id))) > 0
 
     async def delete_session(self, session_id: str) -> int:
         """Delete every run of a session; how many there were."""
-        return await self._run(lambda c: _delete(c, "session_id", session_id))
+        return await self._run(lambda c: _delete(c, "session_id", _key(session_id)))
 
     async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
         """The session's turns in order (every run's own messages), up to run `before`."""
@@ -329,11 +364,11 @@ class PostgresStore:
                 " USING (run_id) WHERE run.session_id = %s AND run.position < coalesce("
                 "(SELECT position FROM reactloop_runs WHERE run_id = %s), 9223372036854775807)"
                 " ORDER BY run.position, r.seq",
-                (session_id, before),
+                (_key(session_id), _key(before)),
             ).fetchall()
-            grouped: dict[str, list[bytes]] = {}
+            grouped: dict[bytes, list[bytes]] = {}
             for run_id, body in rows:
-                grouped.setdefault(run_id, []).append(bytes(body))
+                grouped.setdefault(bytes(run_id), []).append(bytes(body))
             return list(grouped.values())
 
         messages: list[Message] = []
@@ -353,18 +388,39 @@ class PostgresStore:
         await anyio.to_thread.run_sync(work)
 
 
+@overload
+def _key(value: str) -> bytes: ...
+@overload
+def _key(value: str | None) -> bytes | None: ...
+def _key(value: str | None) -> bytes | None:
+    """An id as stored: UTF-8 bytes (a PostgreSQL text column cannot hold NUL; an id may)."""
+    return None if value is None else value.encode("utf-8", "surrogatepass")
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else bytes(value).decode("utf-8", "surrogatepass")
+
+
 def _summary(row: Sequence[Any]) -> RunSummary:
-    return RunSummary(row[0], RunStatus(row[1]), row[2], row[3], row[4], row[5])
+    run_id, status, created_at, updated_at, user_id, session_id = row
+    return RunSummary(
+        bytes(run_id).decode("utf-8", "surrogatepass"),
+        RunStatus(status),
+        created_at,
+        updated_at,
+        _text(user_id),
+        _text(session_id),
+    )
 
 
 def _bodies(connection: psycopg.Connection[Any], run_id: str) -> list[bytes]:
     rows = connection.execute(
-        "SELECT body FROM reactloop_records WHERE run_id = %s ORDER BY seq", (run_id,)
+        "SELECT body FROM reactloop_records WHERE run_id = %s ORDER BY seq", (_key(run_id),)
     ).fetchall()
     return [bytes(row[0]) for row in rows]
 
 
-def _delete(connection: psycopg.Connection[Any], column: str, value: str) -> int:
+def _delete(connection: psycopg.Connection[Any], column: str, value: bytes) -> int:
     """Delete runs by one column (their records go with them: ON DELETE CASCADE)."""
     cursor = connection.execute(f"DELETE FROM reactloop_runs WHERE {column} = %s", (value,))
     return cursor.rowcount
