@@ -1,9 +1,10 @@
 """The child process of the crash tests (tests/test_crash.py): runs or resumes a durable run.
 
-`python -m tests.durable_child <folder> <how> <run|resume> <backend>`: in `run`, the run stops
-dead at the point `how` names (a batch with two of three tools done, a model call, between two
-phases) and waits there to be killed; in `resume` it resumes the run in a fresh process and
-writes the result. Side effects go to files in `folder`: one line per tool call and per request.
+`python -m tests.durable_child <folder> <how> <run|resume> <backend> <store URL>`: in `run`, the
+run stops dead at the point `how` names (a batch with two of three tools done, a model call,
+between two phases) and waits there to be killed; in `resume` it resumes the run in a fresh
+process and writes the result. Side effects go to files in `folder`: one line per tool call
+and per request.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from reactloop._loop import ReActLoop
 from reactloop._messages import ModelRequest, ModelResponse, ToolCall, ToolMessage
 from reactloop._phases import default_phases
 from reactloop._run import Run
-from reactloop._stores import SqliteStore
 from reactloop._tool import FunctionTool, tool
 from reactloop.testing import FunctionModel, reply
 
@@ -82,20 +82,21 @@ class Halt:
         return PROCEED
 
 
-async def main(folder: Path, how: str, stage: str) -> None:
+async def main(folder: Path, how: str, stage: str, url: str) -> None:
     phases = default_phases()
     phases.insert(2, Halt(folder, how == "phases" and stage == "run"))
     loop = ReActLoop(
         model(folder, how, stage),
         tools=tools(folder, how, stage),
-        store=SqliteStore(folder / "runs.db"),
+        store=url,
         phases=phases,
     )
-    if stage == "run":
-        async with loop.start("go") as handle:
-            (folder / "run_id").write_text(handle.run_id)
-        return
-    result = await loop.resume((folder / "run_id").read_text())
+    async with loop:
+        if stage == "run":
+            async with loop.start("go") as handle:
+                (folder / "run_id").write_text(handle.run_id)
+            return
+        result = await loop.resume((folder / "run_id").read_text())
     messages = [type(m).__name__ for m in result.messages]
     calls = [c.id for m in result.messages for c in getattr(m, "tool_calls", ())]
     answered = [m.call_id for m in result.messages if isinstance(m, ToolMessage)]
@@ -106,5 +107,5 @@ async def main(folder: Path, how: str, stage: str) -> None:
 
 
 if __name__ == "__main__":
-    folder_arg, how_arg, stage_arg, backend_arg = sys.argv[1:5]
-    anyio.run(main, Path(folder_arg), how_arg, stage_arg, backend=backend_arg)
+    folder_arg, how_arg, stage_arg, backend_arg, url_arg = sys.argv[1:6]
+    anyio.run(main, Path(folder_arg), how_arg, stage_arg, url_arg, backend=backend_arg)

@@ -94,3 +94,14 @@ def fresh_schema(url: str) -> str:
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE SCHEMA {name}")
     return f"{url}?options=-csearch_path%3D{name}"
+
+
+def expire(url: str, run_id: str, owner: str | None = None) -> None:
+    """The run's lease runs out, as when its worker (`owner`, if given) died and stopped
+    renewing it."""
+    with psycopg.connect(url) as connection:
+        connection.execute(
+            "UPDATE reactloop_runs SET lease_expires = now() - interval '1 second',"
+            " lease_owner = coalesce(%s, lease_owner) WHERE run_id = %s",
+            (owner, run_id.encode()),
+        )

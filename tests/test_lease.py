@@ -11,7 +11,6 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
-import psycopg
 import pytest
 
 from reactloop._decisions import StopReason
@@ -24,6 +23,7 @@ from reactloop._stores._records import PhaseDataSaved, RunCreated, RunEnded, Run
 from reactloop._tool import tool
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel
 from tests.conftest import close
+from tests.postgres_server import expire
 
 pytestmark = pytest.mark.anyio
 Workers = Callable[..., PostgresStore]
@@ -42,17 +42,6 @@ def worker(postgres_url: str) -> Iterator[Workers]:
     yield make
     for store in made:
         close(store)
-
-
-def expire(url: str, run_id: str, owner: str | None = None) -> None:
-    """The run's lease runs out, as when its worker (`owner`, if given) died and stopped
-    renewing it."""
-    with psycopg.connect(url) as connection:
-        connection.execute(
-            "UPDATE reactloop_runs SET lease_expires = now() - interval '1 second',"
-            " lease_owner = coalesce(%s, lease_owner) WHERE run_id = %s",
-            (owner, run_id.encode()),
-        )
 
 
 def created(run_id: str, session_id: str | None = None) -> RunCreated:
