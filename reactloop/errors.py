@@ -34,11 +34,14 @@ from reactloop._errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
+from reactloop._errors import LeaseHeldError as _LeaseHeldError
 from reactloop._resolver import (
     DefaultErrorMessages,
     ErrorMessageResolver,
     user_message,
 )
+
+LeaseHeldError = _LeaseHeldError  # importable here, not yet in the pinned `__all__` below
 
 __all__ = [
     "AuthenticationError",

@@ -14,11 +14,12 @@ import anyio.lowlevel
 import pytest
 
 from reactloop._decisions import StopReason
-from reactloop._errors import LeaseHeldError, SessionBusyError
+from reactloop._errors import ConfigurationError, LeaseHeldError, SessionBusyError
+from reactloop._lease import resume_claimable
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelRequest, ToolCall, Usage
 from reactloop._state import RunContext
-from reactloop._stores import PostgresStore
+from reactloop._stores import MemoryStore, PostgresStore
 from reactloop._stores._records import PhaseDataSaved, RunCreated, RunEnded, RunStatus
 from reactloop._tool import tool
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel
@@ -208,3 +209,25 @@ async def test_a_session_turn_is_refused_while_another_worker_drives_one(
         await second.create_run(created("r2", session_id="s1"))
     await first.append("r1", [RunEnded(StopReason.COMPLETED, "", "ok", Usage(), 1.0)])
     await second.create_run(created("r2", session_id="s1"))
+
+
+async def test_a_worker_round_resumes_the_runs_whose_worker_died_and_no_others(
+    worker: Workers, postgres_url: str
+) -> None:
+    dead = [await abandoned_in_model_call(worker("w0")) for _ in range(2)]
+    for run_id in dead:
+        expire(postgres_url, run_id, owner="w0")
+    busy = worker("w1")
+    await busy.create_run(created("live"))
+    model = FunctionModel(lambda request: "recovered")
+    loop = ReActLoop(model, store=worker("w2"))
+    results = await resume_claimable(loop)
+    assert sorted(result.run_id for result in results) == sorted(dead)
+    assert all(result.output == "recovered" for result in results)
+    assert await resume_claimable(loop) == []
+    assert (await busy.load("live")).status is RunStatus.RUNNING
+
+
+async def test_a_worker_round_needs_a_store_shared_by_workers() -> None:
+    with pytest.raises(ConfigurationError, match="PostgresStore"):
+        await resume_claimable(ReActLoop(ScriptedModel([]), store=MemoryStore()))
