@@ -153,8 +153,12 @@ class PostgresStore:
         connection = self._connection
         if connection is None or connection.closed:
             connection = self._psycopg.connect(self.url, autocommit=True)
+            try:
+                _migrate(connection)
+            except BaseException:
+                connection.close()
+                raise
             self._connection = connection
-            _migrate(connection)
         return connection
 
     def _locked(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:

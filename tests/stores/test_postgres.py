@@ -39,9 +39,10 @@ async def test_a_database_from_a_newer_schema_is_refused(postgres_url: str) -> N
         connection.execute("CREATE TABLE reactloop_schema (version INTEGER NOT NULL)")
         connection.execute("INSERT INTO reactloop_schema VALUES (%s)", (SCHEMA_VERSION + 1,))
     store = PostgresStore(postgres_url)
-    with pytest.raises(StoreError, match="schema version 2"):
-        await store.list_runs()
-    await store.aclose()
+    for _ in range(2):  # refused on every use, not only on the first
+        with pytest.raises(StoreError, match="schema version 2"):
+            await store.list_runs()
+    assert store._connection is None
 
 
 async def test_a_loop_given_a_postgresql_url_uses_and_closes_its_store(postgres_url: str) -> None:
