@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import anyio
 
@@ -26,6 +26,17 @@ if TYPE_CHECKING:
     from reactloop._loop import ReActLoop
 
 RELEASE_TIMEOUT = 5.0
+_LEASING: dict[type, bool] = {type(None): False}
+
+
+def leases(store: RunStore | None) -> TypeGuard[LeasingStore]:
+    """Whether the store is shared by workers (leases); known per class, since a protocol check
+    costs tens of microseconds and runs once per run."""
+    kind = type(store)
+    known = _LEASING.get(kind)
+    if known is None:
+        known = _LEASING[kind] = isinstance(store, LeasingStore)
+    return known
 
 
 async def _beat(store: LeasingStore, run_id: str, sleep: Sleep) -> None:
@@ -42,7 +53,7 @@ async def _beat(store: LeasingStore, run_id: str, sleep: Sleep) -> None:
 def leased(run: Run) -> AbstractAsyncContextManager[None]:
     """Around driving `run`: keep its lease alive when its store is shared by workers."""
     store = run.config.store
-    if isinstance(store, LeasingStore) and isinstance(run.journal, Journal):
+    if leases(store) and isinstance(run.journal, Journal):
         return _kept(store, run.journal, run.config.sleep)
     return nullcontext()
 
@@ -67,13 +78,13 @@ async def _kept(store: LeasingStore, journal: Journal, sleep: Sleep) -> AsyncIte
 
 async def acquire(store: RunStore, run_id: str) -> None:
     """Take the run's lease before resuming it (nothing for a store of one process)."""
-    if isinstance(store, LeasingStore):
+    if leases(store):
         await store.acquire_lease(run_id)
 
 
 async def let_go(store: RunStore, run_id: str) -> None:
     """Free a lease taken by `acquire` for a run that will not be driven after all."""
-    if isinstance(store, LeasingStore):
+    if leases(store):
         await release(store, run_id)
 
 
@@ -92,7 +103,7 @@ async def resume_claimable(loop: ReActLoop, *, limit: int = 100, **context: Any)
     worker holds (their worker died), each to its end; their results. A run another worker
     claims first is skipped. `context` is what `resume()` takes (`deps=`)."""
     store = loop.config.store
-    if not isinstance(store, LeasingStore):
+    if not leases(store):
         rule = "a store shared by workers (PostgresStore) to claim runs from"
         raise ConfigurationError.invalid("store", store, rule)
     results: list[RunResult] = []
