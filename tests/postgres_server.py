@@ -70,8 +70,10 @@ def unavailable() -> NoReturn:
 @contextmanager
 def throwaway_cluster(bin_dir: Path) -> Iterator[str]:
     """Create and start a cluster in a temp dir; yield its URL; stop and remove it after."""
-    folder = Path(tempfile.mkdtemp(prefix="reactloop-pg-"))
-    if os.geteuid() == 0:
+    root = os.geteuid() == 0
+    # as root, in /tmp: `nobody` must reach the folder, and TMPDIR may be private to root
+    folder = Path(tempfile.mkdtemp(prefix="reactloop-pg-", dir="/tmp" if root else None))
+    if root:
         nobody = pwd.getpwnam("nobody")
         os.chown(folder, nobody.pw_uid, nobody.pw_gid)
     data, port = folder / "data", free_port()
