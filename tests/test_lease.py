@@ -14,8 +14,8 @@ import anyio.lowlevel
 import pytest
 
 from reactloop._decisions import StopReason
-from reactloop._errors import ConfigurationError, LeaseHeldError, SessionBusyError
-from reactloop._lease import resume_claimable
+from reactloop._errors import ConfigurationError, LeaseHeldError, SessionBusyError, StoreError
+from reactloop._lease import _beat, resume_claimable
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelRequest, ToolCall, Usage
 from reactloop._state import RunContext
@@ -231,3 +231,37 @@ async def test_a_worker_round_resumes_the_runs_whose_worker_died_and_no_others(
 async def test_a_worker_round_needs_a_store_shared_by_workers() -> None:
     with pytest.raises(ConfigurationError, match="PostgresStore"):
         await resume_claimable(ReActLoop(ScriptedModel([]), store=MemoryStore()))
+
+
+async def test_resuming_a_finished_run_leaves_no_lease_behind(worker: Workers) -> None:
+    first = ReActLoop(ScriptedModel(["hi"]), store=worker("w1"))
+    done = await first.run("go")
+    assert (await first.resume(done.run_id)).output == "hi"
+    await worker("w2").acquire_lease(done.run_id)
+
+
+class FlakyStore:
+    """Just what the heartbeat uses: renewals that fail once, succeed, then find no lease."""
+
+    lease_seconds = 3.0
+
+    def __init__(self) -> None:
+        self.answers: list[bool | StoreError] = [StoreError("down"), True, False]
+        self.renewals = 0
+
+    async def renew_lease(self, run_id: str) -> bool:
+        self.renewals += 1
+        answer = self.answers.pop(0)
+        if isinstance(answer, StoreError):
+            raise answer
+        return answer
+
+
+async def test_the_heartbeat_retries_a_failed_renewal_and_stops_once_the_lease_is_gone() -> None:
+    store, slept = FlakyStore(), list[float]()
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    await _beat(store, "r1", sleep)  # type: ignore[arg-type]
+    assert store.renewals == 3 and slept == [1.0, 1.0, 1.0]

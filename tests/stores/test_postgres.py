@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import shutil
 import sys
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -12,8 +14,8 @@ from reactloop._errors import ConfigurationError, StoreError
 from reactloop._loop import ReActLoop
 from reactloop._messages import ToolCall
 from reactloop._state import RunContext
-from reactloop._stores import PostgresStore, store_from_url
-from reactloop._stores._records import SCHEMA_VERSION, RunStatus
+from reactloop._stores import PostgresStore, SqliteStore, store_from_url
+from reactloop._stores._records import SCHEMA_VERSION, RunCreated, RunStatus
 from reactloop._tool import tool
 from reactloop.testing import ScriptedModel
 
@@ -110,3 +112,24 @@ def test_a_missing_driver_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch
 def test_a_lease_length_out_of_range_is_refused(seconds: float) -> None:
     with pytest.raises(ConfigurationError, match="lease_seconds"):
         PostgresStore("postgresql://u@db/app", lease_seconds=seconds)
+
+
+async def test_the_committed_version_1_sample_reads_back_the_same_from_postgresql(
+    postgres_store: PostgresStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "runs.db"
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "stores" / "runs-v1.db", path)
+    sqlite = SqliteStore(path)
+    summaries = await sqlite.list_runs()
+    assert summaries
+    for summary in reversed(summaries):
+        stored = await sqlite.load(summary.run_id)
+        first, *rest = stored.records
+        assert isinstance(first, RunCreated)
+        await postgres_store.create_run(first)
+        await postgres_store.append(first.run_id, rest)
+        assert await postgres_store.load(summary.run_id) == stored
+    assert [s.status for s in await postgres_store.list_runs()] == [s.status for s in summaries]
+    sample = await sqlite.session_history("sample")
+    assert sample and await postgres_store.session_history("sample") == sample
+    await sqlite.aclose()
