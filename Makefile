@@ -29,6 +29,7 @@ demo: install
 	$(BIN)/python -m reactloop.examples.demo
 
 bench: install
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m benchmarks
 
 # Mutation testing of the core modules (slow: not part of `check` or CI). One module at a time,

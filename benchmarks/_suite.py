@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from benchmarks._durable import durable_steps
 from benchmarks._figures import Figure, Target
+from benchmarks._langgraph import available, langgraph_steps
 from benchmarks._measure import peak_rss_mib, reset_peak_rss
 from benchmarks._scenarios import (
     Sizes,
@@ -43,6 +44,8 @@ SCENARIOS: dict[str, Scenario] = {
     "f": concurrent_runs,
     "g": durable_steps,
 }
+if available():  # the `bench` extra: LangGraph's agent and checkpointer alongside (g)
+    SCENARIOS["h"] = langgraph_steps
 
 
 async def run_suite(sizes: Sizes, only: frozenset[str] | None = None) -> list[Figure]:

@@ -83,7 +83,7 @@ class LoopOptions(TypedDict, total=False):
     error_messages: ErrorMessageResolver  # error -> user-facing sentence (RunResult.user_message)
     context_window: ContextWindow | None  # fit each request to the window; default: no trimming
     clock: Clock | None  # default time.monotonic
-    store: RunStore | str | None  # journal runs (resume, sessions): a store or "sqlite:///x.db"
+    store: RunStore | str | None  # journal runs (resume, sessions): a store or a URL
 
 
 def _tool_item(option: str, item: object) -> ToolLike:
@@ -169,12 +169,16 @@ def _hook(option: str, value: object) -> Hook:
 
 
 def _store(option: str, value: object) -> RunStore | None:
-    """A run store, or one made from a URL string (`sqlite:///runs.db`, `memory://`)."""
+    """A run store, or one made from a URL string (`sqlite:///runs.db`, `postgresql://...`,
+    `memory://`)."""
     if value is None or (isinstance(value, RunStore) and not isinstance(value, type)):
         return value
     if isinstance(value, str):
         return from_url(option, value)
-    rule = "a RunStore (SqliteStore, MemoryStore), a store URL such as 'sqlite:///runs.db', or None"
+    rule = (
+        "a RunStore (SqliteStore, PostgresStore, MemoryStore), a store URL such as"
+        " 'sqlite:///runs.db', or None"
+    )
     raise ConfigurationError.invalid(option, value, rule)
 
 

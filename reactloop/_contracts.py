@@ -283,3 +283,32 @@ class RunStore(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
+
+
+@runtime_checkable
+class LeasingStore(RunStore, Protocol):
+    """A run store shared by many workers: a run is driven by the worker holding its lease.
+
+    The lease is taken by `create_run` and `acquire_lease`, renewed by each append and by
+    `renew_lease` (the loop's heartbeat, every third of `lease_seconds`), and freed by the
+    append that ends the run or by `release_lease`. `PostgresStore` implements it.
+    """
+
+    worker_id: str
+    lease_seconds: float
+
+    async def acquire_lease(self, run_id: str) -> None:
+        """Take the run's lease; `LeaseHeldError` while another worker holds a live one."""
+        ...
+
+    async def renew_lease(self, run_id: str) -> bool:
+        """Extend this worker's lease; False if it holds none any more (taken over or freed)."""
+        ...
+
+    async def release_lease(self, run_id: str) -> None:
+        """Free this worker's lease on the run, if it holds it."""
+        ...
+
+    async def claimable_runs(self, *, limit: int = 100) -> list[RunSummary]:
+        """Runs started and never ended that no worker holds (their worker died), oldest first."""
+        ...

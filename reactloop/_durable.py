@@ -22,6 +22,7 @@ from reactloop._errors import (
 )
 from reactloop._events import RunFinished
 from reactloop._journal import Journal
+from reactloop._lease import acquire, let_go
 from reactloop._messages import Message
 from reactloop._repair import repair_history
 from reactloop._run import LoopConfig, Run
@@ -126,13 +127,39 @@ class Resumed:
 
 
 async def resume_run(config: LoopConfig, run_id: object, context: Mapping[str, Any]) -> Resumed:
-    """Rebuild a stored run for `resume()`: checks, session, state from the journal."""
+    """Rebuild a stored run for `resume()`: checks, one driver (in this process, and across
+    workers by the run's lease, taken before the journal is read), session, state."""
     store = config.store
     if store is None:
         rule = "a run store (ReActLoop(..., store=SqliteStore('runs.db'))) to resume runs"
         raise ConfigurationError.invalid("store", None, rule)
     reject_unknown("resume()", context, ("deps",))
     run_id = text("run_id", run_id)
+    release = claim_run(store, run_id)
+    try:
+        await acquire(store, run_id)
+        try:
+            resumed = await _resumed(config, store, run_id, context, release)
+        except BaseException:
+            await let_go(store, run_id)
+            raise
+    except BaseException:
+        release()
+        raise
+    if resumed.result is not None:
+        release()
+        await let_go(store, run_id)
+    return resumed
+
+
+async def _resumed(
+    config: LoopConfig,
+    store: RunStore,
+    run_id: str,
+    context: Mapping[str, Any],
+    release: Release,
+) -> Resumed:
+    """The stored run: its result if it finished, else the run to continue."""
     replayed = replay((await store.load(run_id)).records)
     stored = replayed.stored
     if stored.status is RunStatus.FINISHED:
@@ -141,12 +168,7 @@ async def resume_run(config: LoopConfig, run_id: object, context: Mapping[str, A
     missing = replayed.called - set(config.tools)
     if missing:
         raise MissingToolError(run_id, sorted(missing), list(config.tools))
-    release = claim_run(store, run_id)
-    try:
-        return await _continued(config, store, replayed, context, release)
-    except BaseException:
-        release()
-        raise
+    return await _continued(config, store, replayed, context, release)
 
 
 async def _continued(

@@ -33,6 +33,7 @@ broken rule and the offending value::
     ├── MissingToolError            configuration   resuming a run with a loop that lacks its tools
     ├── SessionBusyError            conflict        another run of this session is in progress
     ├── RunInProgressError          conflict        resuming a run this process still drives
+    ├── LeaseHeldError              conflict        another worker holds the run's lease
     ├── StoreError                  store           the run store failed or holds unreadable data
     └── MovedNameError              configuration   imported from its old place (an ImportError)
 
@@ -532,6 +533,21 @@ class SessionBusyError(ReactLoopError):
             "a time; wait for that run's result and start the next turn then"
         )
         self.session_id = session_id
+
+
+class LeaseHeldError(ReactLoopError):
+    """Another worker holds the run's lease (a shared PostgreSQL store): one driver at a time."""
+
+    code = ErrorCode.CONFLICT
+
+    def __init__(self, run_id: str, owner: str, seconds_left: float) -> None:
+        super().__init__(
+            f"run {run_id} is leased by worker {owner!r} for {seconds_left:.1f} s more: a run is "
+            "driven by one worker at a time; it can be claimed once that lease expires"
+        )
+        self.run_id = run_id
+        self.owner = owner
+        self.seconds_left = seconds_left
 
 
 class StoreError(ReactLoopError):

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from typing import NoReturn
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from reactloop._errors import NoResultError
 from reactloop._events import Event
+from reactloop._groups import reraise as _reraise
+from reactloop._groups import unwrap_single_error
 from reactloop._lifecycle import Departure
 from reactloop._run import Run
 from reactloop._state import RunResult
@@ -175,34 +176,3 @@ async def open_stream(run: Run, drive: Drive) -> AsyncIterator[RunStream]:
         stream._ended.set()
     if left_with is not None:
         _reraise(left_with)
-
-
-@contextmanager
-def unwrap_single_error() -> Iterator[None]:
-    """Let a lone error escape task groups as itself: not in a (nested) group, and unchanged."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        lone = _lone_error(group)
-        if lone is None:
-            raise
-        _reraise(lone)
-
-
-def _lone_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    error: BaseException = group
-    while isinstance(error, BaseExceptionGroup):
-        if len(error.exceptions) != 1:
-            return None if error is group else error
-        error = error.exceptions[0]
-    return error
-
-
-def _reraise(error: BaseException) -> NoReturn:
-    """Raise `error` keeping its own cause and context (raising here would chain the group)."""
-    cause, context, suppress = error.__cause__, error.__context__, error.__suppress_context__
-    try:
-        raise error
-    finally:
-        error.__cause__, error.__context__ = cause, context
-        error.__suppress_context__ = suppress

@@ -56,6 +56,11 @@ class NullJournal:
     def release(self) -> None:
         """The run is over in this process (frees its session for the next turn)."""
 
+    @property
+    def ended(self) -> bool:
+        """Whether this journal wrote the run's end."""
+        return False
+
     def __enter__(self) -> None:
         """`with run.journal:` around a run's whole life in this process."""
 
@@ -83,6 +88,7 @@ class Journal(NullJournal):
         self._saved: dict[str, ToolResult] = {}  # this step's results as written
         self._phase_data = _EMPTY
         self._release = release
+        self._ended = False
 
     async def _write(self, state: RunState, record: Record, *, data: bool = True) -> None:
         records = self._held
@@ -154,6 +160,12 @@ class Journal(NullJournal):
             await self._write(state, ended, data=False)
         else:
             await self._write(state, ended)
+        self._ended = True
+
+    @property
+    def ended(self) -> bool:
+        """Whether this journal wrote the run's end (which also freed a lease)."""
+        return self._ended
 
     def release(self) -> None:
         """Call the release given at creation (the session lock's), once."""

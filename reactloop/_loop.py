@@ -24,7 +24,9 @@ from reactloop._decisions import (
 from reactloop._durable import resume_run
 from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import PhaseFinished, RunStarted, StepFinished, StepStarted
-from reactloop._handle import RunHandle, RunStream, open_handle, open_stream, unwrap_single_error
+from reactloop._groups import unwrap_single_error
+from reactloop._handle import RunHandle, RunStream, open_handle, open_stream
+from reactloop._lease import leased
 from reactloop._lifecycle import Departure, finish_run, start_run
 from reactloop._messages import Message, UserMessage
 from reactloop._phases import default_phases, default_start_phases
@@ -119,11 +121,12 @@ class ReActLoop:
 
     async def drive(self, run: Run, departure: Departure | None = None) -> RunResult:
         """Execute a prepared run to its end: the one code path of run(), start() and stream()."""
-        if departure is None:
-            stop = await self._work(run)
-        else:
-            stop = await departure.work_or_closed(self._work, run)
-        return await finish_run(run, stop, departure)
+        async with leased(run):
+            if departure is None:
+                stop = await self._work(run)
+            else:
+                stop = await departure.work_or_closed(self._work, run)
+            return await finish_run(run, stop, departure)
 
     async def _work(self, run: Run) -> Stop:
         if run.listening:

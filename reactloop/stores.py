@@ -4,10 +4,15 @@ Give a loop a store (`ReActLoop(model, store=SqliteStore("runs.db"))`, or a URL 
 `"sqlite:///runs.db"`) and each run journals its model responses and tool results as they happen;
 `await loop.resume(run_id)` continues a run that stopped early, and `session_id=` continues a
 conversation. `RunStore` is the contract a store for another database implements.
+
+`PostgresStore` (`"postgresql://..."`) is shared by many workers: a run is driven by the worker
+holding its lease; `resume_claimable(loop)` resumes runs whose worker died.
 """
 
-from reactloop._contracts import RunStore
+from reactloop._contracts import LeasingStore, RunStore
+from reactloop._lease import resume_claimable
 from reactloop._stores import MemoryStore, SqliteStore, store_from_url
+from reactloop._stores._postgres import PostgresStore
 from reactloop._stores._records import (
     CallStarted,
     InstructionsSaved,
@@ -26,8 +31,10 @@ from reactloop._stores._records import (
 __all__ = [
     "CallStarted",
     "InstructionsSaved",
+    "LeasingStore",
     "MemoryStore",
     "PhaseDataSaved",
+    "PostgresStore",
     "Record",
     "ResponseSaved",
     "ResultSaved",
@@ -39,5 +46,6 @@ __all__ = [
     "SqliteStore",
     "StepClosed",
     "StoredRun",
+    "resume_claimable",
     "store_from_url",
 ]

@@ -1,5 +1,5 @@
 """Shared test setup: every async test runs on asyncio and on trio (anyio's own pytest plugin);
-`any_store` gives each run store.
+`any_store` gives each run store, PostgreSQL on a throwaway server the suite starts itself.
 
 `REACTLOOP_HYPOTHESIS_PROFILE=mutation` (set by `make mutate` for the tests it runs) runs property
 tests with few, derandomized examples, so each mutant is judged quickly and the same way every
@@ -9,12 +9,16 @@ time (tests/strategies.py `examples()` caps the tests that ask for more).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from reactloop._stores import MemoryStore, SqliteStore
+from reactloop._stores import MemoryStore, PostgresStore, SqliteStore
+from tests.postgres_server import binaries, fresh_schema, throwaway_cluster, unavailable
+
+Store = MemoryStore | SqliteStore | PostgresStore
 
 settings.register_profile("mutation", max_examples=10, derandomize=True, database=None)
 settings.load_profile(os.environ.get("REACTLOOP_HYPOTHESIS_PROFILE", "default"))
@@ -26,9 +30,43 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> MemoryStore | SqliteStore:
-    """Each store implementation: in memory, and a real SQLite file in `tmp_path`."""
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """The URL of a PostgreSQL cluster started for this test session (and removed after it)."""
+    bin_dir = binaries()
+    if bin_dir is None:
+        unavailable()
+    with throwaway_cluster(bin_dir) as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A URL into a new, empty schema of the session's server: each test starts from nothing."""
+    return fresh_schema(postgres_server)
+
+
+@pytest.fixture
+def postgres_store(postgres_url: str) -> Iterator[PostgresStore]:
+    """A `PostgresStore` on a fresh schema; its connection is closed after the test."""
+    store = PostgresStore(postgres_url)
+    yield store
+    close(store)
+
+
+def close(store: PostgresStore) -> None:
+    """Close a store's connection from synchronous teardown code."""
+    connection = store._connection
+    if connection is not None:
+        connection.close()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """Each store implementation: in memory, a real SQLite file in `tmp_path`, and PostgreSQL."""
     if request.param == "memory":
         return MemoryStore()
+    if request.param == "postgres":
+        store: PostgresStore = request.getfixturevalue("postgres_store")
+        return store
     return SqliteStore(tmp_path / "runs.db")

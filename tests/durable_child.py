@@ -1,9 +1,10 @@
 """The child process of the crash tests (tests/test_crash.py): runs or resumes a durable run.
 
-`python -m tests.durable_child <folder> <how> <run|resume> <backend>`: in `run`, the run stops
-dead at the point `how` names (a batch with two of three tools done, a model call, between two
-phases) and waits there to be killed; in `resume` it resumes the run in a fresh process and
-writes the result. Side effects go to files in `folder`: one line per tool call and per request.
+`python -m tests.durable_child <folder> <how> <run|resume> <backend> <store URL>`: in `run`, the
+run stops dead at the point `how` names (a batch with two of three tools done, a model call,
+between two phases) and waits there to be killed; in `resume` it resumes the run in a fresh
+process and writes the result. Side effects go to files in `folder`: one line per tool call
+and per request.
 """
 
 from __future__ import annotations
@@ -15,16 +16,20 @@ from typing import Any
 import anyio
 import orjson
 
+from reactloop._contracts import RunStore
 from reactloop._decisions import PROCEED, PhaseDecision
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelRequest, ModelResponse, ToolCall, ToolMessage
 from reactloop._phases import default_phases
 from reactloop._run import Run
-from reactloop._stores import SqliteStore
+from reactloop._state import RunContext
+from reactloop._stores import store_from_url
+from reactloop._stores._records import ResultSaved
 from reactloop._tool import FunctionTool, tool
 from reactloop.testing import FunctionModel, reply
 
 FOREVER = 3600.0
+DEADLINE, POLL = 60.0, 0.01
 
 
 def note(folder: Path, name: str, line: str) -> None:
@@ -33,13 +38,29 @@ def note(folder: Path, name: str, line: str) -> None:
         file.write(line + "\n")
 
 
-def tools(folder: Path, how: str, stage: str) -> list[FunctionTool[..., Any]]:
-    """Three tools counting their calls in files; in a crash `run`, t3 hangs after t1 and t2."""
+async def saved_results(store: RunStore, run_id: str) -> int:
+    records = (await store.load(run_id)).records
+    return sum(isinstance(record, ResultSaved) for record in records)
+
+
+async def until_saved(store: RunStore, run_id: str, count: int) -> None:
+    """Poll the store (another task writes it, in a thread) until `count` results are saved."""
+    for _ in range(int(DEADLINE / POLL)):
+        if await saved_results(store, run_id) >= count:
+            return
+        await anyio.sleep(POLL)
+    raise AssertionError(f"{count} results were never saved")
+
+
+def tools(folder: Path, how: str, stage: str, store: RunStore) -> list[FunctionTool[..., Any]]:
+    """Three tools counting their calls in files; in a crash `run`, t3 hangs once the results
+    of t1 and t2 are saved (polled: the tools run in parallel, in any order)."""
 
     def make(name: str) -> FunctionTool[..., Any]:
-        async def work(n: int) -> str:
+        async def work(n: int, context: RunContext[None]) -> str:
             note(folder, f"{name}.calls", stage)
             if name == "t3" and how == "batch" and stage == "run":
+                await until_saved(store, context.run_id, 2)
                 note(folder, "marker", "t3 running")
                 await anyio.sleep(FOREVER)
             return f"{name} did {n}"
@@ -82,13 +103,14 @@ class Halt:
         return PROCEED
 
 
-async def main(folder: Path, how: str, stage: str) -> None:
+async def main(folder: Path, how: str, stage: str, url: str) -> None:
     phases = default_phases()
     phases.insert(2, Halt(folder, how == "phases" and stage == "run"))
+    store = store_from_url(url)
     loop = ReActLoop(
         model(folder, how, stage),
-        tools=tools(folder, how, stage),
-        store=SqliteStore(folder / "runs.db"),
+        tools=tools(folder, how, stage, store),
+        store=store,
         phases=phases,
     )
     if stage == "run":
@@ -96,6 +118,7 @@ async def main(folder: Path, how: str, stage: str) -> None:
             (folder / "run_id").write_text(handle.run_id)
         return
     result = await loop.resume((folder / "run_id").read_text())
+    await store.aclose()
     messages = [type(m).__name__ for m in result.messages]
     calls = [c.id for m in result.messages for c in getattr(m, "tool_calls", ())]
     answered = [m.call_id for m in result.messages if isinstance(m, ToolMessage)]
@@ -106,5 +129,5 @@ async def main(folder: Path, how: str, stage: str) -> None:
 
 
 if __name__ == "__main__":
-    folder_arg, how_arg, stage_arg, backend_arg = sys.argv[1:5]
-    anyio.run(main, Path(folder_arg), how_arg, stage_arg, backend=backend_arg)
+    folder_arg, how_arg, stage_arg, backend_arg, url_arg = sys.argv[1:6]
+    anyio.run(main, Path(folder_arg), how_arg, stage_arg, url_arg, backend=backend_arg)

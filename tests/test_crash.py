@@ -1,5 +1,6 @@
-"""Crash tests: a durable run on SQLite is SIGKILLed (mid-batch after two of three tools, during a
-model call, between two phases) and resumed in a fresh process; no finished work is repeated."""
+"""Crash tests: a durable run on SQLite and on PostgreSQL is SIGKILLed (mid-batch after two of
+three tools, during a model call, between two phases) and resumed in a fresh process; no
+finished work is repeated."""
 
 from __future__ import annotations
 
@@ -14,13 +15,23 @@ import orjson
 import pytest
 
 from reactloop._repair import INTERRUPTED_RESULT
+from tests.postgres_server import expire
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 60.0
 
 
-def child(folder: Path, how: str, stage: str, backend: str) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "tests.durable_child", str(folder), how, stage, backend]
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The store the child processes share: a SQLite file, or a fresh PostgreSQL schema."""
+    if request.param == "postgres":
+        postgres: str = request.getfixturevalue("postgres_url")
+        return postgres
+    return f"sqlite:///{tmp_path / 'runs.db'}"
+
+
+def child(folder: Path, how: str, stage: str, backend: str, url: str) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "tests.durable_child", str(folder), how, stage, backend, url]
     return subprocess.Popen(command, cwd=ROOT)
 
 
@@ -38,12 +49,14 @@ def calls(folder: Path, name: str) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
-def crash_and_resume(folder: Path, how: str, backend: str) -> dict[str, object]:
-    running = child(folder, how, "run", backend)
+def crash_and_resume(folder: Path, how: str, backend: str, url: str) -> dict[str, object]:
+    running = child(folder, how, "run", backend, url)
     wait_for(folder / "marker", running)
     os.kill(running.pid, signal.SIGKILL)
     running.wait()
-    resumed = child(folder, how, "resume", backend)
+    if url.startswith("postgresql:"):  # the dead worker's lease: time passes, it runs out
+        expire(url, (folder / "run_id").read_text(), owner="dead")
+    resumed = child(folder, how, "resume", backend, url)
     assert resumed.wait(timeout=DEADLINE) == 0
     summary: dict[str, object] = orjson.loads((folder / "result.json").read_bytes())
     return summary
@@ -61,8 +74,8 @@ BACKENDS = pytest.mark.parametrize("backend", ["asyncio", "trio"])
 
 @pytest.mark.slow
 @BACKENDS
-def test_killed_mid_batch_after_two_of_three_tools(tmp_path: Path, backend: str) -> None:
-    summary = crash_and_resume(tmp_path, "batch", backend)
+def test_killed_mid_batch_after_two_of_three_tools(tmp_path: Path, backend: str, url: str) -> None:
+    summary = crash_and_resume(tmp_path, "batch", backend, url)
     assert_complete(summary)
     assert calls(tmp_path, "t1.calls") == calls(tmp_path, "t2.calls") == ["run"]
     assert calls(tmp_path, "t3.calls") == ["run"]  # started once, never run again
@@ -73,8 +86,8 @@ def test_killed_mid_batch_after_two_of_three_tools(tmp_path: Path, backend: str)
 
 @pytest.mark.slow
 @BACKENDS
-def test_killed_during_a_model_call(tmp_path: Path, backend: str) -> None:
-    summary = crash_and_resume(tmp_path, "model", backend)
+def test_killed_during_a_model_call(tmp_path: Path, backend: str, url: str) -> None:
+    summary = crash_and_resume(tmp_path, "model", backend, url)
     assert_complete(summary)
     for name in ("t1", "t2", "t3"):
         assert calls(tmp_path, f"{name}.calls") == ["run"]
@@ -83,8 +96,8 @@ def test_killed_during_a_model_call(tmp_path: Path, backend: str) -> None:
 
 @pytest.mark.slow
 @BACKENDS
-def test_killed_between_two_phases(tmp_path: Path, backend: str) -> None:
-    summary = crash_and_resume(tmp_path, "phases", backend)
+def test_killed_between_two_phases(tmp_path: Path, backend: str, url: str) -> None:
+    summary = crash_and_resume(tmp_path, "phases", backend, url)
     assert_complete(summary)
     for name in ("t1", "t2", "t3"):
         assert calls(tmp_path, f"{name}.calls") == ["resume"]

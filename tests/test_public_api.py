@@ -27,7 +27,8 @@ PINNED: dict[str, set[str]] = {
     },
     "reactloop.errors": {
         "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",
-        "DefaultErrorMessages", "ErrorCode", "ErrorMessageResolver", "GuardRejectedError",
+        "LeaseHeldError", "DefaultErrorMessages", "ErrorCode", "ErrorMessageResolver",
+        "GuardRejectedError",
         "HookError", "InvalidRequestError", "InvalidResponseError", "ModelError",
         "MissingToolError", "ModelTimeoutError", "MovedNameError", "NoResultError",
         "ProviderConfigurationError", "ProviderUnavailableError",
@@ -70,10 +71,10 @@ PINNED: dict[str, set[str]] = {
         "TokenEstimator", "estimate_text_tokens"
     },
     "reactloop.stores": {
-        "CallStarted", "InstructionsSaved", "MemoryStore", "PhaseDataSaved", "Record",
-        "ResponseSaved", "ResultSaved",
-        "RunCreated", "RunEnded", "RunStatus", "RunStore", "RunSummary", "SqliteStore",
-        "StepClosed", "StoredRun", "store_from_url",
+        "CallStarted", "InstructionsSaved", "LeasingStore", "MemoryStore", "PhaseDataSaved",
+        "PostgresStore", "Record", "ResponseSaved", "ResultSaved", "RunCreated", "RunEnded",
+        "RunStatus", "RunStore", "RunSummary", "SqliteStore", "StepClosed", "StoredRun",
+        "resume_claimable", "store_from_url",
     },
     "reactloop.testing": {
         "FakeClock", "FakeTool", "FunctionModel", "ScriptedModel", "call", "deltas_of",

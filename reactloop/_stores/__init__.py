@@ -4,22 +4,25 @@ from __future__ import annotations
 
 from reactloop._errors import ConfigurationError
 from reactloop._stores._memory import MemoryStore
+from reactloop._stores._postgres import PostgresStore
 from reactloop._stores._sqlite import SqliteStore
 from reactloop._validate import checked_arguments, did_you_mean
 
-SCHEMES = ("sqlite", "memory")
+SCHEMES = ("sqlite", "postgresql", "postgres", "memory")
+Store = SqliteStore | MemoryStore | PostgresStore
 
 
 @checked_arguments
-def store_from_url(url: str) -> SqliteStore | MemoryStore:
-    """The store a URL names: `sqlite:///relative.db`, `sqlite:////absolute/path.db`, `memory://`.
+def store_from_url(url: str) -> Store:
+    """The store a URL names: `sqlite:///relative.db`, `sqlite:////absolute/path.db`, `memory://`,
+    `postgresql://user:password@host:5432/db` (needs `pip install 'reactloop[postgres]'`).
 
     An unknown scheme is a `ConfigurationError` that suggests the closest known one.
     """
     return from_url("url", url)
 
 
-def from_url(option: str, url: object) -> SqliteStore | MemoryStore:
+def from_url(option: str, url: object) -> Store:
     """`store_from_url` for the option named `option` (the loop's `store`)."""
     if not isinstance(url, str) or "://" not in url:
         rule = "a store URL such as 'sqlite:///runs.db' or 'memory://'"
@@ -27,6 +30,8 @@ def from_url(option: str, url: object) -> SqliteStore | MemoryStore:
     scheme, _, rest = url.partition("://")
     if scheme == "memory":
         return MemoryStore()
+    if scheme in ("postgresql", "postgres"):
+        return PostgresStore(url)
     if scheme == "sqlite":
         path = rest[1:] if rest.startswith("/") else rest
         if not path:
@@ -42,4 +47,4 @@ def from_url(option: str, url: object) -> SqliteStore | MemoryStore:
     )
 
 
-__all__ = ["MemoryStore", "SqliteStore", "store_from_url"]
+__all__ = ["MemoryStore", "PostgresStore", "SqliteStore", "store_from_url"]

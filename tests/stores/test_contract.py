@@ -1,20 +1,34 @@
-"""Both stores keep the contract: exact round trips, atomic appends, listing and deleting."""
+"""Every store keeps the contract: exact round trips, atomic appends, listing and deleting."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from reactloop._contracts import RunStore
 from reactloop._decisions import StopReason
 from reactloop._errors import ContractError, RunNotFoundError
-from reactloop._messages import Usage
-from reactloop._stores import MemoryStore, SqliteStore
+from reactloop._loop import ReActLoop
+from reactloop._messages import (
+    AssistantMessage,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
+from reactloop._state import RunContext
+from reactloop._stores import MemoryStore, PostgresStore, SqliteStore
 from reactloop._stores._records import PhaseDataSaved, Record, RunCreated, RunEnded, RunStatus
 from reactloop._stores._replay import replay
+from reactloop._tool import tool
+from reactloop.testing import FunctionModel, reply
 from tests.strategies import journals
 
 pytestmark = pytest.mark.anyio
@@ -42,9 +56,10 @@ async def test_a_journal_reads_back_exactly(any_store: RunStore, journal: list[R
     assert stored == replay(journal).stored
 
 
-async def test_both_stores_implement_the_contract(tmp_path: Path) -> None:
+async def test_every_store_implements_the_contract(tmp_path: Path) -> None:
     assert isinstance(MemoryStore(), RunStore)
     assert isinstance(SqliteStore(tmp_path / "x.db"), RunStore)
+    assert isinstance(PostgresStore("postgresql://nowhere/db"), RunStore)
 
 
 async def test_loading_an_unknown_run_is_a_typed_error(any_store: RunStore) -> None:
@@ -100,3 +115,39 @@ async def test_an_append_that_cannot_be_encoded_writes_nothing(any_store: RunSto
     with pytest.raises(ContractError):
         await any_store.append("a", [good, PhaseDataSaved({"bad": object()})])
     assert len((await any_store.load("a")).records) == 1
+
+
+async def test_two_hundred_concurrent_runs_on_one_store_lose_and_cross_nothing(
+    any_store: RunStore,
+) -> None:
+    @tool
+    def echo(text: str, context: RunContext[Any]) -> str:
+        """Echo the text with the run's id."""
+        return f"{context.run_id}:{text}"
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        last = request.messages[-1]
+        if isinstance(last, UserMessage):
+            return reply("", ToolCall.of("echo", {"text": last.content}))
+        assert isinstance(last, ToolMessage)
+        return reply(f"said {last.content}")
+
+    store = any_store
+    loop = ReActLoop(FunctionModel(answer), tools=[echo], store=store)
+    results: dict[str, str] = {}
+
+    async def one(n: int) -> None:
+        result = await loop.run(f"n{n}", session_id=f"s{n}")
+        results[result.run_id] = f"n{n}"
+
+    async with anyio.create_task_group() as tasks:
+        for n in range(200):
+            tasks.start_soon(one, n)
+    assert len(results) == 200
+    for run_id, text in results.items():
+        stored = await store.load(run_id)
+        assert stored.status is RunStatus.FINISHED
+        assert stored.output == f"said {run_id}:{text}"
+        assert stored.messages[0] == UserMessage(text)
+        assert isinstance(stored.messages[1], AssistantMessage)
+    assert len(await store.list_runs(limit=1000)) == 200

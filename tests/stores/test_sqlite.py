@@ -9,15 +9,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from reactloop._errors import StoreError
 from reactloop._loop import ReActLoop
 from reactloop._messages import (
-    AssistantMessage,
-    ModelRequest,
-    ModelResponse,
     ToolCall,
     ToolMessage,
     UserMessage,
@@ -26,7 +22,7 @@ from reactloop._state import RunContext
 from reactloop._stores import SqliteStore
 from reactloop._stores._records import SCHEMA_VERSION, RunStatus
 from reactloop._tool import tool
-from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, reply
+from reactloop.testing import FakeTool, ScriptedModel
 
 pytestmark = pytest.mark.anyio
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "stores" / "runs-v1.db"
@@ -103,42 +99,6 @@ async def test_the_committed_version_1_sample_still_reads(tmp_path: Path) -> Non
         failed.run_id
     )
     assert resumed.output == "ok" and not search.calls
-
-
-async def test_two_hundred_concurrent_runs_on_one_file_lose_and_cross_nothing(
-    tmp_path: Path,
-) -> None:
-    @tool
-    def echo(text: str, context: RunContext[Any]) -> str:
-        """Echo the text with the run's id."""
-        return f"{context.run_id}:{text}"
-
-    def answer(request: ModelRequest) -> ModelResponse:
-        last = request.messages[-1]
-        if isinstance(last, UserMessage):
-            return reply("", ToolCall.of("echo", {"text": last.content}))
-        assert isinstance(last, ToolMessage)
-        return reply(f"said {last.content}")
-
-    store = SqliteStore(tmp_path / "runs.db")
-    loop = ReActLoop(FunctionModel(answer), tools=[echo], store=store)
-    results: dict[str, str] = {}
-
-    async def one(n: int) -> None:
-        result = await loop.run(f"n{n}", session_id=f"s{n}")
-        results[result.run_id] = f"n{n}"
-
-    async with anyio.create_task_group() as tasks:
-        for n in range(200):
-            tasks.start_soon(one, n)
-    assert len(results) == 200
-    for run_id, text in results.items():
-        stored = await store.load(run_id)
-        assert stored.status is RunStatus.FINISHED
-        assert stored.output == f"said {run_id}:{text}"
-        assert stored.messages[0] == UserMessage(text)
-        assert isinstance(stored.messages[1], AssistantMessage)
-    assert len(await store.list_runs(limit=1000)) == 200
 
 
 async def test_no_secret_reaches_the_file(tmp_path: Path) -> None:

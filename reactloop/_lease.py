@@ -1,0 +1,119 @@
+"""Keeping a run's lease while a worker drives it, and a worker's round of claiming runs whose
+worker died (stores shared by many workers).
+
+A heartbeat renews the lease every third of its length, so a long model call or tool call does
+not let it expire; leaving a run that did not end (cancelled, or its driver gave up) frees the
+lease at once, so another worker can claim the run without waiting for the expiry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+import anyio
+
+from reactloop._contracts import LeasingStore, RunStore
+from reactloop._errors import ConfigurationError, LeaseHeldError, StoreError
+from reactloop._groups import unwrap_single_error
+from reactloop._journal import Journal
+from reactloop._retry import Sleep
+from reactloop._run import Run
+from reactloop._state import RunResult
+
+if TYPE_CHECKING:
+    from reactloop._loop import ReActLoop
+
+RELEASE_TIMEOUT = 5.0
+_LEASING: dict[type, bool] = {type(None): False}
+
+
+def leases(store: RunStore | None) -> TypeGuard[LeasingStore]:
+    """Whether the store is shared by workers (leases); known per class, since a protocol check
+    costs tens of microseconds and runs once per run."""
+    kind = type(store)
+    known = _LEASING.get(kind)
+    if known is None:
+        known = _LEASING[kind] = isinstance(store, LeasingStore)
+    return known
+
+
+async def _beat(store: LeasingStore, run_id: str, sleep: Sleep) -> None:
+    """Renew until the lease is gone (the run ended, or another worker took it over)."""
+    while True:
+        await sleep(store.lease_seconds / 3)
+        try:
+            if not await store.renew_lease(run_id):
+                return
+        except StoreError:
+            continue  # a failed renewal is retried at the next beat; appends check the lease
+
+
+def leased(run: Run) -> AbstractAsyncContextManager[None]:
+    """Around driving `run`: keep its lease alive when its store is shared by workers."""
+    store = run.config.store
+    if leases(store) and isinstance(run.journal, Journal):
+        return _kept(store, run.journal, run.config.sleep)
+    return nullcontext()
+
+
+@asynccontextmanager
+async def _kept(store: LeasingStore, journal: Journal, sleep: Sleep) -> AsyncIterator[None]:
+    """Renew the run's lease while the block runs; free it after, unless the run ended (its
+    last append freed it already)."""
+    run_id = journal.run_id
+    try:
+        with unwrap_single_error():
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_beat, store, run_id, sleep)
+                try:
+                    yield
+                finally:
+                    tasks.cancel_scope.cancel()
+    finally:
+        if not journal.ended:
+            await release(store, run_id)
+
+
+async def acquire(store: RunStore, run_id: str) -> None:
+    """Take the run's lease before resuming it (nothing for a store of one process)."""
+    if leases(store):
+        await store.acquire_lease(run_id)
+
+
+async def let_go(store: RunStore, run_id: str) -> None:
+    """Free a lease taken by `acquire` for a run that will not be driven after all."""
+    if leases(store):
+        await release(store, run_id)
+
+
+async def release(store: LeasingStore, run_id: str) -> None:
+    """Free this worker's lease, even from a cancelled task (shielded, bounded in time)."""
+    with (
+        anyio.CancelScope(shield=True),
+        anyio.move_on_after(RELEASE_TIMEOUT),
+        suppress(StoreError),  # the lease then expires on its own
+    ):
+        await store.release_lease(run_id)
+
+
+async def resume_claimable(loop: ReActLoop, *, limit: int = 100, **context: Any) -> list[RunResult]:
+    """A worker's round: resume (concurrently) up to `limit` runs of the loop's store that no
+    worker holds (their worker died), each to its end; their results. A run another worker
+    claims first is skipped. `context` is what `resume()` takes (`deps=`)."""
+    store = loop.config.store
+    if not leases(store):
+        rule = "a store shared by workers (PostgresStore) to claim runs from"
+        raise ConfigurationError.invalid("store", store, rule)
+    results: list[RunResult] = []
+
+    async def one(run_id: str) -> None:
+        with suppress(LeaseHeldError):  # another worker was first: it drives the run
+            results.append(await loop.resume(run_id, **context))
+
+    with unwrap_single_error():
+        async with anyio.create_task_group() as tasks:
+            for summary in await store.claimable_runs(limit=limit):
+                tasks.start_soon(one, summary.run_id)
+    return results
