@@ -8,6 +8,7 @@ time (tests/strategies.py `examples()` caps the tests that ask for more).
 
 from __future__ import annotations
 
+import faulthandler
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +21,22 @@ from tests.postgres_server import binaries, fresh_schema, throwaway_cluster, una
 
 Store = MemoryStore | SqliteStore | PostgresStore
 
+PROFILE = os.environ.get("REACTLOOP_HYPOTHESIS_PROFILE", "default")
 settings.register_profile("mutation", max_examples=10, derandomize=True, database=None)
-settings.load_profile(os.environ.get("REACTLOOP_HYPOTHESIS_PROFILE", "default"))
+settings.load_profile(PROFILE)
+MUTANT_HANG_SECONDS = 30
+
+
+@pytest.fixture(autouse=True)
+def mutation_watchdog() -> Iterator[None]:
+    """Under `make mutate`, a test a mutant left hanging (asleep, so no CPU-time limit fires)
+    ends its process after `MUTANT_HANG_SECONDS`: the mutant counts as detected."""
+    if PROFILE != "mutation":
+        yield
+        return
+    faulthandler.dump_traceback_later(MUTANT_HANG_SECONDS, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(params=["asyncio", "trio"])
