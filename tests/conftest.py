@@ -24,7 +24,7 @@ Store = MemoryStore | SqliteStore | PostgresStore
 PROFILE = os.environ.get("REACTLOOP_HYPOTHESIS_PROFILE", "default")
 settings.register_profile("mutation", max_examples=10, derandomize=True, database=None)
 settings.load_profile(PROFILE)
-MUTANT_HANG_SECONDS = 30
+MUTANT_HANG_SECONDS = 120
 
 
 @pytest.fixture(autouse=True)
