@@ -75,15 +75,9 @@ class RunStream:
         """Ask the run to stop at its next safe point; later events still arrive."""
         self._run.request_interrupt(message)
 
-    def __aiter__(self) -> RunStream:
-        return self
-
-    async def __anext__(self) -> Event:
-        """The next event; the iteration ends with the run, or at once after the block was left."""
-        try:
-            return await self._receive.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise StopAsyncIteration from None
+    def __aiter__(self) -> AsyncIterator[Event]:
+        """The events in order, ending with the run; after the block, nothing more (at once)."""
+        return _NOTHING if self._ended.is_set() else self._receive
 
     async def result(self) -> RunResult:
         """The run's result.
@@ -115,8 +109,24 @@ class RunStream:
         Another task may be draining too, or the block may close the stream meanwhile: either
         just ends the drain.
         """
-        async for _ in self:
-            pass
+        while True:
+            try:
+                await self._receive.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return
+
+
+class _Exhausted:
+    """An event iterator with nothing left: what a stream gives once its block has ended."""
+
+    def __aiter__(self) -> _Exhausted:
+        return self
+
+    async def __anext__(self) -> Event:
+        raise StopAsyncIteration
+
+
+_NOTHING = _Exhausted()
 
 
 @asynccontextmanager
