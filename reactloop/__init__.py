@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from reactloop._approval import (
+    ApprovalPolicy,
+    Approve,
+    Deny,
+    Edit,
+)
 from reactloop._context import (
     ContextWindow,
 )
@@ -80,10 +86,14 @@ from reactloop._version import __version__ as __version__
 
 __all__ = [
     "AnthropicModel",
+    "ApprovalPolicy",
+    "Approve",
     "AssistantMessage",
     "CapPolicy",
     "ConfigurationError",
     "ContextWindow",
+    "Deny",
+    "Edit",
     "Event",
     "FinalAnswerMarker",
     "FunctionTool",

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, Unpack, cast
 
 import anyio
 
+from reactloop._approval import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._context import ContextWindow
 from reactloop._contracts import (
     AnyOf,
@@ -84,6 +85,7 @@ class LoopOptions(TypedDict, total=False):
     context_window: ContextWindow | None  # fit each request to the window; default: no trimming
     clock: Clock | None  # default time.monotonic
     store: RunStore | str | None  # journal runs (resume, sessions): a store or a URL
+    approval: ApprovalPolicy | None  # which calls wait for a person, and for how long
 
 
 def _tool_item(option: str, item: object) -> ToolLike:
@@ -101,7 +103,8 @@ def _check_tool(tool: Tool) -> None:
     name = text("tools[].name", tool.name)
     optional_number(f"tools[{name!r}].timeout", tool.timeout)
     boolean(f"tools[{name!r}].exclusive", tool.exclusive)
-    boolean(f"tools[{name!r}].idempotent", getattr(tool, "idempotent", False))
+    for flag in ("idempotent", "requires_approval", "external"):
+        boolean(f"tools[{name!r}].{flag}", getattr(tool, flag, False))
 
 
 def tool_registry(items: Sequence[ToolLike]) -> dict[str, Tool]:
@@ -214,6 +217,7 @@ CHECKS: dict[str, Check] = {
     "context_window": lambda o, v: optional_instance(o, v, ContextWindow, "a ContextWindow"),
     "clock": lambda o, v: optional_function(o, v, 0),
     "store": _store,
+    "approval": lambda o, v: optional_instance(o, v, ApprovalPolicy, "an ApprovalPolicy"),
 }
 """One check per option of `LoopOptions`: it raises `ConfigurationError` or returns the value."""
 
@@ -301,6 +305,18 @@ def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConf
         context_window=checked.get("context_window"),
         store=checked.get("store"),
         owns_store=isinstance(options.get("store"), str),
+        approval=checked.get("approval") or DEFAULT_POLICY,
+        holds_calls=_holds_calls(checked.get("approval"), tools.values()),
+    )
+
+
+def _holds_calls(policy: ApprovalPolicy | None, tools: Iterable[Tool]) -> bool:
+    """Whether any call may be held: a policy decides, or a tool needs approval or is external."""
+    if policy is not None and policy.needs_approval is not None:
+        return True
+    return any(
+        getattr(tool, "requires_approval", False) or getattr(tool, "external", False)
+        for tool in tools
     )
 
 

@@ -29,6 +29,7 @@ class StopReason(enum.StrEnum):
     REPETITION = "repetition"
     RUN_TIMEOUT = "run_timeout"
     STREAM_CLOSED = "stream_closed"  # the consumer left `stream()` before the run ended
+    AWAITING_APPROVAL = "awaiting_approval"  # paused: `RunResult.pending` lists the held calls
     ERROR = "error"
 
 

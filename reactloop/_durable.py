@@ -12,7 +12,9 @@ from typing import Any
 
 from attrs import frozen
 
+from reactloop._approval import Approve, Deny
 from reactloop._contracts import RunStore
+from reactloop._deciding import check_decisions, expired
 from reactloop._errors import (
     ConfigurationError,
     MissingToolError,
@@ -114,9 +116,11 @@ async def open_journal(run: Run, text: str, session: Session) -> None:
 
 @frozen
 class Resumed:
-    """A stored run ready to go on (`result` None), or a finished one and its stored result."""
+    """A stored run ready to go on (`result` None), or a finished one and its stored result;
+    `replayed` is its journal as read."""
 
     run: Run
+    replayed: Replayed
     result: RunResult | None = None
 
     async def replay_result(self, run: Run, departure: object = None) -> RunResult:
@@ -126,10 +130,18 @@ class Resumed:
         return self.result
 
 
-async def resume_run(config: LoopConfig, run_id: object, context: Mapping[str, Any]) -> Resumed:
+async def resume_run(
+    config: LoopConfig,
+    run_id: object,
+    context: Mapping[str, Any],
+    decisions: Mapping[str, Any] | None = None,
+    store: RunStore | None = None,
+) -> Resumed:
     """Rebuild a stored run for `resume()`: checks, one driver (in this process, and across
-    workers by the run's lease, taken before the journal is read), session, state."""
-    store = config.store
+    workers by the run's lease, taken before the journal is read), session, state, and the
+    decisions for its held calls (checked and journaled before anything runs). `store` is
+    the loop's unless given (a paused run's state token brings its own)."""
+    store = store or config.store
     if store is None:
         rule = "a run store (ReActLoop(..., store=SqliteStore('runs.db'))) to resume runs"
         raise ConfigurationError.invalid("store", None, rule)
@@ -140,6 +152,7 @@ async def resume_run(config: LoopConfig, run_id: object, context: Mapping[str, A
         await acquire(store, run_id)
         try:
             resumed = await _resumed(config, store, run_id, context, release)
+            await _decided(config, resumed, decisions or {})
         except BaseException:
             await let_go(store, run_id)
             raise
@@ -150,6 +163,25 @@ async def resume_run(config: LoopConfig, run_id: object, context: Mapping[str, A
         release()
         await let_go(store, run_id)
     return resumed
+
+
+async def _decided(config: LoopConfig, resumed: Resumed, decisions: Mapping[str, Any]) -> None:
+    """Check the decisions against the run's held calls, add denials for expired ones, and
+    journal them before the run goes on."""
+    replayed, state = resumed.replayed, resumed.run.state
+    pending = () if resumed.result is not None else replayed.stored.pending
+    given = check_decisions(
+        decisions, pending, replayed.call_ids, config.tools, config.max_result_chars
+    )
+    decided = {item.call_id for item in given}
+    given += expired(pending, decided, config.approval.wall_clock())
+    if not given:
+        return
+    for item in given:
+        state.decisions[item.call_id] = item.decision
+        if isinstance(item.decision, Approve | Deny) and item.decision.always:
+            state.standing[item.tool] = item.decision
+    await resumed.run.journal.decisions(state, tuple(given))
 
 
 async def _resumed(
@@ -163,8 +195,8 @@ async def _resumed(
     replayed = replay((await store.load(run_id)).records)
     stored = replayed.stored
     if stored.status is RunStatus.FINISHED:
-        run = _rebuilt(config, replayed, (), context, None)
-        return Resumed(run, stored_result(stored, run))
+        run = _rebuilt(config, store, replayed, (), context, release=None)
+        return Resumed(run, replayed, stored_result(stored, run))
     missing = replayed.called - set(config.tools)
     if missing:
         raise MissingToolError(run_id, sorted(missing), list(config.tools))
@@ -181,7 +213,7 @@ async def _continued(
     """The run to continue, with its session's earlier turns (the session claimed too)."""
     created = replayed.stored.created
     if created.session_id is None:
-        return Resumed(_rebuilt(config, replayed, (), context, release))
+        return Resumed(_rebuilt(config, store, replayed, (), context, release=release), replayed)
     session = claim_session(store, created.session_id)
     release = _both(release, session)
     try:
@@ -190,14 +222,16 @@ async def _continued(
         session()
         raise
     prefix = repair_history(turns).messages
-    return Resumed(_rebuilt(config, replayed, prefix, context, release))
+    return Resumed(_rebuilt(config, store, replayed, prefix, context, release=release), replayed)
 
 
 def _rebuilt(
     config: LoopConfig,
+    store: RunStore,
     replayed: Replayed,
     prefix: Sequence[Message],
     context: Mapping[str, Any],
+    *,
     release: Release | None,
 ) -> Run:
     created = replayed.stored.created
@@ -207,11 +241,10 @@ def _rebuilt(
     )
     window = config.context_window.tracker() if config.context_window is not None else None
     run = Run(state, config, run_context, window=window, skip_start=bool(replayed.stored.steps))
-    if config.store is not None:
-        journal = run.journal = Journal(config.store, state, release)
-        draft = state.resume_step
-        if draft is not None and draft.recovered is not None:
-            journal.recall(draft.recovered.results)
+    journal = run.journal = Journal(store, state, release)
+    draft = state.resume_step
+    if draft is not None and draft.recovered is not None:
+        journal.recall(draft.recovered.results)
     return run
 
 

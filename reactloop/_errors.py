@@ -34,6 +34,8 @@ broken rule and the offending value::
     ├── SessionBusyError            conflict        another run of this session is in progress
     ├── RunInProgressError          conflict        resuming a run this process still drives
     ├── LeaseHeldError              conflict        another worker holds the run's lease
+    ├── DecisionError               configuration   a decision given to resume() cannot apply
+    │   (a ConfigurationError)
     ├── StoreError                  store           the run store failed or holds unreadable data
     └── MovedNameError              configuration   imported from its old place (an ImportError)
 
@@ -548,6 +550,22 @@ class LeaseHeldError(ReactLoopError):
         self.run_id = run_id
         self.owner = owner
         self.seconds_left = seconds_left
+
+
+class DecisionError(ConfigurationError):
+    """A decision given to `resume()` cannot apply: an unknown call, the wrong kind of decision
+    for how the call is held, or edited arguments the tool's schema refuses. Nothing ran."""
+
+    def __init__(self, call_id: str, value: object, rule: str, problem: str = "") -> None:
+        option = f"decisions[{call_id!r}]"
+        detail = f" ({problem})" if problem else ""
+        super().__init__(
+            f"{option} must be {rule}, got {show(value)}{detail}; nothing was run",
+            option=option,
+            value=value,
+            rule=rule,
+        )
+        self.call_id = call_id
 
 
 class StoreError(ReactLoopError):

@@ -6,6 +6,7 @@ from typing import TypeAlias
 
 from attrs import frozen
 
+from reactloop._approval import PendingCall
 from reactloop._decisions import PhaseDecision
 from reactloop._errors import ErrorCode, ReactLoopError
 from reactloop._messages import ToolCall, Usage
@@ -119,6 +120,13 @@ class RunFinished:
     result: RunResult
 
 
+@frozen
+class RunPaused:
+    """The run pauses: these calls wait for decisions (`loop.resume(..., decisions=...)`)."""
+
+    pending: tuple[PendingCall, ...]
+
+
 @frozen(eq=False)
 class RunFailed:
     """A typed error ended the run (the result carries it too)."""
@@ -137,6 +145,7 @@ Event: TypeAlias = (
     | StepFinished
     | HookFailed
     | ModelRetrying
+    | RunPaused
     | RunFailed
     | RunFinished
 )

@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from reactloop._approval import GivenDecision, PendingCall
 from reactloop._errors import ContractError
 from reactloop._messages import ModelResponse, ToolCall, Usage
 from reactloop._state import RunResult, RunState, Step, ToolResult
 from reactloop._stores._codec import json_snapshot
 from reactloop._stores._records import (
+    CallsHeld,
     CallStarted,
+    DecisionsSaved,
     InstructionsSaved,
     PhaseDataSaved,
     Record,
@@ -44,6 +47,12 @@ class NullJournal:
 
     async def tool_result(self, state: RunState, result: ToolResult) -> None:
         """A tool call returned: committed before anything acts on the result."""
+
+    async def calls_held(self, state: RunState, pending: tuple[PendingCall, ...]) -> None:
+        """These calls of the current step wait for decisions (the run pauses)."""
+
+    async def decisions(self, state: RunState, given: tuple[GivenDecision, ...]) -> None:
+        """Decisions given on resume, before anything acts on them."""
 
     def step_closed(self, state: RunState, step: Step, settled: Sequence[ToolResult] = ()) -> None:
         """A step ended (written with the next record); `settled` are results its end gave."""
@@ -117,6 +126,15 @@ class Journal(NullJournal):
         self._saved[result.call_id] = result
         await self._write(state, ResultSaved(_step(state), result))
 
+    async def calls_held(self, state: RunState, pending: tuple[PendingCall, ...]) -> None:
+        """Write the held calls of the current step."""
+        await self._write(state, CallsHeld(_step(state), pending))
+
+    async def decisions(self, state: RunState, given: tuple[GivenDecision, ...]) -> None:
+        """Write the decisions given on resume, before any of them is acted on."""
+        if given:
+            await self._write(state, DecisionsSaved(_step_of_resume(state), given))
+
     def recall(self, results: Mapping[str, ToolResult]) -> None:
         """Results of the current step saved before a resume: its end need not repeat them."""
         self._saved.update(results)
@@ -176,6 +194,12 @@ class Journal(NullJournal):
 
 def _step(state: RunState) -> int:
     return 0 if state.current is None else state.current.index
+
+
+def _step_of_resume(state: RunState) -> int:
+    """The step a resumed run continues (its held calls are that step's)."""
+    draft = state.resume_step or state.current
+    return 0 if draft is None else draft.index
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:

@@ -220,6 +220,7 @@ def result_of(run: Run, stop: Stop) -> RunResult:
         user_message=resolved,
         repairs=tuple(state.repairs),
         setup_usage=state.setup_usage,
+        pending=tuple(state.pending) if stop.reason is StopReason.AWAITING_APPROVAL else (),
     )
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any, Self, Unpack, assert_never
 
 import anyio
 
+from reactloop._approval import Decision
 from reactloop._config import LoopOptions, build_config, phase_sequence
 from reactloop._contracts import Model, Phase
 from reactloop._decisions import (
@@ -75,10 +76,12 @@ class ReActLoop:
         run = await start_run(self.config, text, history=history, context=context)
         return await self._complete(run)
 
-    async def resume(self, run_id: str, **context: Any) -> RunResult:
+    async def resume(
+        self, run_id: str, *, decisions: Mapping[str, Decision] | None = None, **context: Any
+    ) -> RunResult:
         """Continue a stored run from its journal (`deps=` again: they are never stored); a
-        finished run gives its stored result."""
-        resumed = await resume_run(self.config, run_id, context)
+        finished run gives its stored result. `decisions` release a paused run's held calls."""
+        resumed = await resume_run(self.config, run_id, context, decisions)
         return resumed.result or await self._complete(resumed.run)
 
     async def _complete(self, run: Run) -> RunResult:
@@ -111,9 +114,11 @@ class ReActLoop:
                 yield events
 
     @asynccontextmanager
-    async def resume_stream(self, run_id: str, **context: Any) -> AsyncIterator[RunStream]:
+    async def resume_stream(
+        self, run_id: str, *, decisions: Mapping[str, Decision] | None = None, **context: Any
+    ) -> AsyncIterator[RunStream]:
         """`resume()` as a stream of events, like `stream()`; a finished run streams its end."""
-        resumed = await resume_run(self.config, run_id, context)
+        resumed = await resume_run(self.config, run_id, context, decisions)
         drive = self.drive if resumed.result is None else resumed.replay_result
         with resumed.run.journal:
             async with open_stream(resumed.run, drive) as events:

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 from attrs import define, field, frozen
 
+from reactloop._approval import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._context import ContextTracker, ContextWindow
 from reactloop._contracts import Clock, InputGuard, Model, RunStore, StopCondition, Tool
 from reactloop._decisions import Stop
@@ -106,6 +107,8 @@ class LoopConfig:
     context_window: ContextWindow | None = None
     store: RunStore | None = None
     owns_store: bool = False  # the loop made the store from a URL, and closes it
+    approval: ApprovalPolicy = DEFAULT_POLICY
+    holds_calls: bool = False  # some call may wait for approval or an outside runner
 
 
 @define

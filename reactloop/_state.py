@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from attrs import Factory, define, frozen
 
+from reactloop._approval import Decision, PendingCall
 from reactloop._decisions import StopReason
 from reactloop._errors import ErrorCode, ReactLoopError
 from reactloop._messages import (
@@ -132,6 +133,9 @@ class RunState:
     repairs: list[RepairNote] = Factory(list)
     phase_data: dict[str, Any] = Factory(dict)
     resume_step: StepDraft | None = None
+    pending: list[PendingCall] = Factory(list)  # held calls: the run pauses at the step's end
+    decisions: dict[str, Decision] = Factory(dict)  # given for held calls, by call id
+    standing: dict[str, Decision] = Factory(dict)  # "always" decisions, by tool name
 
     def open_step(self, now: float) -> StepDraft:
         """Start the next iteration's step record (the rebuilt step first, in a resumed run)."""
@@ -244,6 +248,9 @@ class RunState:
 class RunResult:
     """What a run produced and why it ended; `error` is set when it failed.
 
+    A paused run (`StopReason.AWAITING_APPROVAL`) lists its held calls in `pending`; without a
+    store, `state` is the signed token to resume it with (`loop.resume(state=...)`).
+
     `usage` is the sum of the steps' usage and `setup_usage` (tokens spent before the first step,
     e.g. by a planning start phase): every token is counted in exactly one of them.
     """
@@ -261,6 +268,13 @@ class RunResult:
     user_message: str | None = None
     repairs: tuple[RepairNote, ...] = ()
     setup_usage: Usage = Usage()
+    pending: tuple[PendingCall, ...] = ()
+    state: str | None = None
+
+    @property
+    def paused(self) -> bool:
+        """True when the run waits for decisions on `pending` calls (resume it with them)."""
+        return self.stop_reason is StopReason.AWAITING_APPROVAL
 
     @property
     def succeeded(self) -> bool:

@@ -14,7 +14,12 @@ import attrs
 import orjson
 from attrs import frozen
 
-from reactloop._errors import ConfigurationError, ToolArgumentsError, ToolDefinitionError
+from reactloop._errors import (
+    ConfigurationError,
+    ContractError,
+    ToolArgumentsError,
+    ToolDefinitionError,
+)
 from reactloop._messages import ToolSpec
 from reactloop._schema import Invalid, UnsupportedType, compile_object
 from reactloop._state import RunContext
@@ -119,6 +124,8 @@ def _check_settings(
     exclusive: object,
     presets: object,
     idempotent: object = False,
+    requires_approval: object = False,
+    external: object = False,
 ) -> None:
     """Check the options given to `@tool(...)`, before any function is."""
     if name is not None:
@@ -127,6 +134,8 @@ def _check_settings(
     optional_number("tool.timeout", timeout)
     boolean("tool.exclusive", exclusive)
     boolean("tool.idempotent", idempotent)
+    boolean("tool.requires_approval", requires_approval)
+    boolean("tool.external", external)
     if presets is not None and not isinstance(presets, Mapping):
         raise ConfigurationError.invalid("tool.presets", presets, "a mapping of names to values")
 
@@ -140,6 +149,8 @@ def _check_options(
     exclusive: object,
     presets: object,
     idempotent: object,
+    requires_approval: object,
+    external: object,
 ) -> str:
     """Check the function and the tool's options; return its name (given, or the function's)."""
     if not callable(fn) or isinstance(fn, type):
@@ -151,6 +162,8 @@ def _check_options(
         exclusive=exclusive,
         presets=presets,
         idempotent=idempotent,
+        requires_approval=requires_approval,
+        external=external,
     )
     return _check_name(name if isinstance(name, str) else getattr(fn, "__name__", ""))
 
@@ -187,6 +200,8 @@ class FunctionTool(Generic[P, R]):
     _convert: Callable[[Any, str], dict[str, Any]]
     _is_async: bool
     idempotent: bool = False
+    requires_approval: bool = False
+    external: bool = False
 
     @property
     def name(self) -> str:
@@ -209,6 +224,8 @@ class FunctionTool(Generic[P, R]):
         exclusive: bool = False,
         presets: Mapping[str, Any] | None = None,
         idempotent: bool = False,
+        requires_approval: bool = False,
+        external: bool = False,
     ) -> FunctionTool[P, R]:
         """Derive the tool's spec from `fn`'s signature and docstring."""
         tool_name = _check_options(
@@ -219,6 +236,8 @@ class FunctionTool(Generic[P, R]):
             exclusive=exclusive,
             presets=presets,
             idempotent=idempotent,
+            requires_approval=requires_approval,
+            external=external,
         )
         summary, docs = parse_docstring(fn.__doc__)
         bound = dict(presets or {})
@@ -227,7 +246,19 @@ class FunctionTool(Generic[P, R]):
         spec = ToolSpec(tool_name, description or summary or tool_name, sig.schema)
         is_async = inspect.iscoroutinefunction(fn)
         context = sig.context_param
-        return cls(fn, spec, timeout, exclusive, context, bound, sig.convert, is_async, idempotent)
+        return cls(
+            fn,
+            spec,
+            timeout,
+            exclusive,
+            context,
+            bound,
+            sig.convert,
+            is_async,
+            idempotent,
+            requires_approval,
+            external,
+        )
 
     def bind(self, **presets: Any) -> FunctionTool[P, R]:
         """A copy with `presets` bound as hidden parameters (removed from the schema)."""
@@ -239,6 +270,8 @@ class FunctionTool(Generic[P, R]):
             exclusive=self.exclusive,
             presets={**self.presets, **presets},
             idempotent=self.idempotent,
+            requires_approval=self.requires_approval,
+            external=self.external,
         )
 
     def parse_arguments(self, arguments: str) -> dict[str, Any]:
@@ -254,6 +287,9 @@ class FunctionTool(Generic[P, R]):
 
     async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
         """Call the function with validated arguments, presets and (if asked for) the context."""
+        if self.external:
+            rule = "an external tool is never run here (its calls pause the run)"
+            raise ContractError(f"tool {self.name!r}", rule, self.fn)
         if not self.presets and self.context_param is None:
             return await self._run(arguments)
         kwargs = {**self.presets, **arguments}
@@ -281,6 +317,8 @@ def tool(
     timeout: float | None = None,
     exclusive: bool = False,
     idempotent: bool = False,
+    requires_approval: bool = False,
+    external: bool = False,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -294,11 +332,16 @@ def tool(
     timeout: float | None = None,
     exclusive: bool = False,
     idempotent: bool = False,
+    requires_approval: bool = False,
+    external: bool = False,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Turn a typed function into a tool: `@tool` or `@tool(timeout=5, exclusive=True)`.
 
     The result keeps the function's parameter and return types (`FunctionTool[P, R]`).
     `idempotent=True`: safe to call twice, so a resumed run re-runs a call that was cut off.
+    `requires_approval=True`: each call waits for a person's decision (the run pauses).
+    `external=True`: the function only describes the tool (its body never runs here); each call
+    pauses the run, is run elsewhere, and comes back with `ExternalResult` or `ExternalFailure`.
     """
     _check_settings(
         name=name,
@@ -307,6 +350,8 @@ def tool(
         exclusive=exclusive,
         presets=None,
         idempotent=idempotent,
+        requires_approval=requires_approval,
+        external=external,
     )
 
     def make(function: Callable[P, R]) -> FunctionTool[P, R]:
@@ -317,6 +362,8 @@ def tool(
             timeout=timeout,
             exclusive=exclusive,
             idempotent=idempotent,
+            requires_approval=requires_approval,
+            external=external,
         )
 
     return make if fn is None else make(fn)

@@ -14,7 +14,9 @@ from reactloop._lease import resume_claimable
 from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._stores._postgres import PostgresStore
 from reactloop._stores._records import (
+    CallsHeld,
     CallStarted,
+    DecisionsSaved,
     InstructionsSaved,
     PhaseDataSaved,
     Record,
@@ -30,6 +32,8 @@ from reactloop._stores._records import (
 
 __all__ = [
     "CallStarted",
+    "CallsHeld",
+    "DecisionsSaved",
     "InstructionsSaved",
     "LeasingStore",
     "MemoryStore",

@@ -21,7 +21,12 @@ from attrs import define, field
 from reactloop._config import LoopOptions, build_config, check_options
 from reactloop._contracts import DeltaSink, Phase
 from reactloop._decisions import PhaseDecision
-from reactloop._errors import ConfigurationError, ScriptExhaustedError, ToolArgumentsError
+from reactloop._errors import (
+    ConfigurationError,
+    ContractError,
+    ScriptExhaustedError,
+    ToolArgumentsError,
+)
 from reactloop._events import Event
 from reactloop._lifecycle import message as _message
 from reactloop._messages import (
@@ -42,7 +47,7 @@ from reactloop._run import Run
 from reactloop._state import RunContext, RunState
 from reactloop._validate import boolean, checked_arguments, sequence_of
 
-ScriptItem = ModelResponse | str | ToolCall | Exception
+ScriptItem = ModelResponse | str | ToolCall | Sequence[ToolCall] | Exception
 
 
 def call(name: str, /, **arguments: Any) -> ToolCall:
@@ -54,16 +59,45 @@ def reply(
     text: str = "", *calls: ToolCall, usage: Usage | None = None, model: str | None = None
 ) -> ModelResponse:
     """A model response with text and/or tool calls."""
+    if not isinstance(text, str):
+        raise ConfigurationError.invalid("reply.text", text, "a str (tool calls go after it)")
+    for item in calls:
+        if not isinstance(item, ToolCall):
+            raise ConfigurationError.invalid("reply.calls", item, "ToolCall values (see call())")
     reason = FinishReason.TOOL_CALLS if calls else FinishReason.STOP
     return ModelResponse(AssistantMessage(text, tuple(calls)), usage or Usage(), reason, model)
 
 
-def _as_response(item: ModelResponse | str | ToolCall) -> ModelResponse:
-    if isinstance(item, ModelResponse):
+_SCRIPT_RULE = (
+    "a ModelResponse, a text (str), a ToolCall, a list of ToolCalls (one response with"
+    " parallel calls) or an Exception to raise"
+)
+
+
+def _script_item(option: str, item: object) -> ModelResponse | Exception:
+    """One scripted item as the response (or exception) it stands for."""
+    if isinstance(item, ModelResponse | Exception):
         return item
+    if isinstance(item, str):
+        return reply(item)
     if isinstance(item, ToolCall):
         return reply("", item)
-    return reply(item)
+    if isinstance(item, list | tuple) and item and all(isinstance(c, ToolCall) for c in item):
+        return reply("", *item)
+    raise ConfigurationError.invalid(option, item, _SCRIPT_RULE)
+
+
+def _as_response(item: ModelResponse | str | ToolCall) -> ModelResponse:
+    """What a `FunctionModel`'s function returned, as a response (anything else breaks its
+    contract)."""
+    try:
+        response = _script_item("response", item)
+    except ConfigurationError:
+        response = None
+    if not isinstance(response, ModelResponse):
+        rule = "a FunctionModel's function returns a ModelResponse, a str or tool calls"
+        raise ContractError("FunctionModel.fn", rule, item)
+    return response
 
 
 _WORDS = re.compile(r"\S+\s*|\s+")
@@ -107,11 +141,15 @@ class _RecordingModel:
 
 @checked_arguments
 class ScriptedModel(_RecordingModel):
-    """Answers with scripted items in order: responses, texts, tool calls, or errors to raise."""
+    """Answers with scripted items in order: responses, texts, tool calls (a list of calls is
+    one response with parallel calls), or errors to raise."""
 
     def __init__(self, script: Iterable[ScriptItem]) -> None:
         super().__init__()
-        self.script = list(script)
+        if isinstance(script, str) or not isinstance(script, Iterable):
+            raise ConfigurationError.invalid("script", script, "a list of scripted items")
+        items = list(script)
+        self.script = [_script_item(f"script[{i}]", item) for i, item in enumerate(items)]
         self.position = 0
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
@@ -123,7 +161,7 @@ class ScriptedModel(_RecordingModel):
         self.position += 1
         if isinstance(item, Exception):
             raise item
-        return _as_response(item)
+        return item
 
     @property
     def remaining(self) -> int:
@@ -170,6 +208,8 @@ class FakeTool:
     exclusive: bool = False
     parameters: dict[str, Any] = field(factory=lambda: {"type": "object"})
     idempotent: bool = False
+    requires_approval: bool = False
+    external: bool = False
     calls: list[dict[str, Any]] = field(factory=list)
     running: int = 0
     peak_running: int = 0

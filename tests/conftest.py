@@ -85,3 +85,12 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
         store: PostgresStore = request.getfixturevalue("postgres_store")
         return store
     return SqliteStore(tmp_path / "runs.db")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def shared_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store several processes share: a SQLite file, or a fresh PostgreSQL schema."""
+    if request.param == "postgres":
+        postgres: str = request.getfixturevalue("postgres_url")
+        return postgres
+    return f"sqlite:///{tmp_path / 'runs.db'}"

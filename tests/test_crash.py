@@ -21,13 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 60.0
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The store the child processes share: a SQLite file, or a fresh PostgreSQL schema."""
-    if request.param == "postgres":
-        postgres: str = request.getfixturevalue("postgres_url")
-        return postgres
-    return f"sqlite:///{tmp_path / 'runs.db'}"
+@pytest.fixture
+def url(shared_store_url: str) -> str:
+    """The store the child processes share (see `shared_store_url`)."""
+    return shared_store_url
 
 
 def child(folder: Path, how: str, stage: str, backend: str, url: str) -> subprocess.Popen[bytes]:

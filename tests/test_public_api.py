@@ -11,7 +11,8 @@ from reactloop.errors import MovedNameError
 
 PINNED: dict[str, set[str]] = {
     "reactloop": {
-        "AnthropicModel", "AssistantMessage", "CapPolicy", "ConfigurationError",
+        "AnthropicModel", "ApprovalPolicy", "Approve", "AssistantMessage", "CapPolicy",
+        "Deny", "Edit", "ConfigurationError",
         "ContextWindow", "Event", "FinalAnswerMarker", "FunctionTool", "Hook",
         "MaxIterations", "MaxToolCalls", "MemoryStore", "SqliteStore", "Message", "Model",
         "ModelSettings", "OpenAIModel",
@@ -22,13 +23,13 @@ PINNED: dict[str, set[str]] = {
     },
     "reactloop.events": {
         "Event", "HookFailed", "ModelRetrying", "PhaseFinished", "RunFailed", "RunFinished",
-        "RunStarted", "StepFinished", "StepStarted", "TextStreamed", "ToolCallFinished",
-        "ToolCallStarted", "ToolCallStreamed"
+        "RunPaused", "RunStarted", "StepFinished", "StepStarted", "TextStreamed",
+        "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed"
     },
     "reactloop.errors": {
         "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",
-        "LeaseHeldError", "DefaultErrorMessages", "ErrorCode", "ErrorMessageResolver",
-        "GuardRejectedError",
+        "DecisionError", "LeaseHeldError", "DefaultErrorMessages", "ErrorCode",
+        "ErrorMessageResolver", "GuardRejectedError",
         "HookError", "InvalidRequestError", "InvalidResponseError", "ModelError",
         "MissingToolError", "ModelTimeoutError", "MovedNameError", "NoResultError",
         "ProviderConfigurationError", "ProviderUnavailableError",
@@ -70,8 +71,13 @@ PINNED: dict[str, set[str]] = {
         "ContextBudget", "ContextTracker", "ContextWindow", "MessageTokenEstimator",
         "TokenEstimator", "estimate_text_tokens"
     },
+    "reactloop.approval": {
+        "ApprovalCheck", "ApprovalPolicy", "Approve", "Decision", "Deny", "Edit",
+        "ExternalFailure", "ExternalResult", "HoldKind", "PendingCall",
+    },
     "reactloop.stores": {
-        "CallStarted", "InstructionsSaved", "LeasingStore", "MemoryStore", "PhaseDataSaved",
+        "CallsHeld", "CallStarted", "DecisionsSaved", "InstructionsSaved", "LeasingStore",
+        "MemoryStore", "PhaseDataSaved",
         "PostgresStore", "Record", "ResponseSaved", "ResultSaved", "RunCreated", "RunEnded",
         "RunStatus", "RunStore", "RunSummary", "SqliteStore", "StepClosed", "StoredRun",
         "resume_claimable", "store_from_url",

@@ -16,6 +16,7 @@ import anyio
 import httpx
 import pytest
 
+from reactloop._approval import ApprovalPolicy, Approve, Deny, Edit, ExternalFailure
 from reactloop._config import LOOP_PARAMETERS, OPTION_NAMES, LoopOptions
 from reactloop._context import ContextWindow
 from reactloop._contracts import Hook
@@ -136,6 +137,7 @@ LOOP_BAD: dict[str, list[object]] = {
     "context_window": [1000, object(), ContextWindow],
     "clock": [5, lambda x: 0.0, "monotonic"],
     "store": [5, "runs.db", "sqlite:///", "sqlit:///runs.db", "postgres", object(), MemoryStore],
+    "approval": [5, "always", lambda check: True, ApprovalPolicy, object()],
 }
 """Wrong values for each `LoopOptions` key."""
 
@@ -165,6 +167,7 @@ LOOP_DEFAULTS: dict[str, Any] = {
     "context_window": None,
     "clock": None,
     "store": None,
+    "approval": None,
 }
 """Each option at its documented default."""
 
@@ -191,6 +194,8 @@ TOOL_BAD: dict[str, list[object]] = {
     "timeout": OPTIONAL_SECONDS,
     "exclusive": [1, "yes", None],
     "idempotent": [1, "yes", None],
+    "requires_approval": [1, "yes", None, lambda check: True],
+    "external": [1, "yes", None],
 }
 
 Factory = Callable[..., object]
@@ -279,6 +284,18 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "tool_call_overhead": [-1, 1.5, "3"],
         },
     ),
+    ApprovalPolicy: (
+        {},
+        {
+            "needs_approval": [5, "yes", lambda: True, lambda a, b: True],
+            "expire_after": [0, -1, NAN, INF, "60", True],
+            "wall_clock": [None, 5, lambda x: 0.0],
+        },
+    ),
+    Approve: ({}, {"always": [1, "yes", None]}),
+    Deny: ({}, {"reason": ["", " ", 5, None], "always": [1, "yes", None]}),
+    Edit: ({"arguments": {}}, {"arguments": [5, "x=1", None, {1: "a"}, [1]]}),
+    ExternalFailure: ({"message": "broke"}, {"message": ["", " ", 5, None]}),
     SqliteStore: ({"path": "runs.db"}, {"path": [5, None, ""], "synchronous": ["OFF", 1, None]}),
     store_from_url: ({"url": "memory://"}, {"url": [5, "runs.db", "sqlite://", "mysql://x/y"]}),
     model_from_string: (

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from attrs import frozen
 
+from reactloop._approval import PendingCall
 from reactloop._contracts import CheckPoint, HookPoint, Tool
 from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
 from reactloop._errors import (
@@ -19,6 +21,7 @@ from reactloop._errors import (
 from reactloop._events import ToolCallFinished, ToolCallStarted
 from reactloop._messages import ToolCall
 from reactloop._phases._execute import Admitted, error_result, run_concurrently
+from reactloop._phases._hold import Held, Settled, decided, gate, pause
 from reactloop._phases.applier import park_stop
 from reactloop._phases.guards import interruption
 from reactloop._state import ToolResult
@@ -35,9 +38,25 @@ class Refused:
     error: ToolError
 
 
-async def _admit(run: Run, call: ToolCall, index: int) -> Admitted | Refused:
-    """Hooks first (they may change the arguments), then the tool lookup and the validation of
-    the arguments as they stand after the hooks."""
+Outcome = Admitted | Refused | Held | Settled
+
+
+async def _admit(run: Run, call: ToolCall, index: int, held: Mapping[str, PendingCall]) -> Outcome:
+    """A decision given on resume first, then hooks (they may change the arguments), the tool
+    lookup, the validation of the arguments as they stand, and the approval gate."""
+    if run.state.decisions:
+        changed = decided(run, call)
+        if isinstance(changed, Settled):
+            return changed
+        call = changed
+    outcome = await _checked(run, call, index)
+    if isinstance(outcome, Admitted) and (run.config.holds_calls or held):
+        return await gate(run, outcome, held)
+    return outcome
+
+
+async def _checked(run: Run, call: ToolCall, index: int) -> Admitted | Refused:
+    """Hooks, then the tool lookup and the validation of the arguments after the hooks."""
     hooks = run.config.hooks
     if hooks.has(HookPoint.BEFORE_TOOL_CALL):
         verdict = await hooks.before_tool_call(run, call)
@@ -71,35 +90,59 @@ def _validated(tool: Tool, call: ToolCall, index: int) -> Admitted | Refused:
     return Admitted(index, tool, call, arguments)
 
 
-async def admit_all(run: Run, calls: tuple[ToolCall, ...], slots: list[Any]) -> list[Admitted]:
-    """Decide for each call, in order, whether it runs; refusals go straight into `slots`."""
+async def admit_all(
+    run: Run,
+    calls: tuple[ToolCall, ...],
+    slots: list[Any],
+    held: Mapping[str, PendingCall] | None = None,
+) -> list[Admitted]:
+    """Decide for each call, in order, whether it runs; refusals go straight into `slots`, held
+    calls into `run.state.pending` (`held`: the calls this step held before a resume)."""
     allowance = run.config.stop_when.tool_call_allowance(run)
     admitted: list[Admitted] = []
+    waiting: list[tuple[int, Held]] = []
     for index, call in enumerate(calls):
         if allowance is not None and allowance <= 0:
             limit = ToolRefusedError(call.name, "the run's tool-call limit is reached")
-            outcome: Admitted | Refused = Refused(call, limit)
+            outcome: Outcome = Refused(call, limit)
         else:
             run.state.tool_calls_made += 1
             allowance = None if allowance is None else allowance - 1
-            outcome = await _admit(run, call, index)
-        if isinstance(outcome, Admitted):
-            admitted.append(outcome)
-        else:
-            slots[index] = await _refuse(run, outcome.call, outcome.error)
+            outcome = await _admit(run, call, index, held or {})
+        match outcome:
+            case Admitted():
+                admitted.append(outcome)
+            case Held():
+                waiting.append((index, outcome))
+            case _:
+                slots[index] = await _settled(run, outcome)
     if run.pending_stop is not None:
-        for item in admitted:
-            slots[item.index] = await _refuse(
-                run, item.call, ToolRefusedError(item.call.name, "run stopping")
+        stopped = [(item.index, item.call) for item in admitted]
+        for index, item in sorted([*stopped, *((i, h.call) for i, h in waiting)]):
+            slots[index] = await _settled(
+                run, Refused(item, ToolRefusedError(item.name, "run stopping"))
             )
         return []
+    run.state.pending.extend(item.pending for _, item in waiting)
     return admitted
 
 
-async def _refuse(run: Run, call: ToolCall, error: ToolError) -> ToolResult:
-    """The error result of a call that does not run; its events pair like those of a run call."""
-    result = error_result(call, error)
-    await run.config.hooks.on_error(run, error)
+async def _settled(run: Run, outcome: Refused | Settled) -> ToolResult:
+    """The result of a call that does not run, from a refusal or a decision."""
+    if isinstance(outcome, Settled):
+        return await _settle(run, outcome.call, outcome.result, None)
+    return await _settle(
+        run, outcome.call, error_result(outcome.call, outcome.error), outcome.error
+    )
+
+
+async def _settle(
+    run: Run, call: ToolCall, result: ToolResult, error: ToolError | None
+) -> ToolResult:
+    """The result of a call that does not run (refused, denied, run elsewhere); its events pair
+    like those of a run call."""
+    if error is not None:
+        await run.config.hooks.on_error(run, error)
     run.call_outcomes[call.id] = None  # from here on its events are owed
     if run.listening:
         await run.emit(ToolCallStarted(call))
@@ -122,6 +165,26 @@ def repetition_nudges(run: Run, calls: tuple[ToolCall, ...]) -> dict[int, str]:
     return nudges
 
 
+async def _results(run: Run, calls: tuple[ToolCall, ...]) -> list[Any]:
+    """Each call's result in the model's order (None for a held call): admitted calls run
+    concurrently, the others are settled; repeated calls get a nudge."""
+    slots: list[Any] = [None] * len(calls)
+    nudges = repetition_nudges(run, calls)
+    held = {pending.call_id: pending for pending in run.state.pending}
+    run.state.pending.clear()
+    admitted = await admit_all(run, calls, slots, held)
+    try:
+        await run_concurrently(run, admitted, slots)
+    finally:  # also when the run is cut short: a tool that started was used
+        for item in admitted:
+            if item.call.id in run.call_outcomes:
+                run.state.note_tool_used(item.tool.name)
+    for index, nudge in nudges.items():
+        if slots[index] is not None:
+            slots[index] = attrs.evolve(slots[index], content=slots[index].content + nudge)
+    return slots
+
+
 class ToolPhase:
     """Runs the step's tool calls concurrently, results in the model's order.
 
@@ -142,19 +205,11 @@ class ToolPhase:
         message = draft.response.message
         if not message.tool_calls:
             return Stop(StopReason.COMPLETED, output=message.text)
-        slots: list[Any] = [None] * len(message.tool_calls)
-        nudges = repetition_nudges(run, message.tool_calls)
-        admitted = await admit_all(run, message.tool_calls, slots)
-        try:
-            await run_concurrently(run, admitted, slots)
-        finally:  # also when the run is cut short: a tool that started was used
-            for item in admitted:
-                if item.call.id in run.call_outcomes:
-                    run.state.note_tool_used(item.tool.name)
-        for index, nudge in nudges.items():
-            slots[index] = attrs.evolve(slots[index], content=slots[index].content + nudge)
-        run.state.record_tool_results(slots)
+        slots = await _results(run, message.tool_calls)
         run.call_outcomes.clear()
+        if run.state.pending:
+            return await pause(run, slots)
+        run.state.record_tool_results(slots)
         if run.pending_stop is not None:
             return PROCEED
         stop = interruption(run)

@@ -12,12 +12,14 @@ import orjson
 from cattrs.preconf.orjson import make_converter
 from cattrs.strategies import configure_tagged_union
 
+from reactloop._approval import Decision
 from reactloop._errors import ContractError, StoreError
 from reactloop._messages import Message
 from reactloop._stores._records import Record
 
 _converter = make_converter(omit_if_default=True)
 configure_tagged_union(Message, _converter, tag_name="type")
+configure_tagged_union(Decision, _converter, tag_name="type")  # before the records that hold them
 configure_tagged_union(Record, _converter, tag_name="type")
 _OPTIONS = orjson.OPT_NON_STR_KEYS
 

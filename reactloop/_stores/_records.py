@@ -10,6 +10,7 @@ from typing import Any, TypeAlias
 
 from attrs import field, frozen
 
+from reactloop._approval import GivenDecision, PendingCall
 from reactloop._decisions import StopReason
 from reactloop._errors import ErrorCode
 from reactloop._messages import Message, ModelResponse, Usage
@@ -27,6 +28,7 @@ class RunStatus(enum.StrEnum):
     FINISHED = "finished"  # ended for good: resuming it returns its stored result
     INTERRUPTED = "interrupted"  # ended early on request or when its stream was left
     FAILED = "failed"  # ended with an error (model down, run timeout, broken contract, ...)
+    PAUSED = "paused"  # waits for decisions on held calls (approvals, external results)
 
 
 @frozen
@@ -92,6 +94,23 @@ class StepClosed:
 
 
 @frozen
+class CallsHeld:
+    """Calls of step `step` held for a decision (approval or an external result): the run
+    pauses at the end of the step."""
+
+    step: int
+    pending: tuple[PendingCall, ...]
+
+
+@frozen
+class DecisionsSaved:
+    """Decisions given on resume for held calls of step `step`, written before any runs."""
+
+    step: int
+    decisions: tuple[GivenDecision, ...]
+
+
+@frozen
 class PhaseDataSaved:
     """The run's custom phase data (`RunState.phase_data`) as it stood at a phase boundary."""
 
@@ -133,6 +152,8 @@ Record: TypeAlias = (
     | PhaseDataSaved
     | InstructionsSaved
     | RunEnded
+    | CallsHeld
+    | DecisionsSaved
 )
 RECORD_TYPES: tuple[type, ...] = (
     RunCreated,
@@ -143,16 +164,21 @@ RECORD_TYPES: tuple[type, ...] = (
     PhaseDataSaved,
     InstructionsSaved,
     RunEnded,
+    CallsHeld,
+    DecisionsSaved,
 )
 
 _EARLY = frozenset({StopReason.INTERRUPTED, StopReason.STREAM_CLOSED})
 
 
 def status_of(ended: RunEnded) -> RunStatus:
-    """A failed run is FAILED, one stopped on request or by its consumer INTERRUPTED; the rest
+    """A failed run is FAILED, a paused one PAUSED, one stopped on request or by its consumer
+    INTERRUPTED; the rest
     (completed, a cap, a condition, a hook) FINISHED."""
     if ended.error_code is not None:
         return RunStatus.FAILED
+    if ended.stop_reason is StopReason.AWAITING_APPROVAL:
+        return RunStatus.PAUSED
     return RunStatus.INTERRUPTED if ended.stop_reason in _EARLY else RunStatus.FINISHED
 
 
@@ -211,6 +237,7 @@ class StoredRun:
     records: tuple[Record, ...]
     phase_data: dict[str, Any] = field(factory=dict)
     ended: RunEnded | None = None
+    pending: tuple[PendingCall, ...] = ()  # held calls waiting for decisions (a paused run)
 
     @property
     def stop_reason(self) -> StopReason | None:

@@ -8,12 +8,15 @@ from typing import Any
 
 from attrs import define, field, frozen
 
+from reactloop._approval import Approve, Decision, Deny, PendingCall
 from reactloop._errors import StoreError
 from reactloop._messages import Message, ModelResponse, ToolMessage, Usage, UserMessage
 from reactloop._repair import interrupted_result
 from reactloop._state import Recovered, RunState, Step, StepDraft, ToolResult
 from reactloop._stores._records import (
+    CallsHeld,
     CallStarted,
+    DecisionsSaved,
     InstructionsSaved,
     PhaseDataSaved,
     Record,
@@ -38,6 +41,16 @@ class _StepLog:
     started: dict[str, str] = field(factory=dict)  # call id -> tool name
     closed: StepClosed | None = None
     settled: dict[str, ToolResult] = field(factory=dict)  # given by the run's end
+    held: dict[str, PendingCall] = field(factory=dict)  # waiting for a decision
+    decided: dict[str, Decision] = field(factory=dict)  # decisions given on resume
+
+    def pending(self) -> tuple[PendingCall, ...]:
+        """Held calls with neither a decision nor a saved result: what a resume must decide."""
+        return tuple(
+            held
+            for call_id, held in self.held.items()
+            if call_id not in self.decided and call_id not in self.saved
+        )
 
     def results(self) -> list[ToolResult]:
         """The step's results in the model's order: final ones, else saved ones."""
@@ -85,6 +98,8 @@ class Replayed:
     counters: StepClosed | None
     called: frozenset[str]
     instructions: str | None
+    standing: dict[str, Decision] = field(factory=dict)
+    call_ids: frozenset[str] = frozenset()  # every call the run's model asked for
 
 
 @define
@@ -96,6 +111,7 @@ class _Reading:
     counters: StepClosed | None = None
     data: dict[str, Any] = field(factory=dict)
     called: set[str] = field(factory=set)
+    standing: dict[str, Decision] = field(factory=dict)
 
     def log(self, index: int) -> _StepLog:
         return self.logs.setdefault(index, _StepLog(index))
@@ -116,6 +132,16 @@ class _Reading:
                 self.data = record.data
             case InstructionsSaved():
                 self.instructions = record.instructions
+            case CallsHeld(step=index):
+                self.log(index).held.update((p.call_id, p) for p in record.pending)
+            case DecisionsSaved(step=index):
+                self._decided(self.log(index), record)
+
+    def _decided(self, log: _StepLog, record: DecisionsSaved) -> None:
+        for given in record.decisions:
+            log.decided[given.call_id] = given.decision
+            if isinstance(given.decision, Approve | Deny) and given.decision.always:
+                self.standing[given.tool] = given.decision
 
 
 def replay(records: Sequence[Record]) -> Replayed:
@@ -134,9 +160,43 @@ def replay(records: Sequence[Record]) -> Replayed:
     ended = records[-1] if isinstance(records[-1], RunEnded) else None
     if ended is not None and last is not None:
         last.settled = {result.call_id: result for result in ended.settled}
-    stored = _stored(tuple(records), ordered, reading.counters, reading.data, ended)
-    called = frozenset(reading.called)
-    return Replayed(stored, closed, open_log, reading.counters, called, reading.instructions)
+    pending = () if open_log is None else open_log.pending()
+    stored = _stored(
+        tuple(records), ordered, reading.counters, reading.data, ended, pending=pending
+    )
+    return Replayed(
+        stored,
+        closed,
+        open_log,
+        _counters(reading.counters, closed, open_log),
+        frozenset(reading.called),
+        reading.instructions,
+        reading.standing,
+        frozenset(_call_ids(ordered)),
+    )
+
+
+def _counters(
+    last: StepClosed | None, closed: tuple[_StepLog, ...], open_log: _StepLog | None
+) -> StepClosed | None:
+    """The counters a resumed run starts from: those of the last closed step, not those the
+    reopened step's end wrote (its calls are counted again when it goes on); `setup_usage`
+    is the run's in either case."""
+    if open_log is None or open_log.closed is None or last is None:
+        return last
+    before = closed[-1].closed if closed else None
+    if before is None:
+        return StepClosed(0, 0.0, 0.0, Usage(), setup_usage=last.setup_usage)
+    return before
+
+
+def _call_ids(logs: list[_StepLog]) -> list[str]:
+    return [
+        call.id
+        for log in logs
+        if log.response is not None
+        for call in log.response.message.tool_calls
+    ]
 
 
 def _stored(
@@ -145,6 +205,8 @@ def _stored(
     counters: StepClosed | None,
     data: dict[str, Any],
     ended: RunEnded | None,
+    *,
+    pending: tuple[PendingCall, ...],
 ) -> StoredRun:
     created = records[0]
     assert isinstance(created, RunCreated)
@@ -167,6 +229,7 @@ def _stored(
         records,
         data,
         ended,
+        pending,
     )
 
 
@@ -198,6 +261,7 @@ def resume_state(replayed: Replayed, prefix: Sequence[Message], now: float) -> R
         state.last_call_key, state.repeat_count = counters.last_call_key, counters.repeat_count
         state.setup_usage = counters.setup_usage
     state.usage = usage
+    state.standing.update(replayed.standing)
     _reopen(state, replayed.open, now)
     return state
 
@@ -208,6 +272,8 @@ def _reopen(state: RunState, log: _StepLog | None, now: float) -> None:
         return
     state.messages.append(log.response.message)
     recovered = Recovered(dict(log.saved), frozenset(log.started))
+    state.pending.extend(log.pending())
+    state.decisions.update(log.decided)
     draft = StepDraft(log.index, now, log.response, usage=log.spent, recovered=recovered)
     state.resume_step = draft
     state.iteration = log.index

@@ -1,0 +1,277 @@
+"""Human in the loop: held calls pause the run, decisions given on resume release them, and each
+approved call runs exactly once. Every test runs on each store (memory, SQLite, PostgreSQL)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from reactloop._approval import (
+    ApprovalCheck,
+    ApprovalPolicy,
+    Approve,
+    Decision,
+    Deny,
+    Edit,
+    ExternalFailure,
+    ExternalResult,
+    HoldKind,
+)
+from reactloop._contracts import RunStore
+from reactloop._decisions import StopReason
+from reactloop._errors import DecisionError, RunInProgressError
+from reactloop._events import Event, RunFinished, RunPaused
+from reactloop._loop import ReActLoop
+from reactloop._messages import ToolMessage
+from reactloop._state import RunResult
+from reactloop._stores._records import RunStatus
+from reactloop._tool import tool
+from reactloop.testing import FakeClock, FakeTool, ScriptedModel, call
+
+pytestmark = pytest.mark.anyio
+
+
+def results(result: RunResult) -> dict[str, ToolMessage]:
+    return {m.call_id: m for m in result.messages if isinstance(m, ToolMessage)}
+
+
+def pay_tools() -> tuple[FakeTool, FakeTool, FakeTool]:
+    pay = FakeTool("pay", result="paid", requires_approval=True)
+    look = FakeTool("look", result="seen")
+    delete = FakeTool("delete", result="deleted", requires_approval=True)
+    return pay, look, delete
+
+
+async def test_a_step_runs_the_free_calls_and_pauses_with_the_held_ones(
+    any_store: RunStore,
+) -> None:
+    pay, look, delete = pay_tools()
+    batch = [call("pay", amount=5), call("look", q="x"), call("delete", id=1)]
+    model = ScriptedModel([batch, "done"])
+    loop = ReActLoop(model, tools=[pay, look, delete], store=any_store)
+    result = await loop.run("go")
+    assert result.stop_reason is StopReason.AWAITING_APPROVAL and result.paused
+    assert [(p.tool, p.arguments, p.kind) for p in result.pending] == [
+        ("pay", {"amount": 5}, HoldKind.APPROVAL),
+        ("delete", {"id": 1}, HoldKind.APPROVAL),
+    ]
+    assert "'pay' requires approval" in result.pending[0].reason
+    assert (look.calls, pay.calls, delete.calls) == ([{"q": "x"}], [], [])
+    assert len(model.requests) == 1  # no model call while decisions are pending
+    stored = await any_store.load(result.run_id)
+    assert stored.status is RunStatus.PAUSED and stored.pending == result.pending
+
+
+async def test_a_mixed_batch_is_approved_denied_and_edited_in_one_resume(
+    any_store: RunStore,
+) -> None:
+    pay, look, delete = pay_tools()
+    batch = [
+        call("pay", amount=5),
+        call("look", q="x"),
+        call("delete", id=1),
+        call("pay", amount=9),
+    ]
+    model = ScriptedModel([batch, "done"])
+    loop = ReActLoop(model, tools=[pay, look, delete], store=any_store)
+    paused = await loop.run("go")
+    first, doomed, second = (p.call_id for p in paused.pending)
+    decisions: dict[str, Decision] = {
+        first: Approve(),
+        doomed: Deny("not today"),
+        second: Edit({"amount": 3}),
+    }
+    result = await loop.resume(paused.run_id, decisions=decisions)
+    assert result.stop_reason is StopReason.COMPLETED and result.output == "done"
+    assert sorted(c["amount"] for c in pay.calls) == [3, 5] and delete.calls == []
+    assert look.calls == [{"q": "x"}]  # the free call ran once, before the pause
+    by_id = results(result)
+    assert "denied" in by_id[doomed].content and "not today" in by_id[doomed].content
+    assert by_id[doomed].is_error and by_id[second].content == "paid"
+    calls = [c.id for c in model.requests[1].messages[1].tool_calls]  # type: ignore[union-attr]
+    answered = [m.call_id for m in model.requests[1].messages if isinstance(m, ToolMessage)]
+    assert sorted(answered) == sorted(calls)  # every call answered once: no split pair
+
+
+async def test_missing_decisions_leave_the_run_paused(any_store: RunStore) -> None:
+    pay, look, delete = pay_tools()
+    model = ScriptedModel([[call("pay", amount=5), call("delete", id=1)], "done"])
+    loop = ReActLoop(model, tools=[pay, look, delete], store=any_store)
+    paused = await loop.run("go")
+    first, second = (p.call_id for p in paused.pending)
+    again = await loop.resume(paused.run_id, decisions={first: Approve()})
+    assert again.paused and [p.call_id for p in again.pending] == [second]
+    assert pay.calls == [{"amount": 5}] and len(model.requests) == 1
+    done = await loop.resume(paused.run_id, decisions={second: Approve()})
+    assert done.output == "done" and pay.calls == [{"amount": 5}] and delete.calls == [{"id": 1}]
+
+
+async def test_an_approved_call_runs_once_when_resume_is_repeated(any_store: RunStore) -> None:
+    pay, look, delete = pay_tools()
+    model = ScriptedModel([call("pay", amount=5), "done"])
+    loop = ReActLoop(model, tools=[pay, look, delete], store=any_store)
+    paused = await loop.run("go")
+    decisions = {paused.pending[0].call_id: Approve()}
+    first = await loop.resume(paused.run_id, decisions=decisions)
+    second = await loop.resume(paused.run_id, decisions=decisions)  # a retried request
+    assert first.output == second.output == "done" and pay.calls == [{"amount": 5}]
+
+
+async def test_two_concurrent_resumers_run_an_approved_call_once(any_store: RunStore) -> None:
+    gate = anyio.Event()
+    pay = FakeTool("pay", gate=gate, requires_approval=True)
+    model = ScriptedModel([call("pay", amount=5), "done"])
+    loop = ReActLoop(model, tools=[pay], store=any_store)
+    paused = await loop.run("go")
+    decisions = {paused.pending[0].call_id: Approve()}
+    outcomes: list[object] = []
+
+    async def resumer() -> None:
+        try:
+            outcomes.append(await loop.resume(paused.run_id, decisions=decisions))
+        except RunInProgressError as error:
+            outcomes.append(error)
+            gate.set()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(resumer)
+        tasks.start_soon(resumer)
+    assert pay.calls == [{"amount": 5}]
+    assert sum(isinstance(o, RunInProgressError) for o in outcomes) == 1
+
+
+async def test_a_decision_for_a_call_the_run_never_made_is_refused_before_anything_runs(
+    any_store: RunStore,
+) -> None:
+    pay, look, delete = pay_tools()
+    model = ScriptedModel([[call("pay", amount=5), call("delete", id=1)], "done"])
+    loop = ReActLoop(model, tools=[pay, look, delete], store=any_store)
+    paused = await loop.run("go")
+    first = paused.pending[0].call_id
+    with pytest.raises(DecisionError, match="call_99") as caught:
+        await loop.resume(paused.run_id, decisions={first: Approve(), "call_99": Approve()})
+    assert caught.value.call_id == "call_99" and pay.calls == []
+    assert (await any_store.load(paused.run_id)).status is RunStatus.PAUSED
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [ExternalResult("x"), ExternalFailure("broke"), "approve", None, True],
+    ids=["external-result", "external-failure", "str", "none", "bool"],
+)
+async def test_a_decision_that_does_not_suit_the_held_call_is_refused(
+    any_store: RunStore, decision: Any
+) -> None:
+    pay = pay_tools()[0]
+    loop = ReActLoop(ScriptedModel([call("pay", amount=5)]), tools=[pay], store=any_store)
+    paused = await loop.run("go")
+    with pytest.raises(DecisionError):
+        await loop.resume(paused.run_id, decisions={paused.pending[0].call_id: decision})
+    assert pay.calls == []
+
+
+async def test_an_edit_the_schema_refuses_is_a_typed_error_and_nothing_runs(
+    any_store: RunStore,
+) -> None:
+    ran: list[int] = []
+
+    @tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        ran.append(amount)
+        return "paid"
+
+    loop = ReActLoop(ScriptedModel([call("pay", amount=5), "ok"]), tools=[pay], store=any_store)
+    paused = await loop.run("go")
+    call_id = paused.pending[0].call_id
+    with pytest.raises(DecisionError, match="amount"):
+        await loop.resume(paused.run_id, decisions={call_id: Edit({"amount": "lots"})})
+    assert ran == []
+    done = await loop.resume(paused.run_id, decisions={call_id: Edit({"amount": 2})})
+    assert ran == [2] and done.output == "ok"
+
+
+async def test_a_policy_approves_small_transfers_and_holds_large_ones(any_store: RunStore) -> None:
+    transfer = FakeTool("transfer")
+
+    def large(check: ApprovalCheck) -> bool | str:
+        return check.arguments["amount"] >= 100 and "transfers of 100 or more need approval"
+
+    batch = [call("transfer", amount=50), call("transfer", amount=500)]
+    model = ScriptedModel([batch, "done"])
+    policy = ApprovalPolicy(needs_approval=large)
+    loop = ReActLoop(model, tools=[transfer], store=any_store, approval=policy)
+    paused = await loop.run("go")
+    assert transfer.calls == [{"amount": 50}]
+    assert [(p.arguments, p.reason) for p in paused.pending] == [
+        ({"amount": 500}, "transfers of 100 or more need approval")
+    ]
+
+
+async def test_an_always_decision_covers_the_tools_later_calls_in_the_run(
+    any_store: RunStore,
+) -> None:
+    pay = pay_tools()[0]
+    model = ScriptedModel([call("pay", amount=1), call("pay", amount=2), "done"])
+    loop = ReActLoop(model, tools=[pay], store=any_store)
+    paused = await loop.run("go")
+    result = await loop.resume(
+        paused.run_id, decisions={paused.pending[0].call_id: Approve(always=True)}
+    )
+    assert result.output == "done" and pay.calls == [{"amount": 1}, {"amount": 2}]
+
+
+async def test_an_external_tool_pauses_and_takes_its_result_or_error_from_the_caller(
+    any_store: RunStore,
+) -> None:
+    browser = FakeTool("browser", external=True)
+    model = ScriptedModel([[call("browser", url="a"), call("browser", url="b")], "done"])
+    loop = ReActLoop(model, tools=[browser], store=any_store)
+    paused = await loop.run("go")
+    assert [p.kind for p in paused.pending] == [HoldKind.EXTERNAL] * 2
+    ok, bad = (p.call_id for p in paused.pending)
+    decisions: dict[str, Decision] = {
+        ok: ExternalResult({"title": "A"}),
+        bad: ExternalFailure("page not found"),
+    }
+    result = await loop.resume(paused.run_id, decisions=decisions)
+    by_id = results(result)
+    assert by_id[ok].content == '{"title":"A"}' and not by_id[ok].is_error
+    assert by_id[bad].content == "page not found" and by_id[bad].is_error
+    assert browser.calls == [] and result.output == "done"
+
+
+async def test_undecided_calls_past_their_deadline_are_denied_on_resume(
+    any_store: RunStore,
+) -> None:
+    pay, _, delete = pay_tools()
+    wall = FakeClock(1_000.0)
+    policy = ApprovalPolicy(expire_after=60, wall_clock=wall)
+    model = ScriptedModel([[call("pay", amount=5), call("delete", id=1)], "done"])
+    loop = ReActLoop(model, tools=[pay, delete], store=any_store, approval=policy)
+    paused = await loop.run("go")
+    assert {p.expires_at for p in paused.pending} == {1_060.0}
+    first, second = (p.call_id for p in paused.pending)
+    wall.advance(61)
+    result = await loop.resume(paused.run_id, decisions={first: Approve()})
+    assert pay.calls == [{"amount": 5}] and delete.calls == []
+    assert "deadline" in results(result)[second].content and result.output == "done"
+
+
+async def test_a_stream_reports_the_pending_calls_before_it_ends(any_store: RunStore) -> None:
+    pay = pay_tools()[0]
+    model = ScriptedModel([call("pay", amount=5), "done"])
+    loop = ReActLoop(model, tools=[pay], store=any_store)
+    seen: list[Event] = []
+    async with loop.stream("go") as events:
+        async for event in events:
+            seen.append(event)
+    paused = [e for e in seen if isinstance(e, RunPaused)]
+    assert len(paused) == 1 and isinstance(seen[-1], RunFinished)
+    assert seen.index(paused[0]) < len(seen) - 1
+    decisions = {paused[0].pending[0].call_id: Approve()}
+    async with loop.resume_stream(seen[-1].result.run_id, decisions=decisions) as events:
+        ended = [e async for e in events][-1]
+    assert isinstance(ended, RunFinished) and ended.result.output == "done"
