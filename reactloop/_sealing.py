@@ -49,46 +49,69 @@ _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 _LOOKS_VERSIONED = re.compile(r"rl[0-9]{1,6}")
 
 
-def _derived(key: bytes) -> bytes:
-    return hmac.new(key, _CONTEXT, hashlib.sha256).digest()
+class _Key:
+    """One key, as used for tokens alone (derived from the given key with a fixed context); its
+    repr and `attrs.asdict` never show it, and it compares in constant time."""
+
+    __slots__ = ("_mac", "_secret")
+
+    def __init__(self, key: bytes) -> None:
+        self._secret = hmac.new(key, _CONTEXT, hashlib.sha256).digest()
+        self._mac = hmac.new(self._secret, digestmod=hashlib.sha256)
+
+    def __repr__(self) -> str:
+        return "<key not shown>"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Key):
+            return NotImplemented
+        return hmac.compare_digest(self._secret, other._secret)
+
+    def __hash__(self) -> int:
+        return hash(self._secret)
+
+    def signature(self, message: bytes) -> bytes:
+        """The HMAC-SHA256 of `message` under this key."""
+        mac = self._mac.copy()
+        mac.update(message)
+        return mac.digest()
 
 
 @frozen(repr=False)
 class SigningKeys:
     """The keys that sign and verify state tokens: the first signs, every one verifies.
 
-    It holds keys derived from the given ones, never shows them (its repr gives only how many),
-    and is built by `signing_keys`, which checks the keys.
+    Built by `signing_keys`, which checks them; it never shows them (its repr gives how many).
     """
 
-    _derived_keys: tuple[bytes, ...] = field(alias="derived_keys")
+    _keys: tuple[_Key, ...] = field(alias="keys")
 
     def __repr__(self) -> str:
-        count = len(self._derived_keys)
+        count = len(self._keys)
         return f"SigningKeys(<{count} key{'s' if count > 1 else ''}, not shown>)"
 
     @classmethod
     def of(cls, keys: Sequence[bytes]) -> SigningKeys:
         """The signing keys for these raw keys (already checked), in order."""
-        return cls(tuple(_derived(key) for key in keys))
+        return cls(tuple(_Key(key) for key in keys))
 
     def sign(self, message: bytes) -> bytes:
         """The signature of `message` with the first (current) key."""
-        return hmac.new(self._derived_keys[0], message, hashlib.sha256).digest()
+        return self._keys[0].signature(message)
 
     def verifying_key(self, message: bytes, signature: bytes) -> int | None:
-        """The index of the key that made `signature` of `message`, None when none did."""
+        """The index of the first key that made `signature` of `message`; None when none did.
+        Every key is tried, each compared in constant time."""
         found = None
-        for index, key in enumerate(self._derived_keys):
-            expected = hmac.new(key, message, hashlib.sha256).digest()
-            if hmac.compare_digest(expected, signature) and found is None:
+        for index, key in enumerate(self._keys):
+            if hmac.compare_digest(key.signature(message), signature) and found is None:
                 found = index
         return found
 
     @property
     def count(self) -> int:
         """How many keys verify (the first of them signs)."""
-        return len(self._derived_keys)
+        return len(self._keys)
 
 
 def _key_error(rule: str, found: str) -> ConfigurationError:
@@ -232,7 +255,7 @@ def _split(token: object) -> tuple[str, str, bytes]:
         detail = f"its version is {version!r}; this reactloop reads {known}"
         raise StateTokenError(StateTokenReason.UNKNOWN_VERSION, detail)
     payload, dot, signature = rest.partition(".")
-    if not dot or "." in signature:
+    if not dot:
         raise _malformed(f"a {version} token has 3 '.'-separated parts")
     signature_bytes = _decoded(signature, "signature")
     if len(signature_bytes) != _SIGNATURE_BYTES:
