@@ -47,6 +47,7 @@ _CONTEXT = b"reactloop/state-token"  # each key is used through a key derived fo
 _SIGNATURE_BYTES = hashlib.sha256().digest_size
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
 _LOOKS_VERSIONED = re.compile(r"rl[0-9]{1,6}")
+_PROBLEM_CHARACTERS = 200
 
 
 class _Key:
@@ -266,7 +267,8 @@ def _split(token: object) -> tuple[str, str, bytes]:
 
 def _document(payload: str) -> tuple[tuple[Record, ...], float]:
     """The records and issue time of a verified payload; anything unreadable raises."""
-    value: Any = orjson.loads(zlib.decompress(_decoded(payload, "payload")))
+    padded = payload + "=" * (-len(payload) % 4)
+    value: Any = orjson.loads(zlib.decompress(base64.urlsafe_b64decode(padded)))
     if not isinstance(value, dict) or not isinstance(value.get("records"), list):
         raise TypeError("the payload is not an object with a list of records")
     schema, issued_at = value.get("schema"), value.get("issued_at")
@@ -293,6 +295,7 @@ def unseal(token: object, keys: SigningKeys) -> Sealed:
     try:
         records, issued_at = _document(payload)
     except Exception as exc:
-        detail = f"its payload cannot be read: {type(exc).__name__}: {exc}"
+        problem = str(exc)[:_PROBLEM_CHARACTERS]
+        detail = f"its payload cannot be read: {type(exc).__name__}: {problem}"
         raise StateTokenError(StateTokenReason.UNREADABLE, detail) from exc
     return Sealed(records, issued_at, VERSION, key_index)
