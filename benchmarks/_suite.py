@@ -17,6 +17,7 @@ from benchmarks._scenarios import (
     short_runs,
     streaming,
 )
+from benchmarks._sealing import sealing
 from benchmarks._trim import trim_cost
 
 Scenario = Callable[[Sizes], Awaitable[list[Figure]]]
@@ -43,6 +44,7 @@ SCENARIOS: dict[str, Scenario] = {
     "e": long_history,
     "f": concurrent_runs,
     "g": durable_steps,
+    "i": sealing,
 }
 if available():  # the `bench` extra: LangGraph's agent and checkpointer alongside (g)
     SCENARIOS["h"] = langgraph_steps

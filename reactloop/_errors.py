@@ -37,6 +37,7 @@ broken rule and the offending value::
     ├── DecisionError               configuration   a decision given to resume() cannot apply
     │   (a ConfigurationError)
     ├── StoreError                  store           the run store failed or holds unreadable data
+    ├── StateTokenError             invalid_state   a paused run's state token was refused
     └── MovedNameError              configuration   imported from its old place (an ImportError)
 
 Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
@@ -68,6 +69,7 @@ class ErrorCode(enum.StrEnum):
     CONTRACT = "contract"
     CONFLICT = "conflict"
     STORE = "store"
+    INVALID_STATE = "invalid_state"
     UNKNOWN = "unknown"
 
 
@@ -575,3 +577,46 @@ class StoreError(ReactLoopError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
+
+
+class StateTokenReason(enum.StrEnum):
+    """Which check a state token failed (`StateTokenError.reason`): safe to switch on and log."""
+
+    MALFORMED = "malformed"  # not a str, or not of the form `<version>.<payload>.<signature>`
+    UNKNOWN_VERSION = "unknown_version"  # a version this reactloop cannot read (or verify)
+    BAD_SIGNATURE = "bad_signature"  # altered, or signed with a key the loop does not hold
+    UNREADABLE = "unreadable"  # signed by a held key, but its payload cannot be read
+    STALE = "stale"  # genuine, but the run's stored state moved on: an old token replayed
+
+
+_TOKEN_RULES = {
+    StateTokenReason.MALFORMED: (
+        "a state token is a str '<version>.<payload>.<signature>' (base64url) as the loop issued it"
+    ),
+    StateTokenReason.UNKNOWN_VERSION: "a state token must be of a version this reactloop reads",
+    StateTokenReason.BAD_SIGNATURE: (
+        "a state token must come back exactly as issued, signed with one of the loop's state keys"
+    ),
+    StateTokenReason.UNREADABLE: (
+        "a correctly signed state token must hold records this reactloop reads"
+    ),
+    StateTokenReason.STALE: "a state token resumes the run only from the state it was issued for",
+}
+
+
+class StateTokenError(ReactLoopError):
+    """A paused run's state token was refused before anything in it was used.
+
+    `reason` says which check failed (a `StateTokenReason`), `rule` the rule it broke and
+    `detail` what was found; neither the message nor any attribute holds a key, and an unsigned
+    payload is never quoted.
+    """
+
+    code = ErrorCode.INVALID_STATE
+
+    def __init__(self, reason: StateTokenReason, detail: str) -> None:
+        rule = _TOKEN_RULES[reason]
+        super().__init__(f"state token refused ({reason}): {rule}; {detail}")
+        self.reason = reason
+        self.rule = rule
+        self.detail = detail

@@ -47,6 +47,9 @@ DEFAULT_MESSAGES: Mapping[ErrorCode, str] = MappingProxyType(
             "Your previous message is still being answered. Please wait for it, then try again."
         ),
         ErrorCode.STORE: "The assistant could not save this conversation. Please try again later.",
+        ErrorCode.INVALID_STATE: (
+            "This conversation's saved state could not be accepted. Please start again."
+        ),
         ErrorCode.UNKNOWN: "Something went wrong. Please try again.",
     }
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 from attrs import frozen
@@ -412,3 +412,110 @@ cut_batches = st.builds(
     .map(tuple),
 )
 """Batches with at least one call still running when the run is cut off."""
+
+
+# --- state tokens ------------------------------------------------------------------------------
+
+_EDIT_CHARACTERS = "AZaz09_-.=+/ \n\x00é😀"
+"""Replacement characters: base64url ones, separators, padding, other base64, blanks, non-ASCII."""
+
+
+@frozen
+class CharEdit:
+    """One character of a token replaced (by a different one), deleted, or inserted before it."""
+
+    at: int
+    kind: str
+    character: str
+
+    def apply(self, token: str) -> str:
+        """The token with this edit; always a different text."""
+        index = self.at * len(token) // SCALE
+        if self.kind == "delete":
+            return token[:index] + token[index + 1 :]
+        if self.kind == "insert":
+            return token[:index] + self.character + token[index:]
+        character = self.character if self.character != token[index] else "#"
+        return token[:index] + character + token[index + 1 :]
+
+
+char_edits = st.builds(
+    CharEdit,
+    _fractions,
+    st.sampled_from(("replace", "replace", "delete", "insert")),
+    st.sampled_from(_EDIT_CHARACTERS),
+)
+"""An edit of any one character of a token: mostly a replacement, else a deletion or insertion."""
+
+
+@frozen
+class ByteFlip:
+    """Some bits of one byte of a token's encoding flipped (read back one byte per character)."""
+
+    at: int
+    mask: int
+
+    def apply(self, token: str) -> str:
+        """The token with this byte's bits flipped: a different text of the same length."""
+        data = bytearray(token.encode("latin-1"))
+        data[self.at * len(data) // SCALE] ^= self.mask
+        return data.decode("latin-1")
+
+
+byte_flips = st.builds(ByteFlip, _fractions, st.integers(1, 255))
+"""Any bits of any one byte of a token flipped."""
+
+
+@frozen
+class JsonEdit:
+    """A change to one place of a JSON document: a value replaced (by a different one), or a
+    member of an object or an item of a list dropped."""
+
+    at: int
+    drop: bool
+    value: object
+
+    def apply(self, document: object) -> object:
+        """A changed copy of `document` (never equal to it)."""
+        places = list(_json_places(document, ()))
+        path = places[self.at * len(places) // SCALE]
+        return _replaced(document, path, self._change)
+
+    def _change(self, old: object) -> object:
+        if self.drop:
+            return _DROP
+        return self.value if self.value != old or type(self.value) is not type(old) else [old]
+
+
+_DROP = object()
+_Path = tuple[str | int, ...]
+
+
+def _json_places(value: object, path: _Path) -> Iterator[_Path]:
+    """Every place of a JSON value (itself included), outermost first."""
+    if path:
+        yield path
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _json_places(inner, (*path, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _json_places(inner, (*path, index))
+
+
+def _replaced(value: object, path: _Path, change: Callable[[object], object]) -> object:
+    """A copy of `value` with the place at `path` changed (dropped when `change` says so)."""
+    if not path:
+        return change(value)
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        inner = _replaced(value[head], rest, change)
+        kept = {key: item for key, item in value.items() if key != head}
+        return kept if inner is _DROP else {**value, head: inner}
+    assert isinstance(value, list) and isinstance(head, int)
+    inner = _replaced(value[head], rest, change)
+    return [*value[:head], *([] if inner is _DROP else [inner]), *value[head + 1 :]]
+
+
+json_edits = st.builds(JsonEdit, _fractions, st.booleans(), json_values)
+"""A change to one value, member or item anywhere in a JSON document."""

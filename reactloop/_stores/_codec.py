@@ -6,6 +6,7 @@ exactly the class it was written as; the layout is part of `SCHEMA_VERSION`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -26,11 +27,28 @@ _OPTIONS = orjson.OPT_NON_STR_KEYS
 
 def encode(record: Record) -> bytes:
     """The record as compact JSON bytes; phase data that is not JSON is a `ContractError`."""
+    return dump_json(_converter.unstructure(record, Record))
+
+
+def dump_json(value: Any) -> bytes:
+    """Unstructured records (and what holds them) as compact JSON bytes; phase data that is not
+    JSON is a `ContractError`."""
     try:
-        return orjson.dumps(_converter.unstructure(record, Record), option=_OPTIONS)
+        return orjson.dumps(value, option=_OPTIONS)
     except TypeError as exc:
         rule = "phase data holds JSON values (str, int, float, bool, None, lists, dicts)"
         raise ContractError("RunState.phase_data", rule, exc) from exc
+
+
+def unstructure_records(records: Iterable[Record]) -> list[Any]:
+    """The records as JSON values, exactly as `encode` writes each (for a document holding many,
+    such as a state token)."""
+    return [_converter.unstructure(record, Record) for record in records]
+
+
+def structure_records(values: list[Any]) -> tuple[Record, ...]:
+    """The records `unstructure_records` gave; raises cattrs' errors when they cannot be read."""
+    return tuple(_converter.structure(value, Record) for value in values)  # type: ignore[arg-type]
 
 
 def decode(data: bytes) -> Record:
