@@ -34,6 +34,7 @@ from reactloop._providers import model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy
+from reactloop._sealing import ENV_VAR, SigningKeys, StateKey, signing_keys
 from reactloop._stop import MaxIterations, MaxToolCalls, StopWhen
 from reactloop._stores import from_url
 from reactloop._tool import FunctionTool
@@ -86,6 +87,7 @@ class LoopOptions(TypedDict, total=False):
     clock: Clock | None  # default time.monotonic
     store: RunStore | str | None  # journal runs (resume, sessions): a store or a URL
     approval: ApprovalPolicy | None  # which calls wait for a person, and for how long
+    state_key: StateKey  # signs paused runs' state tokens; default: REACTLOOP_STATE_KEY
 
 
 def _tool_item(option: str, item: object) -> ToolLike:
@@ -218,6 +220,7 @@ CHECKS: dict[str, Check] = {
     "clock": lambda o, v: optional_function(o, v, 0),
     "store": _store,
     "approval": lambda o, v: optional_instance(o, v, ApprovalPolicy, "an ApprovalPolicy"),
+    "state_key": lambda o, v: signing_keys(v) if v is not None else None,
 }
 """One check per option of `LoopOptions`: it raises `ConfigurationError` or returns the value."""
 
@@ -278,6 +281,10 @@ def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConf
         checked.get("stop_when"),
     )
     tools = tool_registry(checked.get("tools", ()))
+    holds = _holds_calls(checked.get("approval"), tools.values())
+    store = checked.get("store")
+    keys = checked.get("state_key") or signing_keys(None)  # None: the environment's key
+    _can_resume_paused(holds, store, keys)
     return LoopConfig(
         model=model,
         tools=tools,
@@ -303,11 +310,23 @@ def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConf
         run_limiter=_run_limiter(checked),
         error_messages=checked.get("error_messages", DEFAULT_RESOLVER),
         context_window=checked.get("context_window"),
-        store=checked.get("store"),
+        store=store,
         owns_store=isinstance(options.get("store"), str),
         approval=checked.get("approval") or DEFAULT_POLICY,
-        holds_calls=_holds_calls(checked.get("approval"), tools.values()),
+        holds_calls=holds,
+        state_keys=keys,
     )
+
+
+def _can_resume_paused(holds: bool, store: object, keys: SigningKeys | None) -> None:
+    """A loop whose runs may pause must be able to resume them: from a store, or from a signed
+    state token (which needs a key)."""
+    if holds and store is None and keys is None:
+        rule = (
+            "given when no store is: a run that pauses for approval is resumed from a store or"
+            f" from a signed state token (state_key=..., or the {ENV_VAR} environment variable)"
+        )
+        raise ConfigurationError.invalid("state_key", None, rule)
 
 
 def _holds_calls(policy: ApprovalPolicy | None, tools: Iterable[Tool]) -> bool:

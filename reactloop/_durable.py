@@ -14,7 +14,7 @@ from attrs import frozen
 
 from reactloop._approval import Approve, Deny
 from reactloop._contracts import RunStore
-from reactloop._deciding import check_decisions, expired
+from reactloop._deciding import check_decisions, decisions_mapping, expired
 from reactloop._errors import (
     ConfigurationError,
     MissingToolError,
@@ -26,6 +26,7 @@ from reactloop._events import RunFinished
 from reactloop._journal import Journal
 from reactloop._lease import acquire, let_go
 from reactloop._messages import Message
+from reactloop._paused import journal_store, store_of_token
 from reactloop._repair import repair_history
 from reactloop._run import LoopConfig, Run
 from reactloop._state import RunContext, RunResult
@@ -95,7 +96,7 @@ async def enter_session(
 
 async def open_journal(run: Run, text: str, session: Session) -> None:
     """Record the new run in the store and give it a journal (nothing without a store)."""
-    store, state = run.config.store, run.state
+    store, state = journal_store(run.config), run.state
     if store is None:
         return
     own_history = () if session.release is not None else tuple(state.messages[:-1])
@@ -128,6 +129,24 @@ class Resumed:
         assert self.result is not None
         await run.emit(RunFinished(self.result))
         return self.result
+
+
+async def resume_any(
+    config: LoopConfig,
+    run_id: object,
+    state: object,
+    context: Mapping[str, Any],
+    decisions: object,
+) -> Resumed:
+    """`resume()`'s arguments: a run id, or a paused run's state token (not both)."""
+    given = decisions_mapping(decisions)
+    if (run_id is None) == (state is None):
+        rule = "given alone: resume(run_id) for a stored run, or resume(state=token)"
+        raise ConfigurationError.invalid("run_id" if run_id is not None else "state", run_id, rule)
+    if state is None:
+        return await resume_run(config, run_id, context, given)
+    store, token_run = await store_of_token(config, state)
+    return await resume_run(config, token_run, context, given, store)
 
 
 async def resume_run(

@@ -25,6 +25,7 @@ from reactloop._messages import (
     UserMessage,
     blank_reason,
 )
+from reactloop._paused import with_state
 from reactloop._repair import repair_history
 from reactloop._resolver import user_message
 from reactloop._run import EventSink, LoopConfig, Run
@@ -180,6 +181,7 @@ async def finish_run(run: Run, stop: Stop, departure: Departure | None = None) -
     result = result_of(run, stop)
     with nullcontext() if departure is None else departure.finishing:
         await run.journal.run_ended(state, result, settled)
+        result = await with_state(run, result)
         return await _report_end(run, step, stop, result)
     return result  # the consumer left and the hooks ran out of grace: the result without them
 

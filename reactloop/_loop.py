@@ -22,7 +22,7 @@ from reactloop._decisions import (
     not_a_decision,
     not_async,
 )
-from reactloop._durable import resume_run
+from reactloop._durable import resume_any
 from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import PhaseFinished, RunStarted, StepFinished, StepStarted
 from reactloop._groups import unwrap_single_error
@@ -77,11 +77,17 @@ class ReActLoop:
         return await self._complete(run)
 
     async def resume(
-        self, run_id: str, *, decisions: Mapping[str, Decision] | None = None, **context: Any
+        self,
+        run_id: str | None = None,
+        *,
+        state: str | None = None,
+        decisions: Mapping[str, Decision] | None = None,
+        **context: Any,
     ) -> RunResult:
-        """Continue a stored run from its journal (`deps=` again: they are never stored); a
-        finished run gives its stored result. `decisions` release a paused run's held calls."""
-        resumed = await resume_run(self.config, run_id, context, decisions)
+        """Continue a stored run (by id) or a paused run's signed `state` token from its journal
+        (`deps=` again: never stored); a finished run gives its stored result. `decisions`
+        release a paused run's held calls."""
+        resumed = await resume_any(self.config, run_id, state, context, decisions)
         return resumed.result or await self._complete(resumed.run)
 
     async def _complete(self, run: Run) -> RunResult:
@@ -115,10 +121,15 @@ class ReActLoop:
 
     @asynccontextmanager
     async def resume_stream(
-        self, run_id: str, *, decisions: Mapping[str, Decision] | None = None, **context: Any
+        self,
+        run_id: str | None = None,
+        *,
+        state: str | None = None,
+        decisions: Mapping[str, Decision] | None = None,
+        **context: Any,
     ) -> AsyncIterator[RunStream]:
         """`resume()` as a stream of events, like `stream()`; a finished run streams its end."""
-        resumed = await resume_run(self.config, run_id, context, decisions)
+        resumed = await resume_any(self.config, run_id, state, context, decisions)
         drive = self.drive if resumed.result is None else resumed.replay_result
         with resumed.run.journal:
             async with open_stream(resumed.run, drive) as events:

@@ -23,6 +23,7 @@ from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, ToolSpec
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
+from reactloop._sealing import SigningKeys
 from reactloop._state import RunContext, RunState, ToolResult
 from reactloop._validate import checked_arguments, integer
 
@@ -109,6 +110,7 @@ class LoopConfig:
     owns_store: bool = False  # the loop made the store from a URL, and closes it
     approval: ApprovalPolicy = DEFAULT_POLICY
     holds_calls: bool = False  # some call may wait for approval or an outside runner
+    state_keys: SigningKeys | None = None  # sign a paused run's state token
 
 
 @define

@@ -18,7 +18,7 @@ import os
 import re
 import zlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import orjson
 from attrs import field, frozen
@@ -128,18 +128,23 @@ def _one_key(value: object, where: str) -> bytes:
     elif isinstance(value, bytes | bytearray):
         key = bytes(value)
     else:
-        raise _key_error(_KEY_RULE, f"{where}a {type(value).__name__}")
+        raise _key_error(_KEY_RULE, f"{where}{_a(type(value).__name__)}")
     if len(key) < MIN_KEY_BYTES:
         rule = f"at least {MIN_KEY_BYTES} bytes long (a random key, e.g. secrets.token_urlsafe(32))"
         raise _key_error(rule, f"{where}a key of {len(key)} bytes")
     return key
 
 
+def _a(noun: str) -> str:
+    """The noun with its indefinite article ("an int", "a str")."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def _keys_given(value: object) -> list[bytes]:
     if isinstance(value, str | bytes | bytearray):
         return [_one_key(value, "")]
     if not isinstance(value, Sequence):
-        raise _key_error(_KEY_RULE, f"a {type(value).__name__}")
+        raise _key_error(_KEY_RULE, _a(type(value).__name__))
     if not value:
         raise _key_error(_KEY_RULE, f"an empty {type(value).__name__}")
     return [_one_key(key, f"at index {index}: ") for index, key in enumerate(value)]
@@ -154,9 +159,11 @@ def _keys_from_environment(text: str) -> list[bytes]:
     return [_one_key(entry, f"{where}{index}: ") for index, entry in enumerate(entries)]
 
 
-def signing_keys(
-    value: str | bytes | Sequence[str | bytes] | SigningKeys | None,
-) -> SigningKeys | None:
+StateKey: TypeAlias = str | bytes | Sequence[str | bytes] | SigningKeys | None
+"""What `state_key=` takes: one key, keys (the first signs, all verify), or None (the env var)."""
+
+
+def signing_keys(value: StateKey | object) -> SigningKeys | None:
     """The loop's state keys: those given (one key, or a list whose first signs and whose others
     still verify), else those of the `REACTLOOP_STATE_KEY` environment variable (comma-separated,
     blanks around each stripped), else None. A str key counts as its UTF-8 bytes.

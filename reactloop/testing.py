@@ -87,7 +87,7 @@ def _script_item(option: str, item: object) -> ModelResponse | Exception:
     raise ConfigurationError.invalid(option, item, _SCRIPT_RULE)
 
 
-def _as_response(item: ModelResponse | str | ToolCall) -> ModelResponse:
+def _as_response(item: object) -> ModelResponse:
     """What a `FunctionModel`'s function returned, as a response (anything else breaks its
     contract)."""
     try:
@@ -176,7 +176,8 @@ class ScriptedModel(_RecordingModel):
             )
 
 
-Responder = Callable[[ModelRequest], ModelResponse | str | Awaitable[ModelResponse | str]]
+Answer = ModelResponse | str | ToolCall | Sequence[ToolCall]
+Responder = Callable[[ModelRequest], Answer | Awaitable[Answer]]
 
 
 @checked_arguments

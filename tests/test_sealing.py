@@ -401,10 +401,10 @@ SHORT_SECRET = "hunter2-short-secret"
         ([KEY, SHORT_SECRET], "at index 1: a key of 20 bytes"),
         ([], "an empty list"),
         ((), "an empty tuple"),
-        (12345678901234567890123456789012345, "a int"),
+        (12345678901234567890123456789012345, "an int"),
         ({KEY}, "a set"),
         ({KEY: KEY}, "a dict"),
-        ([KEY, 7], "at index 1: a int"),
+        ([KEY, 7], "at index 1: an int"),
         ([None], "at index 0: a NoneType"),
     ],
 )
@@ -412,7 +412,7 @@ def test_a_wrong_key_is_a_configuration_error_that_never_shows_it(
     value: object, found: str
 ) -> None:
     with pytest.raises(ConfigurationError) as caught:
-        signing_keys(value)  # type: ignore[arg-type]
+        signing_keys(value)
     error = caught.value
     assert error.option == "state_key"
     assert error.rule is not None and error.rule in str(error)

@@ -138,6 +138,7 @@ LOOP_BAD: dict[str, list[object]] = {
     "clock": [5, lambda x: 0.0, "monotonic"],
     "store": [5, "runs.db", "sqlite:///", "sqlit:///runs.db", "postgres", object(), MemoryStore],
     "approval": [5, "always", lambda check: True, ApprovalPolicy, object()],
+    "state_key": [5, "short", b"short", [], ["k" * 32, 5], {"k" * 32}, object()],
 }
 """Wrong values for each `LoopOptions` key."""
 
@@ -168,6 +169,7 @@ LOOP_DEFAULTS: dict[str, Any] = {
     "clock": None,
     "store": None,
     "approval": None,
+    "state_key": None,
 }
 """Each option at its documented default."""
 
@@ -364,6 +366,9 @@ def assert_names(error: ConfigurationError, option: str, value: object) -> None:
     """The error names the option and the value (or the offending item), in words and fields."""
     message = str(error)
     assert option.rsplit(".", 1)[-1] in message, message
+    if option == "state_key":  # a key is a secret: its kind and size are shown, never the key
+        assert "never shown" in message and (not isinstance(value, str) or value not in message)
+        return
     assert show(error.value) in message, message
     attribute = error.option.rsplit(".", 1)[-1] if error.option and "]." in error.option else ""
     held = contains(value, error.value) or show(value) in message
