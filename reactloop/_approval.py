@@ -20,7 +20,6 @@ from attrs import field, frozen
 from reactloop._errors import ConfigurationError, ContractError
 from reactloop._messages import ToolCall
 from reactloop._validate import (
-    boolean,
     checked_arguments,
     function,
     optional_function,
@@ -52,30 +51,59 @@ class PendingCall:
     expires_at: float | None = None
 
 
+class DecisionScope(enum.StrEnum):
+    """How far an "always" decision reaches: the rest of the run, or the session's runs too."""
+
+    RUN = "run"
+    SESSION = "session"
+
+
+def _scope(option: str, value: object) -> DecisionScope | None:
+    """`always`: False (this call only), True (the run) or a `DecisionScope`."""
+    if isinstance(value, DecisionScope):
+        return value
+    if value is True:
+        return DecisionScope.RUN
+    if value is False:
+        return None
+    rule = "True, False or a DecisionScope (RUN, SESSION)"
+    raise ConfigurationError.invalid(option, value, rule)
+
+
 @checked_arguments
 @frozen
 class Approve:
-    """Run the call as the model asked; `always=True` approves every later call of this tool in
-    the run too."""
+    """Run the call as the model asked; `always=True` approves the tool's later calls in the run
+    too, `always=DecisionScope.SESSION` in the session's later runs as well."""
 
-    always: bool = False
+    always: bool | DecisionScope = False
 
     def __attrs_post_init__(self) -> None:
-        boolean("Approve.always", self.always)
+        _scope("Approve.always", self.always)
+
+    @property
+    def scope(self) -> DecisionScope | None:
+        """How far this decision reaches beyond its call (None: this call only)."""
+        return _scope("Approve.always", self.always)
 
 
 @checked_arguments
 @frozen
 class Deny:
-    """Do not run the call; the model reads that it was denied, and `reason`. `always=True`
-    denies every later call of this tool in the run too."""
+    """Do not run the call; the model reads that it was denied, and `reason`. `always` as for
+    `Approve`: the tool's later calls are denied too."""
 
     reason: str = "a reviewer denied it"
-    always: bool = False
+    always: bool | DecisionScope = False
 
     def __attrs_post_init__(self) -> None:
         text("Deny.reason", self.reason)
-        boolean("Deny.always", self.always)
+        _scope("Deny.always", self.always)
+
+    @property
+    def scope(self) -> DecisionScope | None:
+        """How far this decision reaches beyond its call (None: this call only)."""
+        return _scope("Deny.always", self.always)
 
 
 def _arguments(value: object) -> dict[str, Any]:
@@ -131,6 +159,14 @@ class GivenDecision:
     call_id: str
     tool: str
     decision: Decision
+
+
+def standing_of(given: GivenDecision) -> Approve | Deny | None:
+    """The decision as it stands for its tool's later calls, if it says "always"."""
+    decision = given.decision
+    if isinstance(decision, Approve | Deny) and decision.scope is not None:
+        return decision
+    return None
 
 
 @frozen

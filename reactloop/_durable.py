@@ -12,7 +12,7 @@ from typing import Any
 
 from attrs import frozen
 
-from reactloop._approval import Approve, Deny
+from reactloop._approval import GivenDecision, standing_of
 from reactloop._contracts import RunStore
 from reactloop._deciding import check_decisions, decisions_mapping, expired
 from reactloop._errors import (
@@ -73,6 +73,7 @@ class Session:
 
     history: tuple[Message, ...]
     release: Release | None = None
+    standing: tuple[GivenDecision, ...] = ()  # the session's "always" decisions
 
 
 async def enter_session(
@@ -88,10 +89,20 @@ async def enter_session(
     release = claim_session(store, session_id)
     try:
         turns = await store.session_history(session_id)
+        standing = await _session_standing(store, session_id) if config.holds_calls else ()
     except BaseException:
         release()
         raise
-    return Session(tuple(turns), release)
+    return Session(tuple(turns), release, standing)
+
+
+async def _session_standing(store: RunStore, session_id: str) -> tuple[GivenDecision, ...]:
+    """The session's "always" decisions: each run carries those it inherited and adds its own,
+    so the newest run holds them all."""
+    newest = await store.list_runs(session_id=session_id, limit=1)
+    if not newest:
+        return ()
+    return replay((await store.load(newest[0].run_id)).records).session_wide
 
 
 async def open_journal(run: Run, text: str, session: Session) -> None:
@@ -110,7 +121,9 @@ async def open_journal(run: Run, text: str, session: Session) -> None:
         () if session.release is not None else tuple(state.repairs),
         run.context.user_id,
         run.context.session_id,
+        session.standing,
     )
+    state.standing.update((given.tool, given.decision) for given in session.standing)
     await store.create_run(created)
     run.journal = Journal(store, state, _both(claim_run(store, state.run_id), session.release))
 
@@ -198,8 +211,9 @@ async def _decided(config: LoopConfig, resumed: Resumed, decisions: Mapping[str,
         return
     for item in given:
         state.decisions[item.call_id] = item.decision
-        if isinstance(item.decision, Approve | Deny) and item.decision.always:
-            state.standing[item.tool] = item.decision
+        standing = standing_of(item)
+        if standing is not None:
+            state.standing[item.tool] = standing
     await resumed.run.journal.decisions(state, tuple(given))
 
 

@@ -13,6 +13,7 @@ from reactloop._approval import (
     ApprovalPolicy,
     Approve,
     Decision,
+    DecisionScope,
     Deny,
     Edit,
     ExternalFailure,
@@ -28,7 +29,7 @@ from reactloop._messages import ToolMessage
 from reactloop._state import RunResult
 from reactloop._stores._records import RunStatus
 from reactloop._tool import tool
-from reactloop.testing import FakeClock, FakeTool, ScriptedModel, call
+from reactloop.testing import FakeClock, FakeTool, FunctionModel, ScriptedModel, call
 
 pytestmark = pytest.mark.anyio
 
@@ -221,6 +222,27 @@ async def test_an_always_decision_covers_the_tools_later_calls_in_the_run(
         paused.run_id, decisions={paused.pending[0].call_id: Approve(always=True)}
     )
     assert result.output == "done" and pay.calls == [{"amount": 1}, {"amount": 2}]
+
+
+@pytest.mark.parametrize(
+    ("always", "second_turn_pauses"),
+    [(DecisionScope.SESSION, False), (True, True), (DecisionScope.RUN, True)],
+)
+async def test_a_session_wide_decision_covers_the_sessions_later_runs_only(
+    any_store: RunStore, always: bool | DecisionScope, second_turn_pauses: bool
+) -> None:
+    pay = pay_tools()[0]
+    model = FunctionModel(
+        lambda request: "paid" if isinstance(request.messages[-1], ToolMessage) else call("pay")
+    )
+    loop = ReActLoop(model, tools=[pay], store=any_store)
+    paused = await loop.run("first", session_id="s1")
+    decision = Approve(always=always)
+    await loop.resume(paused.run_id, decisions={paused.pending[0].call_id: decision})
+    second = await loop.run("second", session_id="s1")
+    assert second.paused is second_turn_pauses
+    other = await loop.run("elsewhere", session_id="s2")
+    assert other.paused  # another session is not covered
 
 
 async def test_an_external_tool_pauses_and_takes_its_result_or_error_from_the_caller(

@@ -35,7 +35,8 @@ PINNED: dict[str, set[str]] = {
         "ProviderConfigurationError", "ProviderUnavailableError",
         "RateLimitedError", "ReactLoopError", "RunInProgressError", "RunLimitError",
         "RunNotFoundError",
-        "RunTimeoutError", "ScriptExhaustedError", "SessionBusyError", "StoreError",
+        "RunTimeoutError", "ScriptExhaustedError", "SessionBusyError", "StateTokenError",
+        "StateTokenReason", "StoreError",
         "ToolArgumentsError", "ToolDefinitionError", "ToolError",
         "ToolExecutionError", "ToolRefusedError", "ToolTimeoutError", "UnknownToolError",
         "user_message"
@@ -72,7 +73,8 @@ PINNED: dict[str, set[str]] = {
         "TokenEstimator", "estimate_text_tokens"
     },
     "reactloop.approval": {
-        "ApprovalCheck", "ApprovalPolicy", "Approve", "Decision", "Deny", "Edit",
+        "ApprovalCheck", "ApprovalPolicy", "Approve", "Decision", "DecisionScope", "Deny",
+        "Edit",
         "ExternalFailure", "ExternalResult", "HoldKind", "PendingCall",
     },
     "reactloop.stores": {

@@ -48,6 +48,7 @@ class RunCreated:
     repairs: tuple[RepairNote, ...] = ()
     user_id: str | None = None
     session_id: str | None = None
+    standing: tuple[GivenDecision, ...] = ()  # session-wide "always" decisions it inherited
 
 
 @frozen

@@ -8,7 +8,13 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from reactloop._approval import Approve, Decision, Deny, PendingCall
+from reactloop._approval import (
+    Decision,
+    DecisionScope,
+    GivenDecision,
+    PendingCall,
+    standing_of,
+)
 from reactloop._errors import StoreError
 from reactloop._messages import Message, ModelResponse, ToolMessage, Usage, UserMessage
 from reactloop._repair import interrupted_result
@@ -100,6 +106,7 @@ class Replayed:
     instructions: str | None
     standing: dict[str, Decision] = field(factory=dict)
     call_ids: frozenset[str] = frozenset()  # every call the run's model asked for
+    session_wide: tuple[GivenDecision, ...] = ()  # "always" decisions for the session's runs
 
 
 @define
@@ -112,6 +119,7 @@ class _Reading:
     data: dict[str, Any] = field(factory=dict)
     called: set[str] = field(factory=set)
     standing: dict[str, Decision] = field(factory=dict)
+    session_wide: dict[str, GivenDecision] = field(factory=dict)
 
     def log(self, index: int) -> _StepLog:
         return self.logs.setdefault(index, _StepLog(index))
@@ -140,8 +148,15 @@ class _Reading:
     def _decided(self, log: _StepLog, record: DecisionsSaved) -> None:
         for given in record.decisions:
             log.decided[given.call_id] = given.decision
-            if isinstance(given.decision, Approve | Deny) and given.decision.always:
-                self.standing[given.tool] = given.decision
+            self.stand(given)
+
+    def stand(self, given: GivenDecision) -> None:
+        """Keep an "always" decision for its tool's later calls."""
+        standing = standing_of(given)
+        if standing is not None:
+            self.standing[given.tool] = standing
+            if standing.scope is DecisionScope.SESSION:
+                self.session_wide[given.tool] = given
 
 
 def replay(records: Sequence[Record]) -> Replayed:
@@ -149,6 +164,8 @@ def replay(records: Sequence[Record]) -> Replayed:
     if not records or not isinstance(records[0], RunCreated):
         raise StoreError("a stored run's journal must begin with RunCreated")
     reading = _Reading(records[0].instructions)
+    for given in records[0].standing:
+        reading.stand(given)
     for record in records[1:]:
         reading.read(record)
     ordered = [reading.logs[index] for index in sorted(reading.logs)]
@@ -173,6 +190,7 @@ def replay(records: Sequence[Record]) -> Replayed:
         reading.instructions,
         reading.standing,
         frozenset(_call_ids(ordered)),
+        tuple(reading.session_wide.values()),
     )
 
 
