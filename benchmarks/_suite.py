@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from benchmarks._approval import approval_costs
 from benchmarks._durable import durable_steps
 from benchmarks._figures import Figure, Target
 from benchmarks._langgraph import available, langgraph_steps
@@ -45,6 +46,7 @@ SCENARIOS: dict[str, Scenario] = {
     "f": concurrent_runs,
     "g": durable_steps,
     "i": sealing,
+    "j": approval_costs,
 }
 if available():  # the `bench` extra: LangGraph's agent and checkpointer alongside (g)
     SCENARIOS["h"] = langgraph_steps

@@ -7,24 +7,80 @@ accepted, so an old token cannot be replayed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import attrs
 
 from reactloop._contracts import RunStore
 from reactloop._decisions import StopReason
-from reactloop._errors import ConfigurationError, StateTokenError, StateTokenReason
+from reactloop._errors import (
+    ConfigurationError,
+    RunNotFoundError,
+    StateTokenError,
+    StateTokenReason,
+)
 from reactloop._journal import Journal
+from reactloop._messages import Message
 from reactloop._run import LoopConfig, Run
 from reactloop._sealing import ENV_VAR, seal, unseal
 from reactloop._state import RunResult
-from reactloop._stores._memory import MemoryStore
+from reactloop._stores._records import Record, RunCreated, RunSummary, StoredRun
+from reactloop._stores._replay import replay
+
+
+class KeptRecords:
+    """The journal of one storeless run that may pause, kept as the record objects themselves
+    (records are frozen: nothing is encoded until a token is sealed). A `RunStore` for that run
+    alone: it lists nothing and has no sessions."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, list[Record]] = {}
+
+    async def create_run(self, created: RunCreated) -> None:
+        """Start the run's journal."""
+        self._records[created.run_id] = [created]
+
+    async def append(self, run_id: str, records: Sequence[Record]) -> None:
+        """Add records to the run's journal."""
+        self._journal(run_id).extend(records)
+
+    async def load(self, run_id: str) -> StoredRun:
+        """The run as its journal rebuilds it."""
+        return replay(self._journal(run_id)).stored
+
+    async def list_runs(self, **filters: Any) -> list[RunSummary]:
+        """Nothing: a kept journal is not a store to browse."""
+        return []
+
+    async def delete_run(self, run_id: str) -> bool:
+        """Forget the run."""
+        return self._records.pop(run_id, None) is not None
+
+    async def delete_session(self, session_id: str) -> int:
+        """No sessions here."""
+        return 0
+
+    async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
+        """No sessions here."""
+        return []
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+    def _journal(self, run_id: str) -> list[Record]:
+        journal = self._records.get(run_id)
+        if journal is None:
+            raise RunNotFoundError(run_id)
+        return journal
 
 
 def journal_store(config: LoopConfig) -> RunStore | None:
-    """Where a new run's journal goes: the loop's store; without one, memory when the run may
-    pause (its token is made from that journal); else nowhere."""
+    """Where a new run's journal goes: the loop's store; without one, kept in memory when the run
+    may pause (its token is sealed from that journal); else nowhere."""
     if config.store is not None:
         return config.store
-    return MemoryStore() if config.holds_calls else None
+    return KeptRecords() if config.holds_calls else None
 
 
 async def with_state(run: Run, result: RunResult) -> RunResult:
@@ -54,7 +110,7 @@ async def store_of_token(config: LoopConfig, token: object) -> tuple[RunStore, s
             detail = "the run went on after this token was issued (resume it by id)"
             raise StateTokenError(StateTokenReason.STALE, detail)
         return config.store, run_id
-    store = MemoryStore()
+    store = KeptRecords()
     await store.create_run(sealed.created)
     await store.append(run_id, sealed.records[1:])
     return store, run_id
