@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import ReActLoop, RunResult, StopReason, Usage
+from reactloop import ReActLoop, RunResult, StopReason, ToolMessage, Usage
+from reactloop.examples.approval import run_example as run_approval_example
 from reactloop.examples.demo import run_demo, scripted_model
 from reactloop.examples.planning import PlanningPhase
 from reactloop.examples.reflection import ReflectionPhase
@@ -69,3 +70,19 @@ async def test_demo_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
     assert "phase ReflectionPhase" in printed and "ERR   get_exchange_rate" in printed
     assert_usage_adds_up(result)
     assert "total tokens: 750 (setup 150 + steps 600)" in printed
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("y", "booked a business seat to Lima"),
+        ("premium", "booked a premium seat to Lima"),
+        ("n", "the traveller said no"),
+        ("", "the traveller said no"),
+    ],
+)
+async def test_the_approval_example_applies_the_persons_answer(answer: str, expected: str) -> None:
+    result = await run_approval_example(lambda prompt: answer)
+    results = [m for m in result.messages if isinstance(m, ToolMessage)]
+    assert len(results) == 1 and expected in results[0].content
+    assert result.output == "Here is what I could do."
