@@ -297,3 +297,13 @@ async def test_a_stream_reports_the_pending_calls_before_it_ends(any_store: RunS
     async with loop.resume_stream(seen[-1].result.run_id, decisions=decisions) as events:
         ended = [e async for e in events][-1]
     assert isinstance(ended, RunFinished) and ended.result.output == "done"
+
+
+async def test_a_resumed_step_counts_its_calls_once_against_the_cap(any_store: RunStore) -> None:
+    pay, look, _ = pay_tools()
+    model = ScriptedModel([[call("pay", amount=5), call("look", q="x")], "done"])
+    loop = ReActLoop(model, tools=[pay, look], store=any_store, max_tool_calls=2)
+    paused = await loop.run("go")
+    result = await loop.resume(paused.run_id, decisions={paused.pending[0].call_id: Approve()})
+    assert pay.calls == [{"amount": 5}] and look.calls == [{"q": "x"}]
+    assert not any(m.is_error for m in results(result).values())
