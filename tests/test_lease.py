@@ -13,6 +13,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from reactloop._approval import Approve, Decision
 from reactloop._decisions import StopReason
 from reactloop._errors import ConfigurationError, LeaseHeldError, SessionBusyError, StoreError
 from reactloop._lease import _beat, resume_claimable
@@ -265,3 +266,33 @@ async def test_the_heartbeat_retries_a_failed_renewal_and_stops_once_the_lease_i
 
     await _beat(store, "r1", sleep)  # type: ignore[arg-type]
     assert store.renewals == 3 and slept == [1.0, 1.0, 1.0]
+
+
+async def test_two_workers_approving_one_paused_run_run_the_call_once(worker: Workers) -> None:
+    released, ran, outcomes = anyio.Event(), list[str](), list[object]()
+
+    @tool(requires_approval=True)
+    async def pay(amount: int) -> str:
+        """Pay; waits until the other worker has tried (and failed) to take the run."""
+        ran.append(str(amount))
+        await released.wait()
+        return "paid"
+
+    first = ReActLoop(ScriptedModel([ToolCall("pay", '{"amount": 5}', "c1")]), tools=[pay],
+                      store=worker("w0"))  # fmt: skip
+    paused = await first.run("go")
+    decisions: dict[str, Decision] = {"c1": Approve()}
+
+    async def resume(name: str) -> None:
+        loop = ReActLoop(ScriptedModel(["done"]), tools=[pay], store=worker(name))
+        try:
+            outcomes.append((await loop.resume(paused.run_id, decisions=decisions)).output)
+        except LeaseHeldError as error:
+            outcomes.append(error)
+            released.set()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(resume, "w1")
+        tasks.start_soon(resume, "w2")
+    assert ran == ["5"] and "done" in outcomes
+    assert any(isinstance(outcome, LeaseHeldError) for outcome in outcomes)
