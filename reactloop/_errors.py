@@ -35,6 +35,12 @@ broken rule and the offending value::
     ├── RunInProgressError          conflict        resuming a run this process still drives
     ├── LeaseHeldError              conflict        another worker holds the run's lease
     ├── StoreError                  store           the run store failed or holds unreadable data
+    ├── CassetteError               configuration   a recorded run cannot be read or replayed
+    │   ├── CassetteFormatError     configuration   not a cassette file of a known version
+    │   ├── CassetteMismatchError   configuration   a replayed request differs from the recording
+    │   ├── CassetteExhaustedError  configuration   a request past the end of the recording
+    │   ├── UnrecordedCallError     configuration   a served tool call that is not in the recording
+    │   └── RecordedToolError       configuration   a recorded tool failure, served again
     └── MovedNameError              configuration   imported from its old place (an ImportError)
 
 Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
@@ -557,3 +563,66 @@ class StoreError(ReactLoopError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
+
+
+class CassetteError(ReactLoopError):
+    """A recorded run (a cassette) cannot be read, or its replay departed from the recording.
+
+    None of these is a `ModelError`, so a replay that departs is never retried: the run fails at
+    once with the error as `result.error` (raised by `run()` under `strict=True`).
+    """
+
+    code = ErrorCode.CONFIGURATION
+
+
+class CassetteFormatError(CassetteError):
+    """A file is not a cassette this version can read: broken JSON, a wrong layout, or another
+    format version; `source` names the file, `problem` says what is wrong."""
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(f"cassette {source} cannot be read: {problem}")
+        self.source = source
+        self.problem = problem
+
+
+class CassetteMismatchError(CassetteError):
+    """A replayed model request differs from the recorded one: `index` is the interaction
+    (counting from 0), `diff` a unified diff of the two requests (recorded, then actual)."""
+
+    def __init__(self, index: int, recorded: int, diff: str) -> None:
+        super().__init__(
+            f"replayed request differs from the recording at interaction {index} (counting "
+            f"from 0, of {recorded} recorded); - recorded, + actual:\n{diff}"
+        )
+        self.index = index
+        self.recorded = recorded
+        self.diff = diff
+
+
+class CassetteExhaustedError(CassetteError):
+    """The replayed run asked the model more often than the recording did."""
+
+    def __init__(self, recorded: int) -> None:
+        super().__init__(
+            f"replayed run made a model request past the end of the recording: all {recorded} "
+            "recorded interactions were used"
+        )
+        self.recorded = recorded
+
+
+class UnrecordedCallError(CassetteError):
+    """A tool served from a recording was called with a name and arguments it has no (more)
+    recorded results for; the model reads it as the call's error result."""
+
+    def __init__(self, tool_name: str, arguments: str) -> None:
+        super().__init__(
+            f"tool call {tool_name}({arguments}) is not in the recording (or was recorded fewer "
+            "times): served tools only return recorded results"
+        )
+        self.tool_name = tool_name
+        self.arguments = arguments
+
+
+class RecordedToolError(CassetteError):
+    """A tool failure served from a recording; its message is the recorded one, so the model
+    reads the same error result as in the recorded run."""

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Unpack
 
@@ -21,6 +20,7 @@ from attrs import define, field
 from reactloop._config import LoopOptions, build_config, check_options
 from reactloop._contracts import DeltaSink, Phase
 from reactloop._decisions import PhaseDecision
+from reactloop._deltas import deltas_of
 from reactloop._errors import ConfigurationError, ScriptExhaustedError, ToolArgumentsError
 from reactloop._events import Event
 from reactloop._lifecycle import message as _message
@@ -28,12 +28,9 @@ from reactloop._messages import (
     AssistantMessage,
     FinishReason,
     Message,
-    ModelDelta,
     ModelRequest,
     ModelResponse,
-    TextDelta,
     ToolCall,
-    ToolCallDelta,
     ToolSpec,
     Usage,
     UserMessage,
@@ -64,23 +61,6 @@ def _as_response(item: ModelResponse | str | ToolCall) -> ModelResponse:
     if isinstance(item, ToolCall):
         return reply("", item)
     return reply(item)
-
-
-_WORDS = re.compile(r"\S+\s*|\s+")
-_ARG_CHUNK = 8
-
-
-def deltas_of(response: ModelResponse) -> list[ModelDelta]:
-    """How a streaming provider would deliver `response`: text by words, arguments in pieces."""
-    message = response.message
-    deltas: list[ModelDelta] = [TextDelta(piece) for piece in _WORDS.findall(message.text)]
-    for index, tool_call in enumerate(message.tool_calls):
-        deltas.append(ToolCallDelta(index, "", tool_call.id, tool_call.name))
-        args = tool_call.arguments
-        deltas.extend(
-            ToolCallDelta(index, args[i : i + _ARG_CHUNK]) for i in range(0, len(args), _ARG_CHUNK)
-        )
-    return deltas
 
 
 class _RecordingModel:
