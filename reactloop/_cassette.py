@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import orjson
@@ -19,8 +19,10 @@ from cattrs.preconf.orjson import make_converter
 from cattrs.strategies import configure_tagged_union
 
 from reactloop._cassette_tools import serve
+from reactloop._contracts import RunStore, Tool
 from reactloop._decisions import StopReason
-from reactloop._errors import CassetteFormatError, CassetteMismatchError
+from reactloop._errors import CassetteFormatError, CassetteMismatchError, ConfigurationError
+from reactloop._lifecycle import message as checked_message
 from reactloop._messages import (
     AssistantMessage,
     ForcedTool,
@@ -32,9 +34,7 @@ from reactloop._messages import (
 )
 from reactloop._state import RunResult, ToolResult
 from reactloop._stores._records import InstructionsSaved, ResponseSaved, ResultSaved, StoredRun
-
-if TYPE_CHECKING:
-    from reactloop._contracts import Tool
+from reactloop._validate import instance, sequence_of
 
 CASSETTE_VERSION = 1
 """The version of the cassette file layout; `Cassette.load` reads this version only."""
@@ -143,6 +143,17 @@ class Cassette:
             raise CassetteFormatError(source, f"its layout is not a cassette's: {exc}") from None
 
     @classmethod
+    async def from_store(cls, store: RunStore, run_id: str) -> Cassette:
+        """The cassette of the run `run_id` of `store`, a session's earlier turns included: the
+        few lines that turn a production run into a regression test."""
+        if not isinstance(store, RunStore):
+            raise ConfigurationError.invalid("Cassette.from_store(store)", store, "a RunStore")
+        stored = await store.load(run_id)
+        session = stored.created.session_id
+        earlier = () if session is None else await store.session_history(session, before=run_id)
+        return cls.from_stored(stored, earlier=earlier)
+
+    @classmethod
     def from_stored(cls, stored: StoredRun, *, earlier: Sequence[Message] = ()) -> Cassette:
         """The cassette of a stored run (`await store.load(run_id)`), requests rebuilt from its
         journal: the transcript up to each step and the instructions as they stood then.
@@ -150,9 +161,10 @@ class Cassette:
         The journal keeps tool names, not specs, so the names are compared. A run that ended on
         a cap may have made its last call without tools: that call's tools are not compared.
         `earlier` are a session's earlier turns (`store.session_history(session_id,
-        before=run_id)`): they lead every request and the cassette's history.
+        before=run_id)`; `from_store` reads them): they lead every request and the history.
         """
-        return _from_journal(stored, tuple(earlier))
+        instance("Cassette.from_stored(stored)", stored, StoredRun, "a StoredRun")
+        return _from_journal(stored, sequence_of("earlier", earlier, checked_message, "messages"))
 
     @classmethod
     def from_result(cls, interactions: Sequence[Interaction], result: RunResult) -> Cassette:

@@ -11,10 +11,15 @@ import anyio
 from reactloop._cassette import Cassette, Interaction, RecordedRequest, mismatch
 from reactloop._contracts import DeltaSink, Model
 from reactloop._deltas import deltas_of
-from reactloop._errors import CassetteError, CassetteExhaustedError, ConfigurationError
+from reactloop._errors import (
+    CassetteError,
+    CassetteExhaustedError,
+    CassetteMismatchError,
+    ConfigurationError,
+)
 from reactloop._messages import ModelRequest, ModelResponse
 from reactloop._state import RunResult
-from reactloop._validate import checked_arguments
+from reactloop._validate import boolean, checked_arguments
 
 
 @checked_arguments
@@ -65,12 +70,16 @@ class ReplayModel:
     `run()` raises it under `strict=True`. Since a run may also swallow it (a hook, a custom
     phase), `assert_matched()` raises the first one again and `assert_complete()` also fails
     when recorded interactions were left unused.
+
+    `check_requests=False` answers even a request that differs (to replay the recorded answers
+    against changed code); the differences are still kept for `assert_matched()`.
     """
 
-    def __init__(self, cassette: Cassette) -> None:
+    def __init__(self, cassette: Cassette, *, check_requests: bool = True) -> None:
         if not isinstance(cassette, Cassette):
             raise ConfigurationError.invalid("ReplayModel.cassette", cassette, "a Cassette")
         self.cassette = cassette
+        self.check_requests = boolean("ReplayModel.check_requests", check_requests)
         self.position = 0
         self.requests: list[ModelRequest] = []
         self.errors: list[CassetteError] = []
@@ -98,7 +107,12 @@ class ReplayModel:
         if self.position >= len(recorded):
             raise CassetteExhaustedError(len(recorded))
         interaction = recorded[self.position]
-        mismatch(self.position, interaction, len(recorded), RecordedRequest.of(request))
+        try:
+            mismatch(self.position, interaction, len(recorded), RecordedRequest.of(request))
+        except CassetteMismatchError as error:
+            if self.check_requests:
+                raise
+            self.errors.append(error)
         self.position += 1
         return interaction.response
 

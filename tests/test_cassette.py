@@ -25,7 +25,7 @@ from reactloop._errors import (
     ProviderUnavailableError,
 )
 from reactloop._loop import ReActLoop
-from reactloop._messages import AssistantMessage, Message, ToolMessage, UserMessage
+from reactloop._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from reactloop._phases import default_phases
 from reactloop._run import Run
 from reactloop._state import RunResult
@@ -191,6 +191,17 @@ async def test_a_capped_run_replays_with_its_last_tool_less_call(store: MemorySt
     replay.assert_complete()
 
 
+async def test_a_session_run_is_exported_with_its_earlier_turns(store: MemoryStore) -> None:
+    loop = loop_of(ScriptedModel(["Hello.", "Sunny."]), [], store=store)
+    await loop.run("Hi", session_id="s1")
+    second = await loop.run("Weather?", session_id="s1")
+    cassette = await Cassette.from_store(store, second.run_id)
+    assert cassette.history == (UserMessage("Hi"), AssistantMessage("Hello."))
+    result, replay = await replayed(cassette, [])
+    same_run(result, second)
+    replay.assert_complete()
+
+
 # --- mismatches -------------------------------------------------------------------------------
 
 
@@ -225,6 +236,17 @@ async def test_a_changed_tool_result_is_reported_at_the_next_interaction() -> No
         await replayed(cassette, tools, strict=True)
     assert caught.value.index == 1
     assert "grey" in caught.value.diff
+
+
+async def test_unchecked_requests_are_answered_and_their_differences_kept() -> None:
+    cassette, original = await recorded()
+    replay = ReplayModel(cassette, check_requests=False)
+    result = await loop_of(replay, weather_tools(), instructions="Be brief.").run("Weather?")
+    assert result.error is None
+    assert result.output == original.output
+    assert [getattr(error, "index", None) for error in replay.errors] == [0, 1, 2]
+    with pytest.raises(CassetteMismatchError, match="at interaction 0"):
+        replay.assert_complete()
 
 
 async def test_a_request_past_the_end_of_the_recording_is_a_typed_error() -> None:
@@ -304,6 +326,15 @@ async def test_the_file_is_indented_with_sorted_keys_and_saves_identically(tmp_p
     assert text == second.read_bytes()
     assert text.startswith(b'{\n  "input"') and text.endswith(b"}\n")
     assert orjson.loads(text)["version"] == 1
+
+
+async def test_the_same_run_recorded_twice_gives_the_same_file() -> None:
+    def script() -> ScriptedModel:
+        return ScriptedModel([ToolCall("clock", id="c1"), "It is noon."])
+
+    first, _ = await recorded(script())
+    second, _ = await recorded(script())
+    assert first.to_json() == second.to_json()  # no timing in the file
 
 
 @pytest.mark.parametrize(
