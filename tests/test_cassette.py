@@ -15,8 +15,8 @@ from hypothesis import given
 
 from reactloop._cassette import Cassette
 from reactloop._cassette_models import RecordingModel, ReplayModel
-from reactloop._contracts import Model, Tool
-from reactloop._decisions import PROCEED, PhaseDecision, StopReason
+from reactloop._contracts import Hook, Model, Tool
+from reactloop._decisions import PROCEED, PhaseDecision, Reject, StopReason, ToolCallDecision
 from reactloop._errors import (
     CassetteExhaustedError,
     CassetteFormatError,
@@ -290,6 +290,24 @@ async def test_served_failures_and_cut_results_read_as_recorded() -> None:
     served = cassette.recorded_tools(weather_tools())
     result, _ = await replayed(cassette, served, max_result_chars=20)
     same_run(result, original)
+
+
+class RejectFirst(Hook):
+    """Refuses the call with id c1 (the loop gives it its refusal; the tool never runs)."""
+
+    async def before_tool_call(self, run: Run, call: ToolCall) -> ToolCallDecision[ToolCall] | None:
+        return Reject("not now") if call.id == "c1" else None
+
+
+async def test_a_refused_call_is_refused_again_and_its_twin_gets_the_served_result() -> None:
+    script = ScriptedModel([ToolCall("clock", id="c1"), ToolCall("clock", id="c2"), "Noon."])
+    cassette, original = await recorded(script, hooks=[RejectFirst()])
+    clock = FakeTool("clock", result="never")
+    served = cassette.recorded_tools([FakeTool("weather"), clock])
+    result, replay = await replayed(cassette, served, hooks=[RejectFirst()])
+    same_run(result, original)
+    assert clock.calls == []
+    replay.assert_complete()
 
 
 async def test_a_call_that_is_not_in_the_recording_gets_a_typed_error_result() -> None:
