@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import orjson
 from attrs import field, frozen
+from cattrs import transform_error
 from cattrs.preconf.orjson import make_converter
 from cattrs.strategies import configure_tagged_union
 
@@ -140,7 +141,10 @@ class Cassette:
         try:
             return _converter.structure(value, Cassette)
         except Exception as exc:
-            raise CassetteFormatError(source, f"its layout is not a cassette's: {exc}") from None
+            problems = "; ".join(transform_error(exc, path="file"))
+            raise CassetteFormatError(
+                source, f"its layout is not a cassette's: {problems}"
+            ) from None
 
     @classmethod
     async def from_store(cls, store: RunStore, run_id: str) -> Cassette:
