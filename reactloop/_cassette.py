@@ -139,7 +139,7 @@ class Cassette:
             problem = f"its format version is {version!r}; this reactloop reads {CASSETTE_VERSION}"
             raise CassetteFormatError(source, problem)
         try:
-            return _converter.structure(value, Cassette)
+            return _interned(_converter.structure(value, Cassette))
         except Exception as exc:
             problems = "; ".join(transform_error(exc, path="file"))
             raise CassetteFormatError(
@@ -184,6 +184,21 @@ class Cassette:
         of running, matched by name and arguments in recorded order. A call with no recorded result
         left gets an error result (`UnrecordedCallError`). Call it anew for each replay."""
         return serve(self, tools)
+
+
+def _interned(cassette: Cassette) -> Cassette:
+    """The cassette with equal messages as one object, as a run's requests share them: a
+    replay then finds each request's earlier messages by identity (see `ReplayModel`)."""
+    seen: dict[Message, Message] = {}
+
+    def share(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        return tuple(seen.setdefault(message, message) for message in messages)
+
+    interactions = tuple(
+        attrs.evolve(i, request=attrs.evolve(i.request, messages=share(i.request.messages)))
+        for i in cassette.interactions
+    )
+    return attrs.evolve(cassette, interactions=interactions, history=share(cassette.history))
 
 
 def _opening(

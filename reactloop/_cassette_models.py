@@ -7,6 +7,7 @@ the order the requests come, and a run's requests come one after another.
 from __future__ import annotations
 
 import anyio
+import attrs
 
 from reactloop._cassette import Cassette, Interaction, RecordedRequest, mismatch
 from reactloop._contracts import DeltaSink, Model
@@ -17,7 +18,7 @@ from reactloop._errors import (
     CassetteMismatchError,
     ConfigurationError,
 )
-from reactloop._messages import ModelRequest, ModelResponse
+from reactloop._messages import Message, ModelRequest, ModelResponse
 from reactloop._state import RunResult
 from reactloop._validate import boolean, checked_arguments
 
@@ -60,6 +61,12 @@ class RecordingModel:
         return Cassette.from_result(self.interactions, result)
 
 
+def _extends(messages: tuple[Message, ...], prefix: tuple[Message, ...]) -> bool:
+    """Whether `messages` begins with `prefix`: fast when they share the message objects (a
+    tuple compares identical items without calling their `__eq__`)."""
+    return messages[: len(prefix)] == prefix
+
+
 @checked_arguments
 class ReplayModel:
     """Answers with a cassette's recorded responses in order, checking each request first.
@@ -83,6 +90,7 @@ class ReplayModel:
         self.position = 0
         self.requests: list[ModelRequest] = []
         self.errors: list[CassetteError] = []
+        self._matched: tuple[tuple[Message, ...], tuple[Message, ...]] | None = None
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """The next recorded response, if `request` matches the recorded one."""
@@ -106,15 +114,31 @@ class ReplayModel:
         recorded = self.cassette.interactions
         if self.position >= len(recorded):
             raise CassetteExhaustedError(len(recorded))
-        interaction = recorded[self.position]
+        interaction, actual = recorded[self.position], RecordedRequest.of(request)
         try:
-            mismatch(self.position, interaction, len(recorded), RecordedRequest.of(request))
+            if not self._continues(actual, interaction.request):
+                mismatch(self.position, interaction, len(recorded), actual)
+            self._matched = (actual.messages, interaction.request.messages)
         except CassetteMismatchError as error:
             if self.check_requests:
                 raise
             self.errors.append(error)
+            self._matched = None
         self.position += 1
         return interaction.response
+
+    def _continues(self, actual: RecordedRequest, expected: RecordedRequest) -> bool:
+        """True when both requests extend the last matched pair and the rest matches: each step
+        compares only its new messages (the earlier ones are the same objects, found equal by
+        identity), not the whole transcript again."""
+        if self._matched is None:
+            return False
+        before, recorded_before = self._matched
+        if not (_extends(actual.messages, before) and _extends(expected.messages, recorded_before)):
+            return False
+        tail = attrs.evolve(actual, messages=actual.messages[len(before) :])
+        recorded_tail = attrs.evolve(expected, messages=expected.messages[len(before) :])
+        return tail.as_known_by(expected) == recorded_tail
 
     @property
     def remaining(self) -> int:

@@ -16,7 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from reactloop._cassette import Cassette
 from reactloop._cassette_models import RecordingModel, ReplayModel
 from reactloop._contracts import Hook, Model, Tool
-from reactloop._decisions import PROCEED, PhaseDecision, Reject, StopReason, ToolCallDecision
+from reactloop._decisions import (
+    PROCEED,
+    HookDecision,
+    Override,
+    PhaseDecision,
+    Reject,
+    StopReason,
+    ToolCallDecision,
+)
 from reactloop._errors import (
     CassetteExhaustedError,
     CassetteFormatError,
@@ -25,7 +33,14 @@ from reactloop._errors import (
     ProviderUnavailableError,
 )
 from reactloop._loop import ReActLoop
-from reactloop._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from reactloop._messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from reactloop._phases import default_phases
 from reactloop._run import Run
 from reactloop._state import RunResult
@@ -247,6 +262,44 @@ async def test_unchecked_requests_are_answered_and_their_differences_kept() -> N
     assert [getattr(error, "index", None) for error in replay.errors] == [0, 1, 2]
     with pytest.raises(CassetteMismatchError, match="at interaction 0"):
         replay.assert_complete()
+
+
+class RewriteInput(Hook):
+    """From the second request on, sends a changed first message (the transcript keeps it)."""
+
+    async def before_reasoning(
+        self, run: Run, request: ModelRequest
+    ) -> HookDecision[ModelRequest] | None:
+        if len(request.messages) == 1:
+            return None
+        return Override(
+            attrs.evolve(request, messages=(UserMessage("Weather!"), *request.messages[1:]))
+        )
+
+
+async def test_a_change_to_an_earlier_message_is_found_at_a_later_interaction() -> None:
+    cassette, _ = await recorded()
+    with pytest.raises(CassetteMismatchError) as caught:
+        await replayed(cassette, hooks=[RewriteInput()], strict=True)
+    assert caught.value.index == 1
+    assert '+    content: "Weather!"' in caught.value.diff
+
+
+async def test_a_recording_whose_earlier_message_changed_is_found_at_that_interaction() -> None:
+    cassette, _ = await recorded()
+    second = cassette.interactions[1]
+    edited = attrs.evolve(
+        second.request, messages=(UserMessage("Other?"), *second.request.messages[1:])
+    )
+    interactions = (
+        cassette.interactions[0],
+        attrs.evolve(second, request=edited),
+        *cassette.interactions[2:],
+    )
+    with pytest.raises(CassetteMismatchError) as caught:
+        await replayed(attrs.evolve(cassette, interactions=interactions), strict=True)
+    assert caught.value.index == 1
+    assert '-    content: "Other?"' in caught.value.diff
 
 
 async def test_a_request_past_the_end_of_the_recording_is_a_typed_error() -> None:
