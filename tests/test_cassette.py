@@ -438,5 +438,18 @@ def test_a_cassette_reads_back_as_itself(cassette: Cassette) -> None:
 def test_the_models_refuse_what_they_cannot_use() -> None:
     with pytest.raises(ConfigurationError, match=r"RecordingModel\.model"):
         RecordingModel("openai:gpt-4o")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match=r"RecordingModel\.cassette\(result\)"):
+        RecordingModel(ScriptedModel([])).cassette("run-1")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match=r"ReplayModel\.cassette"):
         ReplayModel("weather.json")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match=r"ReplayModel\.check_requests"):
+        ReplayModel(Cassette("x", ()), check_requests="no")  # type: ignore[arg-type]
+
+
+async def test_exporting_refuses_what_is_not_a_store_or_a_stored_run() -> None:
+    with pytest.raises(ConfigurationError, match=r"Cassette\.from_store\(store\)"):
+        await Cassette.from_store("sqlite:///runs.db", "run-1")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match=r"Cassette\.from_stored\(stored\)"):
+        Cassette.from_stored("run-1")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match=r"Cassette\.recorded_tools\(tools\)"):
+        Cassette("x", ()).recorded_tools(["weather"])  # type: ignore[list-item]
