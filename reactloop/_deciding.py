@@ -18,8 +18,9 @@ from reactloop._approval import (
     PendingCall,
 )
 from reactloop._contracts import Tool
-from reactloop._errors import ConfigurationError, DecisionError, ToolArgumentsError
+from reactloop._errors import ConfigurationError, ToolArgumentsError
 from reactloop._phases._execute import render
+from reactloop._stored_errors import DecisionError
 
 _DECISION_RULE = (
     "Approve(), Deny(reason), Edit(arguments), ExternalResult(value) or ExternalFailure(message)"

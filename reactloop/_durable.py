@@ -15,13 +15,7 @@ from attrs import frozen
 from reactloop._approval import GivenDecision, standing_of
 from reactloop._contracts import RunStore
 from reactloop._deciding import check_decisions, decisions_mapping, expired
-from reactloop._errors import (
-    ConfigurationError,
-    MissingToolError,
-    ReactLoopError,
-    RunInProgressError,
-    SessionBusyError,
-)
+from reactloop._errors import ConfigurationError, ReactLoopError
 from reactloop._events import RunFinished
 from reactloop._journal import Journal
 from reactloop._lease import acquire, let_go
@@ -30,6 +24,7 @@ from reactloop._paused import journal_store, store_of_token
 from reactloop._repair import repair_history
 from reactloop._run import LoopConfig, Run
 from reactloop._state import RunContext, RunResult
+from reactloop._stored_errors import MissingToolError, RunInProgressError, SessionBusyError
 from reactloop._stores._records import RunCreated, RunStatus, StoredRun
 from reactloop._stores._replay import Replayed, replay, resume_state
 from reactloop._validate import reject_unknown, text

@@ -38,6 +38,12 @@ broken rule and the offending value::
     │   (a ConfigurationError)
     ├── StoreError                  store           the run store failed or holds unreadable data
     ├── StateTokenError             invalid_state   a paused run's state token was refused
+    ├── CassetteError               configuration   a recorded run cannot be read or replayed
+    │   ├── CassetteFormatError     configuration   not a cassette file of a known version
+    │   ├── CassetteMismatchError   configuration   a replayed request differs from the recording
+    │   ├── CassetteExhaustedError  configuration   a request past the end of the recording
+    │   ├── UnrecordedCallError     configuration   a served tool call that is not in the recording
+    │   └── RecordedToolError       configuration   a recorded tool failure, served again
     └── MovedNameError              configuration   imported from its old place (an ImportError)
 
 Cancellation is never wrapped in any of these: it propagates as the backend's own exception.
@@ -486,137 +492,3 @@ class MovedNameError(ReactLoopError, ImportError):
         super().__init__(f"reactloop has no {name!r}: {rule}")
         self.name = name
         self.rule = rule
-
-
-class RunNotFoundError(ReactLoopError):
-    """No stored run has this id (resume, load or delete by id)."""
-
-    code = ErrorCode.CONFIGURATION
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"no stored run has the id {run_id!r}")
-        self.run_id = run_id
-
-
-class MissingToolError(ReactLoopError):
-    """A run is resumed with a loop that lacks tools the run called: its calls could not run."""
-
-    code = ErrorCode.CONFIGURATION
-
-    def __init__(self, run_id: str, missing: Sequence[str], available: Sequence[str]) -> None:
-        known = ", ".join(sorted(available)) or "none"
-        super().__init__(
-            f"run {run_id} cannot be resumed: it used the tools {sorted(missing)!r}, which this "
-            f"loop does not have (its tools: {known}); resume it with a loop that has them"
-        )
-        self.run_id = run_id
-        self.missing = tuple(missing)
-
-
-class RunInProgressError(ReactLoopError):
-    """A run is resumed while this process still drives it (a run has one driver at a time)."""
-
-    code = ErrorCode.CONFLICT
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__(
-            f"run {run_id} is in progress in this process: a run is driven by one caller at a "
-            "time; await its result instead of resuming it"
-        )
-        self.run_id = run_id
-
-
-class SessionBusyError(ReactLoopError):
-    """A second run of a session started while the first is in progress (turns never interleave)."""
-
-    code = ErrorCode.CONFLICT
-
-    def __init__(self, session_id: str) -> None:
-        super().__init__(
-            f"session {session_id!r} already has a run in progress: a session runs one turn at "
-            "a time; wait for that run's result and start the next turn then"
-        )
-        self.session_id = session_id
-
-
-class LeaseHeldError(ReactLoopError):
-    """Another worker holds the run's lease (a shared PostgreSQL store): one driver at a time."""
-
-    code = ErrorCode.CONFLICT
-
-    def __init__(self, run_id: str, owner: str, seconds_left: float) -> None:
-        super().__init__(
-            f"run {run_id} is leased by worker {owner!r} for {seconds_left:.1f} s more: a run is "
-            "driven by one worker at a time; it can be claimed once that lease expires"
-        )
-        self.run_id = run_id
-        self.owner = owner
-        self.seconds_left = seconds_left
-
-
-class DecisionError(ConfigurationError):
-    """A decision given to `resume()` cannot apply: an unknown call, the wrong kind of decision
-    for how the call is held, or edited arguments the tool's schema refuses. Nothing ran."""
-
-    def __init__(self, call_id: str, value: object, rule: str, problem: str = "") -> None:
-        option = f"decisions[{call_id!r}]"
-        detail = f" ({problem})" if problem else ""
-        super().__init__(
-            f"{option} must be {rule}, got {show(value)}{detail}; nothing was run",
-            option=option,
-            value=value,
-            rule=rule,
-        )
-        self.call_id = call_id
-
-
-class StoreError(ReactLoopError):
-    """The run store failed (I/O, a locked or corrupt file) or holds data it cannot read."""
-
-    code = ErrorCode.STORE
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-
-
-class StateTokenReason(enum.StrEnum):
-    """Which check a state token failed (`StateTokenError.reason`): safe to switch on and log."""
-
-    MALFORMED = "malformed"  # not a str, or not of the form `<version>.<payload>.<signature>`
-    UNKNOWN_VERSION = "unknown_version"  # a version this reactloop cannot read (or verify)
-    BAD_SIGNATURE = "bad_signature"  # altered, or signed with a key the loop does not hold
-    UNREADABLE = "unreadable"  # signed by a held key, but its payload cannot be read
-    STALE = "stale"  # genuine, but the run's stored state moved on: an old token replayed
-
-
-_TOKEN_RULES = {
-    StateTokenReason.MALFORMED: (
-        "a state token is a str '<version>.<payload>.<signature>' (base64url) as the loop issued it"
-    ),
-    StateTokenReason.UNKNOWN_VERSION: "a state token must be of a version this reactloop reads",
-    StateTokenReason.BAD_SIGNATURE: (
-        "a state token must come back exactly as issued, signed with one of the loop's state keys"
-    ),
-    StateTokenReason.UNREADABLE: (
-        "a correctly signed state token must hold records this reactloop reads"
-    ),
-    StateTokenReason.STALE: "a state token resumes the run only from the state it was issued for",
-}
-
-
-class StateTokenError(ReactLoopError):
-    """A paused run's state token was refused before anything in it was used.
-
-    `reason` says which check failed (a `StateTokenReason`), `rule` the rule it broke and
-    `detail` what was found; neither the message nor any attribute holds a key, and an unsigned
-    payload is never quoted.
-    """
-
-    code = ErrorCode.INVALID_STATE
-
-    def __init__(self, reason: StateTokenReason, detail: str) -> None:
-        rule = _TOKEN_RULES[reason]
-        super().__init__(f"state token refused ({reason}): {rule}; {detail}")
-        self.reason = reason
-        self.rule = rule
-        self.detail = detail

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import anyio
 
 from reactloop._contracts import LeasingStore, RunStore
-from reactloop._errors import ConfigurationError, LeaseHeldError, StoreError
+from reactloop._errors import ConfigurationError
 from reactloop._groups import unwrap_single_error
 from reactloop._journal import Journal
 from reactloop._retry import Sleep
 from reactloop._run import Run
 from reactloop._state import RunResult
+from reactloop._stored_errors import LeaseHeldError, StoreError
 
 if TYPE_CHECKING:
     from reactloop._loop import ReActLoop

@@ -14,17 +14,13 @@ import attrs
 
 from reactloop._contracts import RunStore
 from reactloop._decisions import StopReason
-from reactloop._errors import (
-    ConfigurationError,
-    RunNotFoundError,
-    StateTokenError,
-    StateTokenReason,
-)
+from reactloop._errors import ConfigurationError
 from reactloop._journal import Journal
 from reactloop._messages import Message
 from reactloop._run import LoopConfig, Run
 from reactloop._sealing import ENV_VAR, seal, unseal
 from reactloop._state import RunResult
+from reactloop._stored_errors import RunNotFoundError, StateTokenError, StateTokenReason
 from reactloop._stores._records import Record, RunCreated, RunSummary, StoredRun
 from reactloop._stores._replay import replay
 

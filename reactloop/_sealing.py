@@ -23,12 +23,8 @@ from typing import Any, TypeAlias
 import orjson
 from attrs import field, frozen
 
-from reactloop._errors import (
-    ConfigurationError,
-    ContractError,
-    StateTokenError,
-    StateTokenReason,
-)
+from reactloop._errors import ConfigurationError, ContractError
+from reactloop._stored_errors import StateTokenError, StateTokenReason
 from reactloop._stores._codec import dump_json, structure_records, unstructure_records
 from reactloop._stores._records import SCHEMA_VERSION, Record, RunCreated
 

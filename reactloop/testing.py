@@ -5,12 +5,13 @@
 - `FakeTool`: a tool that returns, raises or blocks as told, and records its calls.
 - `make_run` / `run_phase`: build a run's state by hand and run one phase on it.
 - `FakeClock`: an injectable clock for time budgets.
+- `Cassette`, `RecordingModel`, `ReplayModel`: turn a recorded or stored run into a regression
+  test that replays its model responses and checks every request.
 """
 
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Unpack
 
@@ -18,9 +19,12 @@ import anyio
 import orjson
 from attrs import define, field
 
+from reactloop._cassette import Cassette
+from reactloop._cassette_models import RecordingModel, ReplayModel
 from reactloop._config import LoopOptions, build_config, check_options
 from reactloop._contracts import DeltaSink, Phase
 from reactloop._decisions import PhaseDecision
+from reactloop._deltas import deltas_of
 from reactloop._errors import (
     ConfigurationError,
     ContractError,
@@ -33,12 +37,9 @@ from reactloop._messages import (
     AssistantMessage,
     FinishReason,
     Message,
-    ModelDelta,
     ModelRequest,
     ModelResponse,
-    TextDelta,
     ToolCall,
-    ToolCallDelta,
     ToolSpec,
     Usage,
     UserMessage,
@@ -98,23 +99,6 @@ def _as_response(item: object) -> ModelResponse:
         rule = "a FunctionModel's function returns a ModelResponse, a str or tool calls"
         raise ContractError("FunctionModel.fn", rule, item)
     return response
-
-
-_WORDS = re.compile(r"\S+\s*|\s+")
-_ARG_CHUNK = 8
-
-
-def deltas_of(response: ModelResponse) -> list[ModelDelta]:
-    """How a streaming provider would deliver `response`: text by words, arguments in pieces."""
-    message = response.message
-    deltas: list[ModelDelta] = [TextDelta(piece) for piece in _WORDS.findall(message.text)]
-    for index, tool_call in enumerate(message.tool_calls):
-        deltas.append(ToolCallDelta(index, "", tool_call.id, tool_call.name))
-        args = tool_call.arguments
-        deltas.extend(
-            ToolCallDelta(index, args[i : i + _ARG_CHUNK]) for i in range(0, len(args), _ARG_CHUNK)
-        )
-    return deltas
 
 
 class _RecordingModel:
@@ -315,9 +299,12 @@ async def run_phase(phase: Phase, run: Run) -> PhaseDecision:
 
 
 __all__ = [
+    "Cassette",
     "FakeClock",
     "FakeTool",
     "FunctionModel",
+    "RecordingModel",
+    "ReplayModel",
     "ScriptedModel",
     "call",
     "deltas_of",

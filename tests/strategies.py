@@ -17,6 +17,7 @@ from attrs import frozen
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from reactloop._cassette import Cassette, Interaction, RecordedRequest
 from reactloop._decisions import StopReason
 from reactloop._errors import ErrorCode
 from reactloop._messages import (
@@ -519,3 +520,30 @@ def _replaced(value: object, path: _Path, change: Callable[[object], object]) ->
 
 json_edits = st.builds(JsonEdit, _fractions, st.booleans(), json_values)
 """A change to one value, member or item anywhere in a JSON document."""
+# --- cassettes ---------------------------------------------------------------------------------
+
+_tool_choices = st.one_of(st.none(), st.sampled_from(("auto", "none", "required", "tool:search")))
+_offered = st.one_of(st.none(), st.lists(tool_names, max_size=3).map(tuple))
+recorded_requests = st.builds(
+    RecordedRequest, message_lists(6).map(tuple), _maybe_texts, _offered, _tool_choices
+)
+model_responses = st.builds(
+    ModelResponse,
+    st.builds(
+        AssistantMessage, contents, st.lists(tool_calls, max_size=2).map(tuple), _maybe_refusal
+    ),
+    usages,
+    st.sampled_from(FinishReason),
+    _maybe_texts,
+)
+
+
+@st.composite
+def cassettes(draw: st.DrawFn) -> Cassette:
+    """Cassettes with any messages, requests (known or not), responses and tool results."""
+    interactions = draw(
+        st.lists(st.builds(Interaction, recorded_requests, model_responses), max_size=4)
+    )
+    results = {result.call_id: result for result in draw(st.lists(tool_results, max_size=4))}
+    history = tuple(draw(message_lists(4)))
+    return Cassette(draw(contents), tuple(interactions), history, results)

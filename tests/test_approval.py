@@ -22,11 +22,11 @@ from reactloop._approval import (
 )
 from reactloop._contracts import RunStore
 from reactloop._decisions import StopReason
-from reactloop._errors import DecisionError, RunInProgressError
 from reactloop._events import Event, RunFinished, RunPaused
 from reactloop._loop import ReActLoop
 from reactloop._messages import ToolMessage
 from reactloop._state import RunResult
+from reactloop._stored_errors import DecisionError, RunInProgressError
 from reactloop._stores._records import RunStatus
 from reactloop._tool import tool
 from reactloop.testing import FakeClock, FakeTool, FunctionModel, ScriptedModel, call

@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from benchmarks import _handwritten as handwritten
+from benchmarks import cassette as cassette_benchmark
 from benchmarks.__main__ import main
 from benchmarks._fakes import FINAL_TEXT, InstantModel, Script, as_tool, echo
 from benchmarks._figures import Figure, Measure, Target
@@ -28,6 +29,12 @@ async def test_scenario_reports_positive_figures(name: str) -> None:
     figures = await SCENARIOS[name](Sizes.tiny())
     assert figures
     assert all(f.reactloop is not None and f.reactloop > 0 for f in figures)
+
+
+async def test_the_cassette_benchmark_reports_each_contender() -> None:
+    figures = await cassette_benchmark.measure(steps=2, repeats=1)
+    assert set(figures) == {"ScriptedModel", "ReplayModel", "ReplayModel, served tools"}
+    assert all(value > 0 for value in figures.values())
 
 
 async def test_trim_is_measured_and_drops_messages() -> None:

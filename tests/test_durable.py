@@ -12,20 +12,19 @@ from hypothesis import HealthCheck, given, settings
 
 from reactloop._contracts import RunStore
 from reactloop._decisions import PROCEED, PhaseDecision, StopReason
-from reactloop._errors import (
-    ConfigurationError,
-    MissingToolError,
-    ProviderUnavailableError,
-    RunInProgressError,
-    RunNotFoundError,
-    SessionBusyError,
-)
+from reactloop._errors import ConfigurationError, ProviderUnavailableError
 from reactloop._loop import ReActLoop
 from reactloop._messages import ToolCall, ToolMessage, UserMessage
 from reactloop._phases import default_start_phases
 from reactloop._repair import INTERRUPTED_RESULT
 from reactloop._run import Run
 from reactloop._state import RunContext, RunResult
+from reactloop._stored_errors import (
+    MissingToolError,
+    RunInProgressError,
+    RunNotFoundError,
+    SessionBusyError,
+)
 from reactloop._stores import MemoryStore, SqliteStore
 from reactloop._stores._records import ResultSaved, RunStatus, StepClosed
 from reactloop.examples.planning import PlanningPhase

@@ -15,11 +15,12 @@ import pytest
 
 from reactloop._approval import Approve, Decision
 from reactloop._decisions import StopReason
-from reactloop._errors import ConfigurationError, LeaseHeldError, SessionBusyError, StoreError
+from reactloop._errors import ConfigurationError
 from reactloop._lease import _beat, resume_claimable
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelRequest, ToolCall, Usage
 from reactloop._state import RunContext
+from reactloop._stored_errors import LeaseHeldError, SessionBusyError, StoreError
 from reactloop._stores import MemoryStore, PostgresStore
 from reactloop._stores._records import PhaseDataSaved, RunCreated, RunEnded, RunStatus
 from reactloop._tool import tool

@@ -27,6 +27,8 @@ PINNED: dict[str, set[str]] = {
         "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed"
     },
     "reactloop.errors": {
+        "CassetteError", "CassetteExhaustedError", "CassetteFormatError",
+        "CassetteMismatchError", "RecordedToolError", "UnrecordedCallError",
         "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",
         "DecisionError", "LeaseHeldError", "DefaultErrorMessages", "ErrorCode",
         "ErrorMessageResolver", "GuardRejectedError",
@@ -85,6 +87,7 @@ PINNED: dict[str, set[str]] = {
         "resume_claimable", "store_from_url",
     },
     "reactloop.testing": {
+        "Cassette", "RecordingModel", "ReplayModel",
         "FakeClock", "FakeTool", "FunctionModel", "ScriptedModel", "call", "deltas_of",
         "make_run", "reply", "run_phase"
     },

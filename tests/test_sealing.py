@@ -17,16 +17,10 @@ import orjson
 import pytest
 from hypothesis import given, settings
 
-from reactloop._errors import (
-    ConfigurationError,
-    ContractError,
-    ErrorCode,
-    ReactLoopError,
-    StateTokenError,
-    StateTokenReason,
-)
+from reactloop._errors import ConfigurationError, ContractError, ErrorCode, ReactLoopError
 from reactloop._loop import ReActLoop
 from reactloop._sealing import ENV_VAR, SigningKeys, seal, signing_keys, unseal
+from reactloop._stored_errors import StateTokenError, StateTokenReason
 from reactloop._stores import MemoryStore
 from reactloop._stores._records import PhaseDataSaved, Record
 from reactloop._tool import tool

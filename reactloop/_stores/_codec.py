@@ -14,8 +14,9 @@ from cattrs.preconf.orjson import make_converter
 from cattrs.strategies import configure_tagged_union
 
 from reactloop._approval import Decision
-from reactloop._errors import ContractError, StoreError
+from reactloop._errors import ContractError
 from reactloop._messages import Message
+from reactloop._stored_errors import StoreError
 from reactloop._stores._records import Record
 
 _converter = make_converter(omit_if_default=True)

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from attrs import define, field
 
-from reactloop._errors import RunNotFoundError
 from reactloop._messages import Message
+from reactloop._stored_errors import RunNotFoundError
 from reactloop._stores._codec import decode, encode
 from reactloop._stores._records import (
     Record,

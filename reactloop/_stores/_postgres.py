@@ -23,14 +23,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import anyio.to_thread
 
-from reactloop._errors import (
-    ConfigurationError,
-    LeaseHeldError,
-    RunNotFoundError,
-    SessionBusyError,
-    StoreError,
-)
+from reactloop._errors import ConfigurationError
 from reactloop._messages import Message
+from reactloop._stored_errors import LeaseHeldError, RunNotFoundError, SessionBusyError, StoreError
 from reactloop._stores._codec import decode, encode
 from reactloop._stores._records import (
     SCHEMA_VERSION,

@@ -15,10 +15,10 @@ from reactloop._approval import (
     PendingCall,
     standing_of,
 )
-from reactloop._errors import StoreError
 from reactloop._messages import Message, ModelResponse, ToolMessage, Usage, UserMessage
 from reactloop._repair import interrupted_result
 from reactloop._state import Recovered, RunState, Step, StepDraft, ToolResult
+from reactloop._stored_errors import StoreError
 from reactloop._stores._records import (
     CallsHeld,
     CallStarted,

@@ -19,8 +19,9 @@ from typing import Any, Literal, TypeVar
 
 import anyio.to_thread
 
-from reactloop._errors import ConfigurationError, RunNotFoundError, StoreError
+from reactloop._errors import ConfigurationError
 from reactloop._messages import Message
+from reactloop._stored_errors import RunNotFoundError, StoreError
 from reactloop._stores._codec import decode, encode
 from reactloop._stores._records import (
     SCHEMA_VERSION,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from reactloop._errors import ContractError, StoreError
+from reactloop._errors import ContractError
+from reactloop._stored_errors import StoreError
 from reactloop._stores._codec import decode, encode
 from reactloop._stores._records import PhaseDataSaved, Record
 from tests.strategies import journals

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from reactloop._contracts import RunStore
 from reactloop._decisions import StopReason
-from reactloop._errors import ContractError, RunNotFoundError
+from reactloop._errors import ContractError
 from reactloop._loop import ReActLoop
 from reactloop._messages import (
     AssistantMessage,
@@ -24,6 +24,7 @@ from reactloop._messages import (
     UserMessage,
 )
 from reactloop._state import RunContext
+from reactloop._stored_errors import RunNotFoundError
 from reactloop._stores import MemoryStore, PostgresStore, SqliteStore
 from reactloop._stores._records import PhaseDataSaved, Record, RunCreated, RunEnded, RunStatus
 from reactloop._stores._replay import replay

@@ -10,10 +10,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from reactloop._errors import ConfigurationError, StoreError
+from reactloop._errors import ConfigurationError
 from reactloop._loop import ReActLoop
 from reactloop._messages import ToolCall
 from reactloop._state import RunContext
+from reactloop._stored_errors import StoreError
 from reactloop._stores import PostgresStore, SqliteStore, store_from_url
 from reactloop._stores._records import SCHEMA_VERSION, RunCreated, RunStatus
 from reactloop._tool import tool

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from reactloop._errors import StoreError
 from reactloop._loop import ReActLoop
 from reactloop._messages import (
     ToolCall,
@@ -19,6 +18,7 @@ from reactloop._messages import (
     UserMessage,
 )
 from reactloop._state import RunContext
+from reactloop._stored_errors import StoreError
 from reactloop._stores import SqliteStore
 from reactloop._stores._records import SCHEMA_VERSION, RunStatus
 from reactloop._tool import tool
