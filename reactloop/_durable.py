@@ -8,11 +8,11 @@ from __future__ import annotations
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from attrs import frozen
 
-from reactloop._approval import GivenDecision, standing_of
+from reactloop._approval import Decision, GivenDecision, standing_of
 from reactloop._contracts import RunStore
 from reactloop._deciding import check_decisions, decisions_mapping, expired
 from reactloop._errors import ConfigurationError, ReactLoopError
@@ -139,15 +139,20 @@ class Resumed:
         return self.result
 
 
-async def resume_any(
-    config: LoopConfig,
-    run_id: object,
-    state: object,
-    context: Mapping[str, Any],
-    decisions: object,
-) -> Resumed:
+class ResumeOptions(TypedDict, total=False):
+    """What `resume()` takes besides a run id: a paused run's signed `state` token instead of
+    the id, `decisions` for its held calls, and `deps` (given again: never stored)."""
+
+    state: str | None
+    decisions: Mapping[str, Decision]
+    deps: Any
+
+
+async def resume_any(config: LoopConfig, run_id: object, options: Mapping[str, Any]) -> Resumed:
     """`resume()`'s arguments: a run id, or a paused run's state token (not both)."""
-    given = decisions_mapping(decisions)
+    reject_unknown("resume()", options, ("state", "decisions", "deps"))
+    state, given = options.get("state"), decisions_mapping(options.get("decisions"))
+    context = {"deps": options["deps"]} if "deps" in options else {}
     if (run_id is None) == (state is None):
         rule = "given alone: resume(run_id) for a stored run, or resume(state=token)"
         raise ConfigurationError.invalid("run_id" if run_id is not None else "state", run_id, rule)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any, Self, Unpack, assert_never
 
 import anyio
 
-from reactloop._approval import Decision
 from reactloop._config import LoopOptions, build_config, phase_sequence
 from reactloop._contracts import Model, Phase
 from reactloop._decisions import (
@@ -22,7 +21,7 @@ from reactloop._decisions import (
     not_a_decision,
     not_async,
 )
-from reactloop._durable import resume_any
+from reactloop._durable import ResumeOptions, resume_any
 from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import PhaseFinished, RunStarted, StepFinished, StepStarted
 from reactloop._groups import unwrap_single_error
@@ -77,17 +76,11 @@ class ReActLoop:
         return await self._complete(run)
 
     async def resume(
-        self,
-        run_id: str | None = None,
-        *,
-        state: str | None = None,
-        decisions: Mapping[str, Decision] | None = None,
-        **context: Any,
+        self, run_id: str | None = None, **options: Unpack[ResumeOptions]
     ) -> RunResult:
-        """Continue a stored run (by id) or a paused run's signed `state` token from its journal
-        (`deps=` again: never stored); a finished run gives its stored result. `decisions`
-        release a paused run's held calls."""
-        resumed = await resume_any(self.config, run_id, state, context, decisions)
+        """Continue a stored run by id, or a paused run from its `state=` token, with `decisions=`
+        for its held calls and `deps=` (never stored); a finished run gives its stored result."""
+        resumed = await resume_any(self.config, run_id, options)
         return resumed.result or await self._complete(resumed.run)
 
     async def _complete(self, run: Run) -> RunResult:
@@ -121,15 +114,10 @@ class ReActLoop:
 
     @asynccontextmanager
     async def resume_stream(
-        self,
-        run_id: str | None = None,
-        *,
-        state: str | None = None,
-        decisions: Mapping[str, Decision] | None = None,
-        **context: Any,
+        self, run_id: str | None = None, **options: Unpack[ResumeOptions]
     ) -> AsyncIterator[RunStream]:
         """`resume()` as a stream of events, like `stream()`; a finished run streams its end."""
-        resumed = await resume_any(self.config, run_id, state, context, decisions)
+        resumed = await resume_any(self.config, run_id, options)
         drive = self.drive if resumed.result is None else resumed.replay_result
         with resumed.run.journal:
             async with open_stream(resumed.run, drive) as events:

@@ -239,7 +239,7 @@ async def test_resume_without_a_store_is_a_configuration_error() -> None:
 
 async def test_resume_takes_deps_again_and_nothing_else(any_store: RunStore) -> None:
     with pytest.raises(ConfigurationError, match="session_id"):
-        await ReActLoop(ScriptedModel([]), store=any_store).resume("x", session_id="s")
+        await ReActLoop(ScriptedModel([]), store=any_store).resume("x", session_id="s")  # type: ignore[call-arg]
 
 
 async def test_a_session_continues_the_conversation_of_its_earlier_turns(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Literal
 
 import anyio
@@ -413,3 +414,8 @@ async def test_a_lone_error_from_a_parallel_tool_escapes_bare(entry: str) -> Non
     with pytest.raises(Abort) as raised:
         await run_through(entry, parallel_tools_one_aborting())
     assert type(raised.value) is Abort
+
+
+def test_the_orchestrator_stays_thin() -> None:
+    """A new capability is a phase, a hook, a contract or a store: not a branch in the loop."""
+    assert len(inspect.getsourcelines(ReActLoop)[0]) < 150
