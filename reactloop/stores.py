@@ -10,6 +10,7 @@ holding its lease; `resume_claimable(loop)` resumes runs whose worker died.
 """
 
 from reactloop._contracts import LeasingStore, RunStore
+from reactloop._durable import ResumeOptions
 from reactloop._lease import resume_claimable
 from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._stores._postgres import PostgresStore
@@ -42,6 +43,7 @@ __all__ = [
     "Record",
     "ResponseSaved",
     "ResultSaved",
+    "ResumeOptions",
     "RunCreated",
     "RunEnded",
     "RunStatus",

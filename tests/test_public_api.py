@@ -82,7 +82,8 @@ PINNED: dict[str, set[str]] = {
     "reactloop.stores": {
         "CallsHeld", "CallStarted", "DecisionsSaved", "InstructionsSaved", "LeasingStore",
         "MemoryStore", "PhaseDataSaved",
-        "PostgresStore", "Record", "ResponseSaved", "ResultSaved", "RunCreated", "RunEnded",
+        "PostgresStore", "Record", "ResumeOptions", "ResponseSaved", "ResultSaved",
+        "RunCreated", "RunEnded",
         "RunStatus", "RunStore", "RunSummary", "SqliteStore", "StepClosed", "StoredRun",
         "resume_claimable", "store_from_url",
     },
