@@ -9,12 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reactloop._approval import (
-    ApprovalPolicy,
-    Approve,
-    Deny,
-    Edit,
-)
+from reactloop._approval import Approve, Deny, Edit
 from reactloop._context import (
     ContextWindow,
 )
@@ -54,6 +49,7 @@ from reactloop._messages import (
     UserMessage,
 )
 from reactloop._moved import moved_name
+from reactloop._policy import ApprovalPolicy
 from reactloop._providers import (
     AnthropicModel,
     OpenAIModel,

@@ -194,7 +194,8 @@ class Cassette:
         """`tools` (same names and specs) answering each call with its recorded result instead
         of running, matched by name and arguments in recorded order. A call with no recorded result
         left gets an error result (`UnrecordedCallError`). Call it anew for each replay."""
-        return serve(self, tools)
+        responses = [interaction.response for interaction in self.interactions]
+        return serve(responses, self.tool_results, tools)
 
 
 def _interned(cassette: Cassette) -> Cassette:

@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict, deque
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import orjson
 
 from reactloop._contracts import Tool
 from reactloop._errors import ConfigurationError, ToolArgumentsError
-from reactloop._messages import ToolCall, ToolSpec
+from reactloop._messages import ModelResponse, ToolCall, ToolSpec
 from reactloop._state import RunContext, ToolResult
 from reactloop._stored_errors import RecordedToolError, UnrecordedCallError
-
-if TYPE_CHECKING:
-    from reactloop._cassette import Cassette
 
 _CUT = re.compile(r"\n\[truncated: (\d+) of (\d+) characters cut\]\Z")
 _RAISED = re.compile(r"tool (.+?) raised ([A-Za-z_]\w*): (.*)\Z", re.DOTALL)
@@ -121,18 +118,20 @@ class ServedTool:
         return served_value(self.recorded.take(self.tool, arguments))
 
 
-def serve(cassette: Cassette, tools: Sequence[Tool]) -> list[Tool]:
-    """`tools` wrapped to answer from `cassette`'s recorded results (one queue for them all)."""
+def serve(
+    responses: Sequence[ModelResponse], results: Mapping[str, ToolResult], tools: Sequence[Tool]
+) -> list[Tool]:
+    """`tools` wrapped to answer from a recording: its model `responses` in order and its tool
+    `results` by call id (one queue for them all)."""
     for tool in tools:
         if not isinstance(tool, Tool):
             rule = "a sequence of tools (each with name, spec, parse_arguments and invoke)"
             raise ConfigurationError.invalid("Cassette.recorded_tools(tools)", tools, rule)
     by_name = {tool.name: tool for tool in tools}
-    results = cassette.tool_results
     pairs = [
         (call, results[call.id])
-        for interaction in cassette.interactions
-        for call in interaction.response.message.tool_calls
+        for response in responses
+        for call in response.message.tool_calls
         if call.id in results and _ran(results[call.id])
     ]
     recorded = _Recorded(by_name, pairs)

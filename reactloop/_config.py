@@ -10,7 +10,6 @@ from typing import Any, TypedDict, Unpack, cast
 
 import anyio
 
-from reactloop._approval import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._context import ContextWindow
 from reactloop._contracts import (
     AnyOf,
@@ -30,6 +29,7 @@ from reactloop._guards import NON_EMPTY_INPUT
 from reactloop._hooks import HookSet
 from reactloop._limits import RunLimiter
 from reactloop._messages import ModelSettings
+from reactloop._policy import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._providers import model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep

@@ -1,5 +1,4 @@
-"""Keeping a run's lease while a worker drives it, and a worker's round of claiming runs whose
-worker died (stores shared by many workers).
+"""Keeping a run's lease while a worker drives it (stores shared by many workers).
 
 A heartbeat renews the lease every third of its length, so a long model call or tool call does
 not let it expire; leaving a run that did not end (cancelled, or its driver gave up) frees the
@@ -10,21 +9,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TypeGuard
 
 import anyio
 
 from reactloop._contracts import LeasingStore, RunStore
-from reactloop._errors import ConfigurationError
 from reactloop._groups import unwrap_single_error
 from reactloop._journal import Journal
 from reactloop._retry import Sleep
 from reactloop._run import Run
-from reactloop._state import RunResult
-from reactloop._stored_errors import LeaseHeldError, StoreError
-
-if TYPE_CHECKING:
-    from reactloop._loop import ReActLoop
+from reactloop._stored_errors import StoreError
 
 RELEASE_TIMEOUT = 5.0
 _LEASING: dict[type, bool] = {type(None): False}
@@ -97,24 +91,3 @@ async def release(store: LeasingStore, run_id: str) -> None:
         suppress(StoreError),  # the lease then expires on its own
     ):
         await store.release_lease(run_id)
-
-
-async def resume_claimable(loop: ReActLoop, *, limit: int = 100, **context: Any) -> list[RunResult]:
-    """A worker's round: resume (concurrently) up to `limit` runs of the loop's store that no
-    worker holds (their worker died), each to its end; their results. A run another worker
-    claims first is skipped. `context` is what `resume()` takes (`deps=`)."""
-    store = loop.config.store
-    if not leases(store):
-        rule = "a store shared by workers (PostgresStore) to claim runs from"
-        raise ConfigurationError.invalid("store", store, rule)
-    results: list[RunResult] = []
-
-    async def one(run_id: str) -> None:
-        with suppress(LeaseHeldError):  # another worker was first: it drives the run
-            results.append(await loop.resume(run_id, **context))
-
-    with unwrap_single_error():
-        async with anyio.create_task_group() as tasks:
-            for summary in await store.claimable_runs(limit=limit):
-                tasks.start_soon(one, summary.run_id)
-    return results

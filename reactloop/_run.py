@@ -11,7 +11,6 @@ from typing import Any
 import anyio
 from attrs import define, field, frozen
 
-from reactloop._approval import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._context import ContextTracker, ContextWindow
 from reactloop._contracts import Clock, InputGuard, Model, RunStore, StopCondition, Tool
 from reactloop._decisions import Stop
@@ -21,6 +20,7 @@ from reactloop._hooks import HookSet
 from reactloop._journal import NULL_JOURNAL, NullJournal
 from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, ToolSpec
+from reactloop._policy import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._sealing import SigningKeys

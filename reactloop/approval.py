@@ -7,8 +7,6 @@ give the loop an `ApprovalPolicy`. A step with held calls runs the others, then 
 """
 
 from reactloop._approval import (
-    ApprovalCheck,
-    ApprovalPolicy,
     Approve,
     Decision,
     DecisionScope,
@@ -19,6 +17,7 @@ from reactloop._approval import (
     HoldKind,
     PendingCall,
 )
+from reactloop._policy import ApprovalCheck, ApprovalPolicy
 
 __all__ = [
     "ApprovalCheck",

@@ -11,7 +11,6 @@ holding its lease; `resume_claimable(loop)` resumes runs whose worker died.
 
 from reactloop._contracts import LeasingStore, RunStore
 from reactloop._durable import ResumeOptions
-from reactloop._lease import resume_claimable
 from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._stores._postgres import PostgresStore
 from reactloop._stores._records import (
@@ -30,6 +29,7 @@ from reactloop._stores._records import (
     StepClosed,
     StoredRun,
 )
+from reactloop._workers import resume_claimable
 
 __all__ = [
     "CallStarted",

@@ -9,8 +9,6 @@ import anyio
 import pytest
 
 from reactloop._approval import (
-    ApprovalCheck,
-    ApprovalPolicy,
     Approve,
     Decision,
     DecisionScope,
@@ -25,6 +23,7 @@ from reactloop._decisions import StopReason
 from reactloop._events import Event, RunFinished, RunPaused
 from reactloop._loop import ReActLoop
 from reactloop._messages import ToolMessage
+from reactloop._policy import ApprovalCheck, ApprovalPolicy
 from reactloop._state import RunResult
 from reactloop._stored_errors import DecisionError, RunInProgressError
 from reactloop._stores._records import RunStatus

@@ -16,7 +16,7 @@ import pytest
 from reactloop._approval import Approve, Decision
 from reactloop._decisions import StopReason
 from reactloop._errors import ConfigurationError
-from reactloop._lease import _beat, resume_claimable
+from reactloop._lease import _beat
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelRequest, ToolCall, Usage
 from reactloop._state import RunContext
@@ -24,6 +24,7 @@ from reactloop._stored_errors import LeaseHeldError, SessionBusyError, StoreErro
 from reactloop._stores import MemoryStore, PostgresStore
 from reactloop._stores._records import PhaseDataSaved, RunCreated, RunEnded, RunStatus
 from reactloop._tool import tool
+from reactloop._workers import resume_claimable
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel
 from tests.conftest import close
 from tests.postgres_server import expire

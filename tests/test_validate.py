@@ -16,7 +16,7 @@ import anyio
 import httpx
 import pytest
 
-from reactloop._approval import ApprovalPolicy, Approve, Deny, Edit, ExternalFailure
+from reactloop._approval import Approve, Deny, Edit, ExternalFailure
 from reactloop._config import LOOP_PARAMETERS, OPTION_NAMES, LoopOptions
 from reactloop._context import ContextWindow
 from reactloop._contracts import Hook
@@ -26,6 +26,7 @@ from reactloop._limits import RunLimiter
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelSettings, ResponseFormat, ResponseFormatKind
 from reactloop._phases import default_phases, default_start_phases
+from reactloop._policy import ApprovalPolicy
 from reactloop._providers import AnthropicModel, OpenAIModel, model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
 from reactloop._retry import RetryPolicy

@@ -10,7 +10,6 @@ import orjson
 from attrs import frozen
 
 from reactloop._approval import (
-    ApprovalCheck,
     Approve,
     Deny,
     Edit,
@@ -24,6 +23,7 @@ from reactloop._errors import ErrorCode
 from reactloop._events import RunPaused
 from reactloop._messages import ToolCall
 from reactloop._phases._execute import Admitted, render
+from reactloop._policy import ApprovalCheck
 from reactloop._state import ToolResult
 
 if TYPE_CHECKING:
