@@ -84,18 +84,25 @@ async def enter_session(
     release = claim_session(store, session_id)
     try:
         turns = await store.session_history(session_id)
-        standing = await _session_standing(store, session_id) if config.holds_calls else ()
+        standing = await _session_standing(store, session_id, config.holds_calls)
     except BaseException:
         release()
         raise
     return Session(tuple(turns), release, standing)
 
 
-async def _session_standing(store: RunStore, session_id: str) -> tuple[GivenDecision, ...]:
-    """The session's "always" decisions: each run carries those it inherited and adds its own,
-    so the newest run holds them all."""
+async def _session_standing(
+    store: RunStore, session_id: str, holds_calls: bool
+) -> tuple[GivenDecision, ...]:
+    """The session's "always" decisions (read when the loop may hold calls): each run carries
+    those it inherited and adds its own, so the newest run holds them all. A session whose
+    newest run is paused takes no new turn until that run is resumed (`SessionBusyError`)."""
     newest = await store.list_runs(session_id=session_id, limit=1)
     if not newest:
+        return ()
+    if newest[0].status is RunStatus.PAUSED:
+        raise SessionBusyError(session_id, newest[0].run_id)
+    if not holds_calls:
         return ()
     return replay((await store.load(newest[0].run_id)).records).session_wide
 

@@ -49,16 +49,21 @@ class RunInProgressError(ReactLoopError):
 
 
 class SessionBusyError(ReactLoopError):
-    """A second run of a session started while the first is in progress (turns never interleave)."""
+    """A second run of a session started while the first is in progress or paused for decisions
+    (`paused_run`): turns never interleave."""
 
     code = ErrorCode.CONFLICT
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(
-            f"session {session_id!r} already has a run in progress: a session runs one turn at "
-            "a time; wait for that run's result and start the next turn then"
-        )
+    def __init__(self, session_id: str, paused_run: str | None = None) -> None:
+        if paused_run is None:
+            why = "already has a run in progress: a session runs one turn at a time; wait for "
+            why += "that run's result and start the next turn then"
+        else:
+            why = f"has a paused run ({paused_run}) waiting for decisions: a session runs one "
+            why += "turn at a time; resume it (or delete it) before the next turn"
+        super().__init__(f"session {session_id!r} {why}")
         self.session_id = session_id
+        self.paused_run = paused_run
 
 
 class LeaseHeldError(ReactLoopError):

@@ -25,7 +25,7 @@ from reactloop._loop import ReActLoop
 from reactloop._messages import ToolMessage
 from reactloop._policy import ApprovalCheck, ApprovalPolicy
 from reactloop._state import RunResult
-from reactloop._stored_errors import DecisionError, RunInProgressError
+from reactloop._stored_errors import DecisionError, RunInProgressError, SessionBusyError
 from reactloop._stores._records import RunStatus
 from reactloop._tool import tool
 from reactloop.testing import FakeClock, FakeTool, FunctionModel, ScriptedModel, call
@@ -306,3 +306,19 @@ async def test_a_resumed_step_counts_its_calls_once_against_the_cap(any_store: R
     result = await loop.resume(paused.run_id, decisions={paused.pending[0].call_id: Approve()})
     assert pay.calls == [{"amount": 5}] and look.calls == [{"q": "x"}]
     assert not any(m.is_error for m in results(result).values())
+
+
+async def test_a_session_takes_no_new_turn_while_a_run_of_it_is_paused(
+    any_store: RunStore,
+) -> None:
+    pay = pay_tools()[0]
+    model = FunctionModel(
+        lambda request: "paid" if isinstance(request.messages[-1], ToolMessage) else call("pay")
+    )
+    loop = ReActLoop(model, tools=[pay], store=any_store)
+    paused = await loop.run("first", session_id="s1")
+    with pytest.raises(SessionBusyError) as caught:
+        await loop.run("second", session_id="s1")
+    assert caught.value.paused_run == paused.run_id and "paused" in str(caught.value)
+    await loop.resume(paused.run_id, decisions={paused.pending[0].call_id: Approve()})
+    assert (await loop.run("second", session_id="s1")).paused  # the next turn may go on
