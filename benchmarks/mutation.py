@@ -36,6 +36,7 @@ CORE: dict[str, tuple[str, ...]] = {
     "phases": (
         "reactloop/_phases/__init__.py",
         "reactloop/_phases/_execute.py",
+        "reactloop/_phases/_hold.py",
         "reactloop/_phases/applier.py",
         "reactloop/_phases/guards.py",
         "reactloop/_phases/reasoning.py",
