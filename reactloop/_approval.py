@@ -138,6 +138,12 @@ class ExternalFailure:
 
 
 Decision: TypeAlias = Approve | Deny | Edit | ExternalResult | ExternalFailure
+DecisionLike: TypeAlias = (
+    Decision | bool | BaseException | str | int | float | Mapping[str, Any] | list[Any]
+)
+"""What `resume(decisions=...)` takes per call: a decision, or where the intent is plain, True or
+False for a call held for approval, or an external call's result (any JSON value) or failure (an
+exception)."""
 DECISION_TYPES: tuple[type, ...] = (Approve, Deny, Edit, ExternalResult, ExternalFailure)
 ALLOWED: dict[HoldKind, tuple[type, ...]] = {
     HoldKind.APPROVAL: (Approve, Deny, Edit),

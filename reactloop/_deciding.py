@@ -11,10 +11,14 @@ import orjson
 from reactloop._approval import (
     ALLOWED,
     DECISION_TYPES,
+    Approve,
+    Decision,
     Deny,
     Edit,
+    ExternalFailure,
     ExternalResult,
     GivenDecision,
+    HoldKind,
     PendingCall,
 )
 from reactloop._contracts import Tool
@@ -36,12 +40,25 @@ def decisions_mapping(decisions: object) -> Mapping[str, Any]:
         raise ConfigurationError.invalid(
             "decisions", decisions, "a mapping of call ids to decisions"
         )
-    for call_id, decision in decisions.items():
+    for call_id in decisions:
         if not isinstance(call_id, str):
             raise ConfigurationError.invalid("decisions", call_id, "keyed by call ids (str)")
-        if not isinstance(decision, DECISION_TYPES):
-            raise DecisionError(call_id, decision, _DECISION_RULE)
     return decisions
+
+
+def as_decision(hold: PendingCall, value: object) -> Decision:
+    """The decision `value` stands for where the intent is plain: for a call held for approval,
+    True approves and False denies; for an external call, an exception is its failure and any
+    other value its result. Anything else must be a decision."""
+    if isinstance(value, DECISION_TYPES):
+        return value  # type: ignore[return-value]
+    if hold.kind is HoldKind.APPROVAL and isinstance(value, bool):
+        return Approve() if value else Deny()
+    if hold.kind is HoldKind.EXTERNAL and isinstance(value, BaseException):
+        return ExternalFailure(str(value) or type(value).__name__)
+    if hold.kind is HoldKind.EXTERNAL and value is not None:
+        return ExternalResult(value)
+    raise DecisionError(hold.call_id, value, _DECISION_RULE)
 
 
 def check_decisions(
@@ -62,8 +79,9 @@ def check_decisions(
                 rule = f"a decision for a held call ({', '.join(sorted(held)) or 'none is held'})"
                 raise DecisionError(call_id, decision, rule, "the run made no such call")
             continue
-        _suits(hold, decision, tools.get(hold.tool), limit)
-        given.append(GivenDecision(call_id, hold.tool, decision))
+        chosen = as_decision(hold, decision)
+        _suits(hold, chosen, tools.get(hold.tool), limit)
+        given.append(GivenDecision(call_id, hold.tool, chosen))
     return given
 
 

@@ -12,7 +12,7 @@ from typing import Any, TypedDict
 
 from attrs import frozen
 
-from reactloop._approval import Decision, GivenDecision, standing_of
+from reactloop._approval import DecisionLike, GivenDecision, standing_of
 from reactloop._contracts import RunStore
 from reactloop._deciding import check_decisions, decisions_mapping, expired
 from reactloop._errors import ConfigurationError, ReactLoopError
@@ -151,7 +151,7 @@ class ResumeOptions(TypedDict, total=False):
     the id, `decisions` for its held calls, and `deps` (given again: never stored)."""
 
     state: str | None
-    decisions: Mapping[str, Decision]
+    decisions: Mapping[str, DecisionLike]
     deps: Any
 
 

@@ -9,6 +9,7 @@ give the loop an `ApprovalPolicy`. A step with held calls runs the others, then 
 from reactloop._approval import (
     Approve,
     Decision,
+    DecisionLike,
     DecisionScope,
     Deny,
     Edit,
@@ -24,6 +25,7 @@ __all__ = [
     "ApprovalPolicy",
     "Approve",
     "Decision",
+    "DecisionLike",
     "DecisionScope",
     "Deny",
     "Edit",

@@ -11,6 +11,7 @@ import pytest
 from reactloop._approval import (
     Approve,
     Decision,
+    DecisionLike,
     DecisionScope,
     Deny,
     Edit,
@@ -158,8 +159,8 @@ async def test_a_decision_for_a_call_the_run_never_made_is_refused_before_anythi
 
 @pytest.mark.parametrize(
     "decision",
-    [ExternalResult("x"), ExternalFailure("broke"), "approve", None, True],
-    ids=["external-result", "external-failure", "str", "none", "bool"],
+    [ExternalResult("x"), ExternalFailure("broke"), "approve", None, 5, ["yes"]],
+    ids=["external-result", "external-failure", "str", "none", "int", "list"],
 )
 async def test_a_decision_that_does_not_suit_the_held_call_is_refused(
     any_store: RunStore, decision: Any
@@ -262,6 +263,30 @@ async def test_an_external_tool_pauses_and_takes_its_result_or_error_from_the_ca
     assert by_id[ok].content == '{"title":"A"}' and not by_id[ok].is_error
     assert by_id[bad].content == "page not found" and by_id[bad].is_error
     assert browser.calls == [] and result.output == "done"
+
+
+async def test_plain_values_stand_for_decisions_where_the_intent_is_plain(
+    any_store: RunStore,
+) -> None:
+    pay = pay_tools()[0]
+    browser = FakeTool("browser", external=True)
+    batch = [call("pay", amount=1), call("pay", amount=2), call("browser", url="a")]
+    batch.append(call("browser", url="b"))
+    model = ScriptedModel([batch, "done"])
+    loop = ReActLoop(model, tools=[pay, browser], store=any_store)
+    paused = await loop.run("go")
+    yes, no, page, broken = (p.call_id for p in paused.pending)
+    decisions: dict[str, DecisionLike] = {
+        yes: True,
+        no: False,
+        page: {"title": "A"},
+        broken: LookupError("gone"),
+    }
+    result = await loop.resume(paused.run_id, decisions=decisions)
+    by_id = results(result)
+    assert pay.calls == [{"amount": 1}] and "denied" in by_id[no].content
+    assert by_id[page].content == '{"title":"A"}' and not by_id[page].is_error
+    assert by_id[broken].content == "gone" and by_id[broken].is_error
 
 
 async def test_undecided_calls_past_their_deadline_are_denied_on_resume(

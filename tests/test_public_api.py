@@ -75,7 +75,8 @@ PINNED: dict[str, set[str]] = {
         "TokenEstimator", "estimate_text_tokens"
     },
     "reactloop.approval": {
-        "ApprovalCheck", "ApprovalPolicy", "Approve", "Decision", "DecisionScope", "Deny",
+        "ApprovalCheck", "ApprovalPolicy", "Approve", "Decision", "DecisionLike", "DecisionScope",
+        "Deny",
         "Edit",
         "ExternalFailure", "ExternalResult", "HoldKind", "PendingCall",
     },
