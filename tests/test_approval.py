@@ -19,13 +19,15 @@ from reactloop._approval import (
     ExternalResult,
     HoldKind,
 )
-from reactloop._contracts import RunStore
-from reactloop._decisions import StopReason
+from reactloop._contracts import Hook, RunStore
+from reactloop._decisions import StopReason, StopRun
+from reactloop._errors import ErrorCode
 from reactloop._events import Event, RunFinished, RunPaused
 from reactloop._loop import ReActLoop
-from reactloop._messages import ToolMessage
+from reactloop._messages import ToolCall, ToolMessage, ToolSpec
 from reactloop._policy import ApprovalCheck, ApprovalPolicy
-from reactloop._state import RunResult
+from reactloop._run import Run
+from reactloop._state import RunContext, RunResult
 from reactloop._stored_errors import DecisionError, RunInProgressError, SessionBusyError
 from reactloop._stores._records import RunStatus
 from reactloop._tool import tool
@@ -347,3 +349,121 @@ async def test_a_session_takes_no_new_turn_while_a_run_of_it_is_paused(
     assert caught.value.paused_run == paused.run_id and "paused" in str(caught.value)
     await loop.resume(paused.run_id, decisions={paused.pending[0].call_id: Approve()})
     assert (await loop.run("second", session_id="s1")).paused  # the next turn may go on
+
+
+class PlainTool:
+    """A tool written against the `Tool` contract only: no approval or external flags at all."""
+
+    name = "plain"
+    spec = ToolSpec("plain", "a plain tool", {"type": "object"})
+    timeout = None
+    exclusive = False
+
+    def parse_arguments(self, arguments: str) -> dict[str, Any]:
+        return {}
+
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        return "plain result"
+
+
+async def test_a_tool_without_approval_flags_runs_under_a_policy(any_store: RunStore) -> None:
+    policy = ApprovalPolicy(needs_approval=lambda check: None)  # leave it to the tool
+    model = ScriptedModel([call("plain"), "done"])
+    loop = ReActLoop(model, tools=[PlainTool()], store=any_store, approval=policy)
+    result = await loop.run("go")
+    assert result.output == "done" and not result.pending
+
+
+async def test_the_policy_sees_the_runs_context_and_the_tools_flag(any_store: RunStore) -> None:
+    seen: list[tuple[str | None, bool]] = []
+
+    def policy(check: ApprovalCheck) -> None:
+        seen.append((check.context.user_id, check.tool_requires_approval))
+
+    pay, look, _ = pay_tools()
+    model = ScriptedModel([[call("pay", amount=1), call("look", q="x")], "done"])
+    approval = ApprovalPolicy(needs_approval=policy)
+    loop = ReActLoop(model, tools=[pay, look], store=any_store, approval=approval)
+    await loop.run("go", user_id="ann")
+    assert seen == [("ann", True), ("ann", False)]
+
+
+async def test_held_calls_are_named_in_the_results_and_the_stop_detail(
+    any_store: RunStore,
+) -> None:
+    pay, _, delete = pay_tools()
+    browser = FakeTool("browser", external=True)
+    batch = [call("pay", amount=1), call("delete", id=2), call("browser", url="a")]
+    loop = ReActLoop(ScriptedModel([batch, "done"]), tools=[pay, delete, browser], store=any_store)
+    paused = await loop.run("go")
+    first, second, third = paused.pending
+    assert f"pay ({first.call_id})" in paused.stop_detail and "3 call(s)" in paused.stop_detail
+    assert f"delete ({second.call_id}), browser ({third.call_id})" in paused.stop_detail
+    assert "outside this process" in third.reason
+    decisions: dict[str, DecisionLike] = {
+        first.call_id: Deny("no"),
+        second.call_id: Approve(),
+        third.call_id: ExternalFailure("tab closed"),
+    }
+    result = await loop.resume(paused.run_id, decisions=decisions)
+    final = {r.call_id: r for r in result.steps[0].tool_results}
+    for held in paused.pending:
+        assert final[held.call_id].name == held.tool
+    for failed in (first.call_id, third.call_id):
+        assert final[failed].is_error is True and final[failed].error_code is ErrorCode.TOOL_ERROR
+
+
+async def test_an_always_denial_covers_the_tools_later_calls(any_store: RunStore) -> None:
+    pay = pay_tools()[0]
+    model = ScriptedModel([call("pay", amount=1), call("pay", amount=2), "done"])
+    loop = ReActLoop(model, tools=[pay], store=any_store)
+    paused = await loop.run("go")
+    decisions = {paused.pending[0].call_id: Deny("never", always=True)}
+    result = await loop.resume(paused.run_id, decisions=decisions)
+    later = result.steps[1].tool_results[0]
+    assert result.output == "done" and pay.calls == []
+    assert later.is_error and later.error_code is ErrorCode.TOOL_ERROR and "never" in later.content
+    assert later.name == "pay"
+
+
+async def test_a_held_call_stays_held_as_it_was_until_decided(any_store: RunStore) -> None:
+    pay, _, delete = pay_tools()
+    wall = FakeClock(1_000.0)
+    policy = ApprovalPolicy(expire_after=60, wall_clock=wall)
+    model = ScriptedModel([[call("pay", amount=5), call("delete", id=1)], "done"])
+    loop = ReActLoop(model, tools=[pay, delete], store=any_store, approval=policy)
+    paused = await loop.run("go")
+    wall.advance(30)
+    relaxed = FakeTool("delete")  # the tool no longer asks for approval: still held until decided
+    again = await ReActLoop(model, tools=[pay, relaxed], store=any_store, approval=policy).resume(
+        paused.run_id, decisions={paused.pending[0].call_id: Approve()}
+    )
+    assert again.pending == paused.pending[1:] and again.pending[0].expires_at == 1_060.0
+    assert relaxed.calls == [] and delete.calls == []
+
+
+async def test_an_external_call_has_no_deadline_and_empty_arguments_are_an_empty_object(
+    any_store: RunStore,
+) -> None:
+    browser = FakeTool("browser", external=True)
+    pay = pay_tools()[0]
+    policy = ApprovalPolicy(expire_after=60, wall_clock=FakeClock(0.0))
+    batch = [ToolCall("browser", "", "c1"), ToolCall("pay", "", "c2")]
+    loop = ReActLoop(ScriptedModel([batch]), tools=[browser, pay], store=any_store, approval=policy)
+    paused = await loop.run("go")
+    assert [(p.arguments, p.expires_at) for p in paused.pending] == [({}, None), ({}, 60.0)]
+
+
+async def test_a_run_stopping_in_a_step_refuses_its_held_calls(any_store: RunStore) -> None:
+    class StopOnLook(Hook):
+        async def before_tool_call(self, run: Run, call: ToolCall) -> StopRun | None:
+            return StopRun("enough") if call.name == "look" else None
+
+    pay, look, _ = pay_tools()
+    model = ScriptedModel([[call("pay", amount=1), call("look", q="x")], "done"])
+    loop = ReActLoop(model, tools=[pay, look], store=any_store, hooks=[StopOnLook()])
+    result = await loop.run("go")
+    assert result.stop_reason is StopReason.HOOK_STOPPED and result.pending == ()
+    refused = results(result)
+    assert all(m.is_error and "stopping" in m.content for m in refused.values())
+    assert [m.name for m in refused.values()] == ["pay", "look"] and pay.calls == []
