@@ -153,9 +153,9 @@ async def test_a_decision_for_a_call_the_run_never_made_is_refused_before_anythi
     loop = ReActLoop(model, tools=[pay, look, delete], store=any_store)
     paused = await loop.run("go")
     first = paused.pending[0].call_id
-    with pytest.raises(DecisionError, match="call_99") as caught:
-        await loop.resume(paused.run_id, decisions={first: Approve(), "call_99": Approve()})
-    assert caught.value.call_id == "call_99" and pay.calls == []
+    with pytest.raises(DecisionError, match="no-such-call") as caught:
+        await loop.resume(paused.run_id, decisions={first: Approve(), "no-such-call": Approve()})
+    assert caught.value.call_id == "no-such-call" and pay.calls == []
     assert (await any_store.load(paused.run_id)).status is RunStatus.PAUSED
 
 
@@ -263,6 +263,7 @@ async def test_an_external_tool_pauses_and_takes_its_result_or_error_from_the_ca
     result = await loop.resume(paused.run_id, decisions=decisions)
     by_id = results(result)
     assert by_id[ok].content == '{"title":"A"}' and not by_id[ok].is_error
+    assert {m.name for m in by_id.values()} == {"browser"}
     assert by_id[bad].content == "page not found" and by_id[bad].is_error
     assert browser.calls == [] and result.output == "done"
 
@@ -467,3 +468,26 @@ async def test_a_run_stopping_in_a_step_refuses_its_held_calls(any_store: RunSto
     refused = results(result)
     assert all(m.is_error and "stopping" in m.content for m in refused.values())
     assert [m.name for m in refused.values()] == ["pay", "look"] and pay.calls == []
+
+
+async def test_a_run_stopping_on_resume_refuses_the_calls_still_held(any_store: RunStore) -> None:
+    class StopOnLook(Hook):
+        async def before_tool_call(self, run: Run, call: ToolCall) -> StopRun | None:
+            return StopRun("enough") if call.name == "look" else None
+
+    pay, look, _ = pay_tools()
+    browser = FakeTool("browser", external=True)
+    batch = [call("pay", amount=1), call("browser", url="a"), call("look", q="x")]
+    loop = ReActLoop(ScriptedModel([batch]), tools=[pay, browser, look], store=any_store)
+    paused = await loop.run("go")
+    stopping = ReActLoop(
+        ScriptedModel([]), tools=[pay, browser, look], store=any_store, hooks=[StopOnLook()]
+    )
+    result = await stopping.resume(paused.run_id)  # no decisions: both calls are still held
+    assert result.stop_reason is StopReason.HOOK_STOPPED and result.pending == ()
+    by_id = results(result)
+    assert [by_id[p.call_id].name for p in paused.pending] == ["pay", "browser"]
+    assert all("stopping" in by_id[p.call_id].content for p in paused.pending)
+    assert pay.calls == [] and browser.calls == []
+    looked = [m for m in by_id.values() if m.name == "look"]
+    assert looked[0].content == "seen" and look.calls == [{"q": "x"}]  # its saved result is kept

@@ -50,7 +50,9 @@ async def _admit(run: Run, call: ToolCall, index: int, held: Mapping[str, Pendin
             return changed
         call = changed
     outcome = await _checked(run, call, index)
-    if isinstance(outcome, Admitted) and (run.config.holds_calls or held):
+    if isinstance(outcome, Refused):
+        return _not_run(run, call, outcome)
+    if run.config.holds_calls or held:
         return await gate(run, outcome, held)
     return outcome
 
@@ -119,12 +121,20 @@ async def admit_all(
     if run.pending_stop is not None:
         stopped = [(item.index, item.call) for item in admitted]
         for index, item in sorted([*stopped, *((i, h.call) for i, h in waiting)]):
-            slots[index] = await _settled(
-                run, Refused(item, ToolRefusedError(item.name, "run stopping"))
-            )
+            slots[index] = await _settled(run, _not_run(run, item))
         return []
     run.state.pending.extend(item.pending for _, item in waiting)
     return admitted
+
+
+def _not_run(run: Run, call: ToolCall, refused: Refused | None = None) -> Refused | Settled:
+    """A call that will not run now (refused, or the run is stopping), unless a resumed step
+    saved its result: it ran before the run was resumed, and its result is kept."""
+    draft = run.state.current
+    saved = None if draft is None or draft.recovered is None else draft.recovered.results
+    if saved is not None and call.id in saved:
+        return Settled(call, saved[call.id])
+    return refused or Refused(call, ToolRefusedError(call.name, "run stopping"))
 
 
 async def _settled(run: Run, outcome: Refused | Settled) -> ToolResult:
