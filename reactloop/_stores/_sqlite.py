@@ -1,10 +1,14 @@
 """`SqliteStore`: the embedded run store, one SQLite file, no server.
 
-The stdlib `sqlite3` runs in worker threads (`anyio.to_thread.run_sync`), so the event loop never
-blocks, on asyncio and trio alike. One connection, guarded by a lock, serves every run of the
-process: SQLite takes one writer at a time anyway, and each append is one short transaction. WAL
-mode lets readers go on beside the writer; `synchronous=NORMAL` (default) survives a process
-crash, `FULL` also a power cut. A new file is created owner-only (0600).
+The stdlib `sqlite3` runs in worker threads (`anyio.to_thread.run_sync`), on asyncio and trio
+alike, except for the one write that cannot block: in `synchronous=NORMAL` (default) a commit
+does not wait for the disk, so a journal append commits on the event loop (tens of microseconds)
+when the store's lock is free and no other process is writing (it never waits: it goes to a
+worker thread instead), and WAL checkpoints, which do wait for the disk, run in a worker thread
+every 512 appends. One lock serializes this process's writes: SQLite takes one writer at a time
+anyway, and each append is one short transaction. WAL mode lets readers go on beside the writer;
+`NORMAL` survives a process crash, `FULL` also a power cut (every write then goes to a thread).
+A new file is created owner-only (0600).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal, TypeVar
 
+import anyio.lowlevel
 import anyio.to_thread
 
 from reactloop._errors import ConfigurationError
@@ -37,6 +42,7 @@ from reactloop._validate import checked_arguments, text
 
 T = TypeVar("T")
 Synchronous = Literal["NORMAL", "FULL"]
+_CHECKPOINT_EVERY = 512  # appends between two WAL checkpoints (in a worker thread; ~9 MB WAL)
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS runs (
@@ -108,6 +114,11 @@ class SqliteStore:
         self.synchronous: Synchronous = synchronous
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._inline: sqlite3.Connection | None = None  # for appends on the event loop
+        self._appends = 0
+        # Runs this store wrote last, still running: their last record's number. Another writer
+        # (a second process) makes the next insert collide on the key: then it is read again.
+        self._running: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r}, synchronous={self.synchronous!r})"
@@ -135,6 +146,55 @@ class SqliteStore:
         """`work` on the connection, in a worker thread; a cancelled caller waits for it, so a
         transaction is never left half done."""
         return await anyio.to_thread.run_sync(self._locked, work)
+
+    def _inline_connection(self) -> sqlite3.Connection | None:
+        """A second connection for short appends on the event loop: it never waits for a busy
+        file (another process writing) and never checkpoints (a worker thread does that)."""
+        if self._inline is None and self._connection is not None:
+            connection = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=0.0
+            )
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute("PRAGMA wal_autocheckpoint=0")
+            self._inline = connection
+        return self._inline
+
+    def _try_inline(self, work: Callable[[sqlite3.Connection], None]) -> bool:
+        """Do a write now, on this thread, if it cannot block: NORMAL mode (a commit does not
+        wait for the disk), the store's lock free, the file not busy. False: use a thread."""
+        if self.synchronous != "NORMAL" or self._appends % _CHECKPOINT_EVERY == 0:
+            return False
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            connection = self._inline_connection()
+            if connection is None:
+                return False
+            work(connection)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                return False  # another process writes: wait for it in a worker thread
+            raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
+        finally:
+            self._lock.release()
+        return True
+
+    async def _write(self, work: Callable[[sqlite3.Connection], None]) -> None:
+        """A short write transaction: inline when that cannot block (tens of microseconds),
+        else in a worker thread, which also checkpoints the WAL every few hundred writes."""
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        self._appends += 1
+        if self._try_inline(work):
+            return
+
+        def then_checkpoint(connection: sqlite3.Connection) -> None:
+            work(connection)
+            if self._appends % _CHECKPOINT_EVERY == 0:
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+        await self._run(then_checkpoint)
 
     async def create_run(self, created: RunCreated) -> None:
         """Record a new run and its `RunCreated` record, in one transaction."""
@@ -169,24 +229,20 @@ class SqliteStore:
         """
         bodies = [encode(record) for record in records]
         status = status_after(list(records)).value
+        running = status == RunStatus.RUNNING.value
 
         def work(connection: sqlite3.Connection) -> None:
-            with _transaction(connection):
-                (last,) = connection.execute(
-                    "SELECT MAX(seq) FROM records WHERE run_id = ?", (run_id,)
-                ).fetchone()
-                if last is None:
-                    raise RunNotFoundError(run_id)
-                connection.executemany(
-                    "INSERT INTO records (run_id, seq, body) VALUES (?, ?, ?)",
-                    [(run_id, last + 1 + i, body) for i, body in enumerate(bodies)],
-                )
-                connection.execute(
-                    "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ? AND status <> ?",
-                    (status, time.time(), run_id, status),
-                )
+            known = self._running.pop(run_id, None)
+            try:
+                last = _append_records(connection, run_id, bodies, status, known)
+            except sqlite3.IntegrityError:
+                if known is None:
+                    raise
+                last = _append_records(connection, run_id, bodies, status, None)  # another writer
+            if running:
+                self._running[run_id] = last
 
-        await self._run(work)
+        await self._write(work)
 
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
@@ -225,11 +281,16 @@ class SqliteStore:
 
     async def delete_run(self, run_id: str) -> bool:
         """Delete a run and its journal; False if there was none with that id."""
-        return await self._run(lambda c: _delete(c, "run_id = ?", run_id)) > 0
+        return await self._run(lambda c: self._forget(c, "run_id = ?", run_id)) > 0
 
     async def delete_session(self, session_id: str) -> int:
         """Delete every run of a session; how many there were."""
-        return await self._run(lambda c: _delete(c, "session_id = ?", session_id))
+        return await self._run(lambda c: self._forget(c, "session_id = ?", session_id))
+
+    def _forget(self, connection: sqlite3.Connection, where: str, key: str) -> int:
+        """Delete runs (under the store's lock) and forget what this store knew of them."""
+        self._running.clear()  # an append to a deleted run must find it gone
+        return _delete(connection, where, key)
 
     async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
         """The session's turns in order (every run's own messages), up to run `before`."""
@@ -253,11 +314,46 @@ class SqliteStore:
 
         def work() -> None:
             with self._lock:
-                if self._connection is not None:
-                    self._connection.close()
-                    self._connection = None
+                for connection in (self._connection, self._inline):
+                    if connection is not None:
+                        connection.close()
+                self._connection = self._inline = None
 
         await anyio.to_thread.run_sync(work)
+
+
+def _append_records(
+    connection: sqlite3.Connection,
+    run_id: str,
+    bodies: Sequence[bytes],
+    status: str,
+    known: int | None,
+) -> int:
+    """One transaction: the records after the run's last one (`known`, or read), and the run's
+    status when it may have changed; returns the number of the last record written."""
+    with _transaction(connection):
+        last = known if known is not None else _last_seq(connection, run_id)
+        connection.executemany(
+            "INSERT INTO records (run_id, seq, body) VALUES (?, ?, ?)",
+            [(run_id, last + 1 + i, body) for i, body in enumerate(bodies)],
+        )
+        if known is None or status != RunStatus.RUNNING.value:
+            connection.execute(
+                "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ? AND status <> ?",
+                (status, time.time(), run_id, status),
+            )
+    return last + len(bodies)
+
+
+def _last_seq(connection: sqlite3.Connection, run_id: str) -> int:
+    """The number of the run's last record; `RunNotFoundError` for an unknown run."""
+    (last,) = connection.execute(
+        "SELECT MAX(seq) FROM records WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    if last is None:
+        raise RunNotFoundError(run_id)
+    last_seq: int = last
+    return last_seq
 
 
 def _bodies(connection: sqlite3.Connection, run_id: str) -> list[bytes]:

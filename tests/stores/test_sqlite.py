@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from reactloop._loop import ReActLoop
@@ -17,10 +18,16 @@ from reactloop._messages import (
     ToolMessage,
     UserMessage,
 )
-from reactloop._state import RunContext
-from reactloop._stored_errors import StoreError
+from reactloop._state import RunContext, ToolResult
+from reactloop._stored_errors import RunNotFoundError, StoreError
 from reactloop._stores import SqliteStore
-from reactloop._stores._records import SCHEMA_VERSION, RunStatus
+from reactloop._stores._records import (
+    SCHEMA_VERSION,
+    CallStarted,
+    ResultSaved,
+    RunCreated,
+    RunStatus,
+)
 from reactloop._tool import tool
 from reactloop.testing import FakeTool, ScriptedModel
 
@@ -121,3 +128,64 @@ async def test_no_secret_reaches_the_file(tmp_path: Path) -> None:
     await store.aclose()
     stored = folder_bytes(tmp_path)
     assert b"found" in stored and secret.encode() not in stored
+
+
+def call_started(step: int) -> CallStarted:
+    return CallStarted(step, f"c{step}", "t")
+
+
+async def test_two_stores_on_one_file_append_to_one_run_in_turn(tmp_path: Path) -> None:
+    first, second = SqliteStore(tmp_path / "runs.db"), SqliteStore(tmp_path / "runs.db")
+    await first.create_run(RunCreated("r1", "go", None, (), 0.0))
+    for step in range(1, 7):  # each store's idea of the last record is stale every other time
+        await (first if step % 2 else second).append("r1", [call_started(step)])
+    records = (await second.load("r1")).records
+    assert [r.step for r in records[1:] if isinstance(r, CallStarted)] == [1, 2, 3, 4, 5, 6]
+    await first.aclose()
+    await second.aclose()
+
+
+async def test_an_append_to_a_deleted_run_is_refused(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "runs.db")
+    await store.create_run(RunCreated("r1", "go", None, (), 0.0))
+    await store.append("r1", [call_started(1)])
+    assert await store.delete_run("r1")
+    with pytest.raises(RunNotFoundError):
+        await store.append("r1", [call_started(2)])
+    await store.aclose()
+
+
+async def test_an_append_waits_for_another_writer_without_blocking_the_event_loop(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(tmp_path / "runs.db")
+    await store.create_run(RunCreated("r1", "go", None, (), 0.0))
+    other = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    done = anyio.Event()
+
+    async def append() -> None:
+        await store.append("r1", [call_started(1)])
+        done.set()
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(append)
+            for _ in range(20):  # the loop keeps running while the append waits
+                await anyio.sleep(0.01)
+            assert not done.is_set()
+            other.execute("COMMIT")
+    other.close()
+    assert [type(r) for r in (await store.load("r1")).records] == [RunCreated, CallStarted]
+    await store.aclose()
+
+
+async def test_the_write_ahead_log_is_checkpointed_as_appends_go_on(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "runs.db")
+    await store.create_run(RunCreated("r1", "go", None, (), 0.0))
+    body = ToolResult("c", "t", "x" * 3000)
+    for step in range(1, 1501):
+        await store.append("r1", [ResultSaved(step, body)])
+    wal = tmp_path / "runs.db-wal"
+    assert wal.stat().st_size < 16 * 1024 * 1024  # never checkpointed, it reaches 27 MB
+    await store.aclose()
