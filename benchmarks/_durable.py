@@ -18,11 +18,12 @@ from benchmarks._scenarios import Sizes, _each, _measure
 from reactloop import ReActLoop
 from reactloop._stores import SqliteStore
 from reactloop._stores._sqlite import Synchronous
+from reactloop.stores import RunStore
 
 MODES: tuple[Synchronous | None, ...] = (None, "NORMAL", "FULL")
 
 
-def _rig(steps: int, size: int, store: SqliteStore | None) -> Rig:
+def _rig(steps: int, size: int, store: RunStore | None) -> Rig:
     rig = Rig.build(lambda: Script(steps, base=size + 1), echo)
     loop = ReActLoop(rig.loop.config.model, tools=rig.loop.config.tool_list, store=store,
                      max_iterations=steps + 1)  # fmt: skip

@@ -9,6 +9,7 @@ from benchmarks._durable import durable_steps
 from benchmarks._figures import Figure, Target
 from benchmarks._langgraph import available, langgraph_steps
 from benchmarks._measure import peak_rss_mib, reset_peak_rss
+from benchmarks._postgres import postgres_steps
 from benchmarks._scenarios import (
     Sizes,
     concurrent_runs,
@@ -47,6 +48,7 @@ SCENARIOS: dict[str, Scenario] = {
     "g": durable_steps,
     "i": sealing,
     "j": approval_costs,
+    "k": postgres_steps,
 }
 if available():  # the `bench` extra: LangGraph's agent and checkpointer alongside (g)
     SCENARIOS["h"] = langgraph_steps
