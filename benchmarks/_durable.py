@@ -20,7 +20,15 @@ from reactloop._stores import SqliteStore
 from reactloop._stores._sqlite import Synchronous
 from reactloop.stores import RunStore
 
-MODES: tuple[Synchronous | None, ...] = (None, "NORMAL", "FULL")
+MODES: tuple[str, ...] = ("none", "NORMAL", "NORMAL on loop", "FULL")
+"""No store; SqliteStore in NORMAL and FULL mode; NORMAL with `commit_on_loop=True`."""
+
+
+def _store(mode: str, path: Path) -> SqliteStore | None:
+    if mode == "none":
+        return None
+    synchronous: Synchronous = "FULL" if mode == "FULL" else "NORMAL"
+    return SqliteStore(path, synchronous=synchronous, commit_on_loop=mode.endswith("loop"))
 
 
 def _rig(steps: int, size: int, store: RunStore | None) -> Rig:
@@ -48,17 +56,16 @@ async def durable_steps(sizes: Sizes) -> list[Figure]:
     paths: dict[str, Path] = {}
     for size in (sizes.small_history, sizes.big_history):
         for mode in MODES:
-            key = f"{mode or 'none'}/{size}"
-            paths[key] = folder / f"{key.replace('/', '-')}.db"
-            store = None if mode is None else SqliteStore(paths[key], synchronous=mode)
-            rig = _rig(steps, size, store)
+            key = f"{mode}/{size}"
+            paths[key] = folder / f"{key.replace('/', '-').replace(' ', '-')}.db"
+            rig = _rig(steps, size, _store(mode, paths[key]))
             contenders[key] = rig.stamped(history(size))["reactloop"]
     stamps = await _measure(sizes, contenders)
     cost = _each(stamps, per_step_us)
     figures: list[Figure] = []
     for size in (sizes.small_history, sizes.big_history):
         base = cost[f"none/{size}"]
-        for mode in ("NORMAL", "FULL"):
+        for mode in MODES[1:]:
             ours = cost[f"{mode}/{size}"]
             added = [a - b for a, b in zip(ours, base, strict=True)]
             figures.append(Figure("g", f"per step, {size}-message history, SQLite {mode}", "us",

@@ -299,7 +299,14 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
     Deny: ({}, {"reason": ["", " ", 5, None], "always": [1, "yes", None, "run"]}),
     Edit: ({"arguments": {}}, {"arguments": [5, "x=1", None, {1: "a"}, [1]]}),
     ExternalFailure: ({"message": "broke"}, {"message": ["", " ", 5, None]}),
-    SqliteStore: ({"path": "runs.db"}, {"path": [5, None, ""], "synchronous": ["OFF", 1, None]}),
+    SqliteStore: (
+        {"path": "runs.db"},
+        {
+            "path": [5, None, ""],
+            "synchronous": ["OFF", 1, None],
+            "commit_on_loop": [1, "yes", None],
+        },
+    ),
     store_from_url: ({"url": "memory://"}, {"url": [5, "runs.db", "sqlite://", "mysql://x/y"]}),
     model_from_string: (
         {"spec": "openai-compatible:m@http://127.0.0.1:1/v1"},

@@ -1,14 +1,13 @@
 """`SqliteStore`: the embedded run store, one SQLite file, no server.
 
 The stdlib `sqlite3` runs in worker threads (`anyio.to_thread.run_sync`), on asyncio and trio
-alike, except for the one write that cannot block: in `synchronous=NORMAL` (default) a commit
-does not wait for the disk, so a journal append commits on the event loop (tens of microseconds)
-when the store's lock is free and no other process is writing (it never waits: it goes to a
-worker thread instead), and WAL checkpoints, which do wait for the disk, run in a worker thread
-every 512 appends. One lock serializes this process's writes: SQLite takes one writer at a time
-anyway, and each append is one short transaction. WAL mode lets readers go on beside the writer;
-`NORMAL` survives a process crash, `FULL` also a power cut (every write then goes to a thread).
-A new file is created owner-only (0600).
+alike, so a blocking call never runs on the event loop. One lock serializes this process's
+writes: SQLite takes one writer at a time anyway, and each append is one short transaction. WAL
+mode lets readers go on beside the writer; `synchronous=NORMAL` (default) survives a process
+crash, `FULL` also a power cut. With `commit_on_loop=True`, a NORMAL-mode append (whose commit
+does not wait for the disk) commits on the event loop when the lock is free and no other process
+is writing (it never waits: it goes to a thread instead), and a thread checkpoints the WAL every
+512 appends. A new file is created owner-only (0600).
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ from reactloop._stores._records import (
     status_after,
 )
 from reactloop._stores._replay import replay
-from reactloop._validate import checked_arguments, text
+from reactloop._validate import boolean, checked_arguments, text
 
 T = TypeVar("T")
 Synchronous = Literal["NORMAL", "FULL"]
@@ -99,10 +98,19 @@ def _migrate(connection: sqlite3.Connection) -> None:
 
 @checked_arguments
 class SqliteStore:
-    """Runs in one SQLite file (created on first use, owner-only): the embedded default."""
+    """Runs in one SQLite file (created on first use, owner-only): the embedded default.
+
+    Every call runs in a worker thread. `commit_on_loop=True` (NORMAL mode only) lets a journal
+    append commit on the event loop when that cannot wait (no lock to wait for, no disk sync):
+    about a third of the per-step cost, for a short write system call on the loop.
+    """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, synchronous: Synchronous = "NORMAL"
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "NORMAL",
+        commit_on_loop: bool = False,
     ) -> None:
         if not isinstance(path, str | os.PathLike):
             raise ConfigurationError.invalid("SqliteStore.path", path, "a file path")
@@ -112,6 +120,7 @@ class SqliteStore:
                 "SqliteStore.synchronous", synchronous, "'NORMAL' or 'FULL'"
             )
         self.synchronous: Synchronous = synchronous
+        self.commit_on_loop = boolean("SqliteStore.commit_on_loop", commit_on_loop)
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._inline: sqlite3.Connection | None = None  # for appends on the event loop
@@ -121,7 +130,8 @@ class SqliteStore:
         self._running: dict[str, int] = {}
 
     def __repr__(self) -> str:
-        return f"SqliteStore({self.path!r}, synchronous={self.synchronous!r})"
+        extra = ", commit_on_loop=True" if self.commit_on_loop else ""
+        return f"SqliteStore({self.path!r}, synchronous={self.synchronous!r}{extra})"
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -162,7 +172,9 @@ class SqliteStore:
     def _try_inline(self, work: Callable[[sqlite3.Connection], None]) -> bool:
         """Do a write now, on this thread, if it cannot block: NORMAL mode (a commit does not
         wait for the disk), the store's lock free, the file not busy. False: use a thread."""
-        if self.synchronous != "NORMAL" or self._appends % _CHECKPOINT_EVERY == 0:
+        if not self.commit_on_loop or self.synchronous != "NORMAL":
+            return False
+        if self._appends % _CHECKPOINT_EVERY == 0:
             return False
         if not self._lock.acquire(blocking=False):
             return False
@@ -182,8 +194,8 @@ class SqliteStore:
         return True
 
     async def _write(self, work: Callable[[sqlite3.Connection], None]) -> None:
-        """A short write transaction: inline when that cannot block (tens of microseconds),
-        else in a worker thread, which also checkpoints the WAL every few hundred writes."""
+        """A short write transaction in a worker thread; with `commit_on_loop`, inline when that
+        cannot wait (tens of microseconds), a thread checkpointing the WAL every 512 writes."""
         await anyio.lowlevel.checkpoint_if_cancelled()
         self._appends += 1
         if self._try_inline(work):
@@ -191,8 +203,8 @@ class SqliteStore:
 
         def then_checkpoint(connection: sqlite3.Connection) -> None:
             work(connection)
-            if self._appends % _CHECKPOINT_EVERY == 0:
-                connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            if self.commit_on_loop and self._appends % _CHECKPOINT_EVERY == 0:
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the loop's never do
 
         await self._run(then_checkpoint)
 

@@ -6,6 +6,7 @@ import os
 import shutil
 import sqlite3
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -134,8 +135,12 @@ def call_started(step: int) -> CallStarted:
     return CallStarted(step, f"c{step}", "t")
 
 
-async def test_two_stores_on_one_file_append_to_one_run_in_turn(tmp_path: Path) -> None:
-    first, second = SqliteStore(tmp_path / "runs.db"), SqliteStore(tmp_path / "runs.db")
+@pytest.mark.parametrize("on_loop", [False, True])
+async def test_two_stores_on_one_file_append_to_one_run_in_turn(
+    tmp_path: Path, on_loop: bool
+) -> None:
+    first = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop)
+    second = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop)
     await first.create_run(RunCreated("r1", "go", None, (), 0.0))
     for step in range(1, 7):  # each store's idea of the last record is stale every other time
         await (first if step % 2 else second).append("r1", [call_started(step)])
@@ -145,8 +150,9 @@ async def test_two_stores_on_one_file_append_to_one_run_in_turn(tmp_path: Path) 
     await second.aclose()
 
 
-async def test_an_append_to_a_deleted_run_is_refused(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "runs.db")
+@pytest.mark.parametrize("on_loop", [False, True])
+async def test_an_append_to_a_deleted_run_is_refused(tmp_path: Path, on_loop: bool) -> None:
+    store = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop)
     await store.create_run(RunCreated("r1", "go", None, (), 0.0))
     await store.append("r1", [call_started(1)])
     assert await store.delete_run("r1")
@@ -155,10 +161,11 @@ async def test_an_append_to_a_deleted_run_is_refused(tmp_path: Path) -> None:
     await store.aclose()
 
 
+@pytest.mark.parametrize("on_loop", [False, True])
 async def test_an_append_waits_for_another_writer_without_blocking_the_event_loop(
-    tmp_path: Path,
+    tmp_path: Path, on_loop: bool
 ) -> None:
-    store = SqliteStore(tmp_path / "runs.db")
+    store = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop)
     await store.create_run(RunCreated("r1", "go", None, (), 0.0))
     other = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
@@ -180,12 +187,37 @@ async def test_an_append_waits_for_another_writer_without_blocking_the_event_loo
     await store.aclose()
 
 
-async def test_the_write_ahead_log_is_checkpointed_as_appends_go_on(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "runs.db")
+@pytest.mark.parametrize("on_loop", [False, True])
+async def test_the_write_ahead_log_is_checkpointed_as_appends_go_on(
+    tmp_path: Path, on_loop: bool
+) -> None:
+    store = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop)
     await store.create_run(RunCreated("r1", "go", None, (), 0.0))
     body = ToolResult("c", "t", "x" * 3000)
     for step in range(1, 1501):
         await store.append("r1", [ResultSaved(step, body)])
     wal = tmp_path / "runs.db-wal"
     assert wal.stat().st_size < 16 * 1024 * 1024  # never checkpointed, it reaches 27 MB
+    await store.aclose()
+
+
+@pytest.mark.parametrize("on_loop", [False, True])
+async def test_only_commit_on_loop_runs_statements_on_the_event_loops_thread(
+    tmp_path: Path, on_loop: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: set[int] = set()
+    connect = sqlite3.connect
+
+    def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection: sqlite3.Connection = connect(*args, **kwargs)
+        connection.set_trace_callback(lambda statement: threads.add(threading.get_ident()))
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    store = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop)
+    await store.create_run(RunCreated("r1", "go", None, (), 0.0))
+    for step in range(1, 20):
+        await store.append("r1", [call_started(step)])
+    await store.load("r1")
+    assert (threading.get_ident() in threads) is on_loop
     await store.aclose()
