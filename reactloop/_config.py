@@ -29,6 +29,14 @@ from reactloop._guards import NON_EMPTY_INPUT
 from reactloop._hooks import HookSet
 from reactloop._limits import RunLimiter
 from reactloop._messages import ModelSettings
+from reactloop._output import (
+    Output,
+    OutputStrategy,
+    OutputValidator,
+    build_output,
+    output_validator,
+)
+from reactloop._phases.output import OutputPhase
 from reactloop._policy import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._providers import model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
@@ -88,6 +96,9 @@ class LoopOptions(TypedDict, total=False):
     store: RunStore | str | None  # journal runs (resume, sessions): a store or a URL
     approval: ApprovalPolicy | None  # which calls wait for a person, and for how long
     state_key: StateKey  # signs paused runs' state tokens; default: REACTLOOP_STATE_KEY
+    output_strategy: OutputStrategy  # how the model is asked for output_type; default AUTO
+    output_retries: int  # more tries after an answer that does not validate; default 2
+    output_validators: Sequence[OutputValidator]  # check or change the value; raise OutputRetry
 
 
 def _tool_item(option: str, item: object) -> ToolLike:
@@ -221,6 +232,9 @@ CHECKS: dict[str, Check] = {
     "store": _store,
     "approval": lambda o, v: optional_instance(o, v, ApprovalPolicy, "an ApprovalPolicy"),
     "state_key": lambda o, v: signing_keys(v) if v is not None else None,
+    "output_strategy": lambda o, v: member(o, v, OutputStrategy),
+    "output_retries": lambda o, v: integer(o, v, minimum=0),
+    "output_validators": lambda o, v: sequence_of(o, v, output_validator, "functions"),
 }
 """One check per option of `LoopOptions`: it raises `ConfigurationError` or returns the value."""
 
@@ -246,7 +260,7 @@ def _model(model: object) -> Model:
     return model
 
 
-LOOP_PARAMETERS = ("model", "phases", "start_phases")
+LOOP_PARAMETERS = ("model", "phases", "start_phases", "output_type")
 
 
 def _phase(option: str, value: object) -> Phase:
@@ -271,7 +285,9 @@ def phase_sequence(
     return checked
 
 
-def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConfig:
+def build_config(
+    model: Model | str, output_type: object = None, **options: Unpack[LoopOptions]
+) -> LoopConfig:
     """Check every option and build the shared, read-only configuration."""
     checked = check_options("ReActLoop", options, LOOP_PARAMETERS)
     model = _model(model)
@@ -281,6 +297,8 @@ def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConf
         checked.get("stop_when"),
     )
     tools = tool_registry(checked.get("tools", ()))
+    output = _output(output_type, model, checked)
+    _offer_final_tool(tools, output)
     holds = _holds_calls(checked.get("approval"), tools.values())
     store = checked.get("store")
     keys = checked.get("state_key") or signing_keys(None)  # None: the environment's key
@@ -315,6 +333,48 @@ def build_config(model: Model | str, **options: Unpack[LoopOptions]) -> LoopConf
         approval=checked.get("approval") or DEFAULT_POLICY,
         holds_calls=holds,
         state_keys=keys,
+        output=output,
+    )
+
+
+def _offer_final_tool(tools: dict[str, Tool], output: Output | None) -> None:
+    """With the TOOL strategy the final-answer tool is one of the loop's tools."""
+    final = None if output is None else output.tool
+    if final is None:
+        return
+    if final.name in tools:
+        rule = f"a name other than {final.name!r}, which the final-answer tool of output_type uses"
+        raise ConfigurationError.invalid("tools", final.name, rule)
+    tools[final.name] = final
+
+
+def check_output_phase(config: LoopConfig, phases: Sequence[Phase]) -> None:
+    """A loop with `output_type` needs an `OutputPhase` among its phases to check the answer."""
+    if config.output is None or any(isinstance(phase, OutputPhase) for phase in phases):
+        return
+    rule = "a sequence with OutputPhase() (before ToolPhase) when output_type is given"
+    raise ConfigurationError.invalid("phases", phases, rule)
+
+
+def _output(output_type: object, model: Model, checked: Mapping[str, Any]) -> Output | None:
+    """The loop's structured output; its options alone (without `output_type`) are refused."""
+    defaults = {
+        "output_strategy": OutputStrategy.AUTO,
+        "output_retries": 2,
+        "output_validators": (),
+    }
+    if output_type is None:
+        extra = [n for n, default in defaults.items() if n in checked and checked[n] != default]
+        if extra:
+            rule = "given with output_type (it has no effect without one)"
+            raise ConfigurationError.invalid(extra[0], checked[extra[0]], rule)
+        return None
+    return build_output(
+        output_type,
+        model,
+        strategy=checked.get("output_strategy", OutputStrategy.AUTO),
+        retries=checked.get("output_retries", 2),
+        validators=checked.get("output_validators", ()),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Generic, NoReturn, TypeAlias, TypeVar
+from typing import Any, Generic, NoReturn, TypeAlias, TypeVar
 
 from attrs import frozen
 
@@ -48,11 +48,12 @@ class NextIteration:
 
 @frozen(eq=False)
 class Stop:
-    """End the run. `output` overrides the final text; None keeps the last assistant text."""
+    """End the run. `output` overrides the final answer (text, or a structured output's value);
+    None keeps the last assistant text."""
 
     reason: StopReason
     detail: str = ""
-    output: str | None = None
+    output: Any = None
     error: ReactLoopError | None = None
 
 

@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
+import orjson
 from attrs import frozen
 
 from reactloop._approval import DecisionLike, GivenDecision, standing_of
@@ -25,7 +26,7 @@ from reactloop._repair import repair_history
 from reactloop._run import LoopConfig, Run
 from reactloop._state import RunContext, RunResult
 from reactloop._stored_errors import MissingToolError, RunInProgressError, SessionBusyError
-from reactloop._stores._records import RunCreated, RunStatus, StoredRun
+from reactloop._stores._records import RunCreated, RunEnded, RunStatus, StoredRun
 from reactloop._stores._replay import Replayed, replay, resume_state
 from reactloop._validate import reject_unknown, text
 
@@ -137,7 +138,7 @@ class Resumed:
 
     run: Run
     replayed: Replayed
-    result: RunResult | None = None
+    result: RunResult[Any] | None = None
 
     async def replay_result(self, run: Run, departure: object = None) -> RunResult:
         """What a stream of a finished run shows: its end, with the stored result."""
@@ -288,13 +289,22 @@ def _rebuilt(
     return run
 
 
-def stored_result(stored: StoredRun, run: Run) -> RunResult:
+def _stored_output(ended: RunEnded, run: Run) -> Any:
+    """The stored output: text, or a structured value rebuilt as the loop's output type."""
+    if ended.output_json is None:
+        return ended.output
+    value = orjson.loads(ended.output_json)
+    output = run.config.output
+    return value if output is None else output.spec.convert(value)
+
+
+def stored_result(stored: StoredRun, run: Run) -> RunResult[Any]:
     """The result of a finished stored run, as its journal recorded it."""
     ended = stored.ended
     assert ended is not None
     return RunResult(
         run_id=stored.run_id,
-        output=ended.output,
+        output=_stored_output(ended, run),
         stop_reason=ended.stop_reason,
         stop_detail=ended.stop_detail,
         messages=stored.messages,

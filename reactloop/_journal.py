@@ -18,7 +18,7 @@ from reactloop._approval import GivenDecision, PendingCall
 from reactloop._errors import ContractError
 from reactloop._messages import ModelResponse, ToolCall, Usage
 from reactloop._state import RunResult, RunState, Step, ToolResult
-from reactloop._stores._codec import json_snapshot
+from reactloop._stores._codec import json_snapshot, value_json
 from reactloop._stores._records import (
     CallsHeld,
     CallStarted,
@@ -171,7 +171,7 @@ class Journal(NullJournal):
     ) -> None:
         """Write the run's end, with the step end still held (and the phase data, unless it
         cannot be saved: the run has then already failed with that `ContractError`)."""
-        ended = ended_record(result, time.time(), settled)
+        ended = ended_record(result, time.time(), settled, value_json)
         try:
             json_snapshot(state.phase_data)
         except ContractError:

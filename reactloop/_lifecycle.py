@@ -8,7 +8,7 @@ import inspect
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, Self
 
 import anyio
 
@@ -109,6 +109,8 @@ async def _prepared(
     run_id = os.urandom(16).hex()
     run_context = _run_context(run_id, context)
     instructions, broken = await _instructions(config, run_context)
+    if config.output is not None:
+        instructions = config.output.instructions(instructions)
     repaired = repair_history(session.history)
     messages: list[Message] = [*repaired.messages, UserMessage(text)]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
@@ -135,6 +137,28 @@ async def _instructions(
         return text, None
     rule = "an instructions function returns a str"
     return None, ContractError(f"instructions {name_of(instructions)}", rule, text)
+
+
+class LoopResources:
+    """What a loop owns beyond its configuration: the model's connections and the store when it
+    made them from strings, closed by `aclose()` or `async with loop:`."""
+
+    config: LoopConfig
+    _owns_model: bool
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the model's connections and the store if this loop created them (from strings)."""
+        close = getattr(self.config.model, "aclose", None)
+        if self._owns_model and close is not None:
+            await close()
+        if self.config.owns_store and self.config.store is not None:
+            await self.config.store.aclose()
 
 
 class Departure:
@@ -201,12 +225,12 @@ async def _report_end(run: Run, step: Step | None, stop: Stop, result: RunResult
     return result
 
 
-def result_of(run: Run, stop: Stop) -> RunResult:
+def result_of(run: Run, stop: Stop) -> RunResult[Any]:
     """The result of a run whose transcript is closed, ending for `stop`."""
     state = run.state
     output = stop.output
-    if output is None and stop.error is None:
-        output = state.last_text()
+    if output is None and stop.error is None and run.config.output is None:
+        output = state.last_text()  # a structured output is a validated value or nothing
     resolved = None if stop.error is None else user_message(stop.error, run.config.error_messages)
     return RunResult(
         run_id=state.run_id,

@@ -20,6 +20,7 @@ from reactloop._hooks import HookSet
 from reactloop._journal import NULL_JOURNAL, NullJournal
 from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, ToolSpec
+from reactloop._output import Output
 from reactloop._policy import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
@@ -111,6 +112,7 @@ class LoopConfig:
     approval: ApprovalPolicy = DEFAULT_POLICY
     holds_calls: bool = False  # some call may wait for approval or an outside runner
     state_keys: SigningKeys | None = None  # sign a paused run's state token
+    output: Output | None = None  # the structured output the runs must end with
 
 
 @define

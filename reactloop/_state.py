@@ -6,8 +6,9 @@ be serialized, checkpointed and resumed; everything live belongs to `Run` (see `
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from attrs import Factory, define, frozen
 
@@ -25,6 +26,12 @@ from reactloop._messages import (
 from reactloop._repair import RepairNote
 
 DepsT = TypeVar("DepsT")
+if TYPE_CHECKING:  # a default (PEP 696) for type checkers; typing_extensions ships with them
+    from typing_extensions import TypeVar as DefaultedTypeVar
+
+    OutputT = DefaultedTypeVar("OutputT", default=str)
+else:
+    OutputT = typing.TypeVar("OutputT")
 _NO_USAGE = Usage()
 
 
@@ -136,6 +143,7 @@ class RunState:
     pending: list[PendingCall] = Factory(list)  # held calls: the run pauses at the step's end
     decisions: dict[str, Decision] = Factory(dict)  # given for held calls, by call id
     standing: dict[str, Decision] = Factory(dict)  # "always" decisions, by tool name
+    output_attempts: int = 0  # final answers that did not validate (structured output)
 
     def open_step(self, now: float) -> StepDraft:
         """Start the next iteration's step record (the rebuilt step first, in a resumed run)."""
@@ -245,18 +253,20 @@ class RunState:
 
 
 @frozen(eq=False)
-class RunResult:
+class RunResult(Generic[OutputT]):
     """What a run produced and why it ended; `error` is set when it failed.
 
-    A paused run (`StopReason.AWAITING_APPROVAL`) lists its held calls in `pending`; without a
-    store, `state` is the signed token to resume it with (`loop.resume(state=...)`).
+    `output` is the final answer: text, or with `output_type` the validated value of that type
+    (`RunResult[Invoice]`). A paused run (`StopReason.AWAITING_APPROVAL`) lists its held calls in
+    `pending`; without a store, `state` is the signed token to resume it with
+    (`loop.resume(state=...)`).
 
     `usage` is the sum of the steps' usage and `setup_usage` (tokens spent before the first step,
     e.g. by a planning start phase): every token is counted in exactly one of them.
     """
 
     run_id: str
-    output: str | None
+    output: OutputT | None
     stop_reason: StopReason
     stop_detail: str
     messages: tuple[Message, ...]

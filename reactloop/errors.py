@@ -29,6 +29,7 @@ from reactloop._errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
+from reactloop._output import OutputValidationError
 from reactloop._resolver import (
     DefaultErrorMessages,
     ErrorMessageResolver,
@@ -75,6 +76,7 @@ __all__ = [
     "ModelTimeoutError",
     "MovedNameError",
     "NoResultError",
+    "OutputValidationError",
     "ProviderConfigurationError",
     "ProviderUnavailableError",
     "RateLimitedError",

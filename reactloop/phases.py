@@ -19,6 +19,7 @@ from reactloop._limits import (
 from reactloop._phases import (
     HookDecisionApplier,
     IterationGuards,
+    OutputPhase,
     ReasoningPhase,
     RunStart,
     ToolPhase,
@@ -42,6 +43,7 @@ __all__ = [
     "IterationGuards",
     "LoopOptions",
     "NextIteration",
+    "OutputPhase",
     "Phase",
     "PhaseDecision",
     "Proceed",

@@ -233,7 +233,7 @@ def test_duplicate_tool_names_are_rejected() -> None:
 
 def test_a_non_model_is_rejected() -> None:
     with pytest.raises(ConfigurationError, match="Model contract"):
-        ReActLoop(object())  # type: ignore[arg-type]
+        ReActLoop(object())  # type: ignore[call-overload]
 
 
 async def test_repetition_nudges_then_stops_the_run() -> None:

@@ -4,6 +4,8 @@ refused when an older pause's token is replayed."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -24,14 +26,14 @@ KEY = "k" * 32
 OTHER_KEY = "o" * 32
 
 
-def loop_for(pay: FakeTool, key: str | None = KEY, **options: object) -> ReActLoop:
+def loop_for(pay: FakeTool, key: str | None = KEY, **options: Any) -> ReActLoop:
     """A loop whose model asks for two payments, then answers (each loop its own script: a
     resumed run asks the model only for the answer)."""
     batch = [call("pay", amount=5), call("pay", amount=7)]
     model = FunctionModel(
         lambda request: "done" if isinstance(request.messages[-1], ToolMessage) else batch
     )
-    return ReActLoop(model, tools=[pay], state_key=key, **options)  # type: ignore[arg-type]
+    return ReActLoop(model, tools=[pay], state_key=key, **options)
 
 
 async def paused_token(pay: FakeTool) -> RunResult:

@@ -26,7 +26,12 @@ PINNED: dict[str, set[str]] = {
         "RunPaused", "RunStarted", "StepFinished", "StepStarted", "TextStreamed",
         "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed"
     },
+    "reactloop.output": {
+        "FINAL_TOOL", "OutputPhase", "OutputRetry", "OutputStrategy", "OutputValidationError",
+        "OutputValidator", "strip_fences",
+    },
     "reactloop.errors": {
+        "OutputValidationError",
         "CassetteError", "CassetteExhaustedError", "CassetteFormatError",
         "CassetteMismatchError", "RecordedToolError", "UnrecordedCallError",
         "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",
@@ -57,7 +62,8 @@ PINNED: dict[str, set[str]] = {
     },
     "reactloop.phases": {
         "Finishing", "HookDecisionApplier", "IterationGuards", "LoopOptions",
-        "NextIteration", "Phase", "PhaseDecision", "Proceed", "ReasoningPhase", "Run",
+        "NextIteration", "OutputPhase", "Phase", "PhaseDecision", "Proceed", "ReasoningPhase",
+        "Run",
         "RunLimiter", "RunStart", "RunState", "Step", "StepPlan", "Stop", "ToolPhase",
         "ToolResult", "default_phases", "default_start_phases"
     },

@@ -380,7 +380,7 @@ async def test_a_plain_predicate_stops_the_run() -> None:
         return len(steps) >= 2
 
     model = ScriptedModel([call("t"), call("t"), call("t"), "final"])
-    loop = ReActLoop(model, tools=[FakeTool("t")], stop_when=two_steps)  # type: ignore[arg-type]
+    loop = ReActLoop(model, tools=[FakeTool("t")], stop_when=two_steps)  # type: ignore[call-overload]
     result = await loop.run("go")
     assert result.stop_reason is StopReason.CONDITION
     assert result.stop_detail == "two_steps"

@@ -25,6 +25,7 @@ from reactloop._guards import BlockedPatterns, MaxInputLength
 from reactloop._limits import RunLimiter
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelSettings, ResponseFormat, ResponseFormatKind
+from reactloop._output import OutputStrategy
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._policy import ApprovalPolicy
 from reactloop._providers import AnthropicModel, OpenAIModel, model_from_string
@@ -140,6 +141,9 @@ LOOP_BAD: dict[str, list[object]] = {
     "store": [5, "runs.db", "sqlite:///", "sqlit:///runs.db", "postgres", object(), MemoryStore],
     "approval": [5, "always", lambda check: True, ApprovalPolicy, object()],
     "state_key": [5, "short", b"short", [], ["k" * 32, 5], {"k" * 32}, object()],
+    "output_strategy": ["fast", 5, None, OutputStrategy.NATIVE],
+    "output_retries": [-1, 1.5, "2", True, 3],
+    "output_validators": [5, [5], "f", [str]],
 }
 """Wrong values for each `LoopOptions` key."""
 
@@ -171,6 +175,9 @@ LOOP_DEFAULTS: dict[str, Any] = {
     "store": None,
     "approval": None,
     "state_key": None,
+    "output_strategy": OutputStrategy.AUTO,
+    "output_retries": 2,
+    "output_validators": (),
 }
 """Each option at its documented default."""
 
@@ -178,6 +185,7 @@ LOOP_OWN_BAD: dict[str, list[object]] = {
     "model": [5, None, "gpt-4", "acme:model", object()],
     "phases": ["phase", [5], [NotAHook()], 5],
     "start_phases": ["phase", [5], [lambda: None]],
+    "output_type": [5, "Invoice", object(), {1: "x"}, set[int]],
 }
 """Wrong values for ReActLoop's own parameters (beside the options)."""
 
@@ -514,24 +522,24 @@ def test_a_wrong_model_string_suggests_the_provider() -> None:
 
 
 def test_a_string_for_on_cap_is_taken_as_the_policy() -> None:
-    loop = ReActLoop(ScriptedModel([]), on_cap="stop_now")  # type: ignore[arg-type]
+    loop = ReActLoop(ScriptedModel([]), on_cap="stop_now")  # type: ignore[call-overload]
     assert loop.config.on_cap is CapPolicy.STOP_NOW
 
 
 def test_a_misspelled_enum_value_gets_a_suggestion() -> None:
     with pytest.raises(ConfigurationError, match="did you mean 'stop_now'"):
-        ReActLoop(ScriptedModel([]), on_cap="stop_no")  # type: ignore[arg-type]
+        ReActLoop(ScriptedModel([]), on_cap="stop_no")  # type: ignore[call-overload]
 
 
 def test_a_plain_predicate_for_stop_when_is_wrapped_in_stop_when() -> None:
-    loop = ReActLoop(ScriptedModel([]), stop_when=predicate)  # type: ignore[arg-type]
-    conditions = loop.config.stop_when.conditions  # type: ignore[attr-defined]
+    loop = ReActLoop(ScriptedModel([]), stop_when=predicate)  # type: ignore[call-overload]
+    conditions = loop.config.stop_when.conditions
     assert StopWhen(predicate, "predicate") in conditions
 
 
 def test_a_single_function_for_tools_is_refused_with_the_rule() -> None:
     with pytest.raises(ConfigurationError, match="sequence of tools") as caught:
-        ReActLoop(ScriptedModel([]), tools=search)  # type: ignore[arg-type]
+        ReActLoop(ScriptedModel([]), tools=search)  # type: ignore[call-overload]
     assert caught.value.rule is not None and "sequence" in caught.value.rule
 
 
@@ -571,7 +579,7 @@ def test_a_misspelled_option_of_any_class_fails_with_a_suggestion(factory: Facto
     ("build", "extra"),
     [
         pytest.param(lambda: MaxIterations(3, 4), 4, id="MaxIterations"),  # type: ignore[call-arg]
-        pytest.param(lambda: ReActLoop(ScriptedModel([]), None), None, id="ReActLoop"),  # type: ignore[call-arg]
+        pytest.param(lambda: ReActLoop(ScriptedModel([]), None), None, id="ReActLoop"),  # type: ignore[call-overload]
         pytest.param(lambda: RetryPolicy(2, 0.5, 2.0, 8.0, 0.25, 60.0, 7), 7, id="RetryPolicy"),  # type: ignore[call-arg]
     ],
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from reactloop._contracts import Phase
 from reactloop._phases.applier import HookDecisionApplier
 from reactloop._phases.guards import IterationGuards
+from reactloop._phases.output import OutputPhase
 from reactloop._phases.reasoning import ReasoningPhase
 from reactloop._phases.start import RunStart
 from reactloop._phases.tools import ToolPhase
@@ -16,12 +17,13 @@ def default_start_phases() -> list[Phase]:
 
 
 def default_phases() -> list[Phase]:
-    """One iteration: `IterationGuards -> ReasoningPhase -> HookDecisionApplier -> ToolPhase ->
-    HookDecisionApplier`."""
+    """One iteration: `IterationGuards -> ReasoningPhase -> HookDecisionApplier -> OutputPhase ->
+    ToolPhase -> HookDecisionApplier` (`OutputPhase` does nothing without an `output_type`)."""
     return [
         IterationGuards(),
         ReasoningPhase(),
         HookDecisionApplier(),
+        OutputPhase(),
         ToolPhase(),
         HookDecisionApplier(),
     ]
@@ -30,6 +32,7 @@ def default_phases() -> list[Phase]:
 __all__ = [
     "HookDecisionApplier",
     "IterationGuards",
+    "OutputPhase",
     "ReasoningPhase",
     "RunStart",
     "ToolPhase",

@@ -15,12 +15,14 @@ from reactloop._decisions import PROCEED, PhaseDecision, Stop
 from reactloop._errors import ContractError, ModelTimeoutError, name_of
 from reactloop._events import ModelRetrying, TextStreamed, ToolCallStreamed
 from reactloop._messages import (
+    ForcedTool,
     ModelDelta,
     ModelRequest,
     ModelResponse,
     TextDelta,
     ToolChoice,
 )
+from reactloop._output import FINAL_TOOL
 from reactloop._phases.applier import park_stop
 from reactloop._retry import RetryNotice, call_with_retry
 from reactloop._run import StepPlan
@@ -32,14 +34,26 @@ if TYPE_CHECKING:
 async def plan_step(run: Run) -> StepPlan:
     """The step's model, tools, tool choice and messages, after the loop's `prepare_step`."""
     config, state = run.config, run.state
-    tools = () if state.finishing is not None else config.tool_list
-    choice = ToolChoice.AUTO if tools else ToolChoice.NONE
+    tools: tuple[Tool, ...] = config.tool_list
+    choice: ToolChoice | ForcedTool = ToolChoice.AUTO if tools else ToolChoice.NONE
+    if state.finishing is not None:
+        tools, choice = _finishing_tools(run)
     plan = StepPlan(config.model, tools, choice, tuple(state.messages), state.instructions)
     if config.prepare_step is not None:
         prepared = config.prepare_step(run, plan)
         plan = await prepared if inspect.isawaitable(prepared) else prepared
         _check_plan(config.prepare_step, plan)
     return fit_to_window(run, plan)
+
+
+def _finishing_tools(run: Run) -> tuple[tuple[Tool, ...], ToolChoice | ForcedTool]:
+    """The last call after a cap offers no tools, or only the final-answer tool, forced, when
+    the answer must be a structured output (TOOL strategy)."""
+    output = run.config.output
+    final = None if output is None else run.config.tools.get(FINAL_TOOL)
+    if output is None or final is None:
+        return (), ToolChoice.NONE
+    return (final,), output.forced
 
 
 def _check_plan(prepare_step: object, plan: object) -> None:
@@ -79,7 +93,9 @@ def build_request(run: Run, plan: StepPlan) -> ModelRequest:
         instructions=plan.instructions,
         tools=specs,
         tool_choice=plan.tool_choice,
-        settings=run.config.settings,
+        settings=config.settings
+        if config.output is None
+        else config.output.settings(config.settings),
     )
 
 
@@ -177,6 +193,8 @@ def settle(run: Run, response: ModelResponse) -> PhaseDecision:
     """Stop when finishing or when a final-answer condition fired; else proceed."""
     signal = run.config.stop_when.check(run, CheckPoint.AFTER_REASONING)
     finishing = run.state.finishing
+    if finishing is not None and run.config.output is not None:
+        return PROCEED  # the last answer must still be the structured output: OutputPhase checks it
     if finishing is not None:
         output = signal.output if signal is not None else response.message.text
         return Stop(finishing.reason, finishing.detail, output=output)

@@ -69,3 +69,8 @@ def json_snapshot(data: dict[str, Any]) -> bytes:
     except TypeError as exc:
         rule = "phase data holds JSON values (str, int, float, bool, None, lists, dicts)"
         raise ContractError("RunState.phase_data", rule, exc) from exc
+
+
+def value_json(value: Any) -> str:
+    """A structured output's value as JSON text (attrs classes and dataclasses as objects)."""
+    return orjson.dumps(_converter.unstructure(value), option=_OPTIONS).decode()

@@ -5,7 +5,7 @@ stored run a store gives back. A record is written once and never changed (appen
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 from attrs import field, frozen
@@ -142,6 +142,7 @@ class RunEnded:
     error_message: str | None = None
     user_message: str | None = None
     settled: tuple[ToolResult, ...] = ()
+    output_json: str | None = None  # a structured output's value, as JSON (`output` is None)
 
 
 Record: TypeAlias = (
@@ -190,21 +191,27 @@ def status_after(records: tuple[Record, ...] | list[Record]) -> RunStatus:
 
 
 def ended_record(
-    result: RunResult, ended_at: float, settled: Sequence[ToolResult] = ()
+    result: RunResult[Any],
+    ended_at: float,
+    settled: Sequence[ToolResult] = (),
+    json_text: Callable[[Any], str] = str,
 ) -> RunEnded:
     """The record of a run's end, from its result (the error itself is not stored: its code and
-    message are)."""
+    message are; a structured output is stored as `json_text` makes it)."""
     error = result.error
+    text = result.output if isinstance(result.output, str) else None
+    value = None if result.output is None or text is not None else json_text(result.output)
     return RunEnded(
         result.stop_reason,
         result.stop_detail,
-        result.output,
+        text,
         result.usage,
         ended_at,
         None if error is None else error.code,
         None if error is None else error.message,
         result.user_message,
         tuple(settled),
+        value,
     )
 
 

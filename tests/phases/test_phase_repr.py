@@ -18,6 +18,6 @@ def test_a_phase_repr_rebuilds_the_phase(phase: Phase) -> None:
 
 def test_the_default_sequence_prints_readably() -> None:
     assert repr(default_phases()) == (
-        "[IterationGuards(), ReasoningPhase(), HookDecisionApplier(), ToolPhase(), "
-        "HookDecisionApplier()]"
+        "[IterationGuards(), ReasoningPhase(), HookDecisionApplier(), OutputPhase(), "
+        "ToolPhase(), HookDecisionApplier()]"
     )

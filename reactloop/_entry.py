@@ -1,0 +1,88 @@
+"""The ways to run a loop: to the end (`run`), in the background (`start`), as a stream of
+events (`stream`), and again from a store or a state token (`resume`, `resume_stream`). Each
+prepares a run and hands it to the orchestrator's `drive`, the one code path of them all."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Generic, Unpack
+
+from reactloop._durable import ResumeOptions, resume_any
+from reactloop._groups import unwrap_single_error
+from reactloop._handle import RunHandle, RunStream, open_handle, open_stream
+from reactloop._lifecycle import Departure, LoopResources, start_run
+from reactloop._messages import Message
+from reactloop._run import LoopConfig, Run
+from reactloop._state import OutputT, RunResult
+
+
+class RunEntryPoints(LoopResources, Generic[OutputT]):
+    """What a program calls on a loop; `ReActLoop` adds the orchestration (`drive`)."""
+
+    @abstractmethod
+    async def drive(self, run: Run, departure: Departure | None = None) -> RunResult[Any]:
+        """Execute a prepared run to its end."""
+
+    async def run(
+        self, text: str, *, history: Sequence[Message] = (), **context: Any
+    ) -> RunResult[OutputT]:
+        """Run to the end and return the result; `context` takes deps, user_id, session_id."""
+        run = await start_run(self.config, text, history=history, context=context)
+        return await self._complete(run)
+
+    async def resume(
+        self, run_id: str | None = None, **options: Unpack[ResumeOptions]
+    ) -> RunResult[OutputT]:
+        """Continue a stored run by id, or a paused run from its `state=` token, with `decisions=`
+        for its held calls and `deps=` (never stored); a finished run gives its stored result."""
+        resumed = await resume_any(self.config, run_id, options)
+        return resumed.result or await self._complete(resumed.run)
+
+    async def _complete(self, run: Run) -> RunResult[OutputT]:
+        with run.journal, unwrap_single_error():
+            result = await self.drive(run)
+        return raise_if_strict(self.config, result)
+
+    @asynccontextmanager
+    async def start(
+        self, text: str, *, history: Sequence[Message] = (), **context: Any
+    ) -> AsyncIterator[RunHandle]:
+        """Run in the background of this block: `handle.interrupt()`, `await handle.result()`."""
+        run = await start_run(self.config, text, history=history, context=context)
+        with run.journal:
+            async with open_handle(run, self.drive) as handle:
+                yield handle
+
+    @asynccontextmanager
+    async def stream(
+        self, text: str, *, history: Sequence[Message] = (), **context: Any
+    ) -> AsyncIterator[RunStream]:
+        """A new run, yielding typed events; `await events.result()` gives its `RunResult`.
+
+        Leaving the block before the run ended (break, return, an exception) ends the run with
+        `StopReason.STREAM_CLOSED`; the block's own exception comes out as itself.
+        """
+        run = await start_run(self.config, text, history=history, context=context)
+        with run.journal:
+            async with open_stream(run, self.drive) as events:
+                yield events
+
+    @asynccontextmanager
+    async def resume_stream(
+        self, run_id: str | None = None, **options: Unpack[ResumeOptions]
+    ) -> AsyncIterator[RunStream]:
+        """`resume()` as a stream of events, like `stream()`; a finished run streams its end."""
+        resumed = await resume_any(self.config, run_id, options)
+        drive = self.drive if resumed.result is None else resumed.replay_result
+        with resumed.run.journal:
+            async with open_stream(resumed.run, drive) as events:
+                yield events
+
+
+def raise_if_strict(config: LoopConfig, result: RunResult[Any]) -> RunResult[Any]:
+    """In strict mode a failed run raises its error instead of returning it."""
+    if config.strict and result.error is not None:
+        raise result.error
+    return result

@@ -1,0 +1,179 @@
+"""Structured output: the final answer becomes a typed value (validated, repaired, checked by the
+user's validators) on each strategy, also when a cap forces the last call, and it is stored."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+import orjson
+import pytest
+
+from reactloop._decisions import StopReason
+from reactloop._errors import ConfigurationError
+from reactloop._loop import ReActLoop
+from reactloop._messages import (
+    ForcedTool,
+    ModelRequest,
+    ResponseFormatKind,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from reactloop._output import FINAL_TOOL, OutputRetry, OutputStrategy, OutputValidationError
+from reactloop._state import RunContext
+from reactloop._stores import MemoryStore
+from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call
+
+pytestmark = pytest.mark.anyio
+
+
+@attrs.frozen
+class Invoice:
+    customer: str
+    total: float
+    paid: bool = False
+
+
+def final(**arguments: Any) -> ToolCall:
+    return call(FINAL_TOOL, **arguments)
+
+
+async def test_the_final_answer_tool_gives_a_typed_value() -> None:
+    model = ScriptedModel([final(customer="Ann", total=12.5)])
+    loop = ReActLoop(model, output_type=Invoice)
+    result = await loop.run("bill Ann")
+    assert result.output == Invoice("Ann", 12.5) and result.stop_reason is StopReason.COMPLETED
+    [tool] = model.requests[0].tools
+    assert tool.name == FINAL_TOOL and tool.parameters["required"] == ["customer", "total"]
+
+
+async def test_tools_first_then_the_final_answer() -> None:
+    lookup = FakeTool("lookup", result="Ann owes 12.5")
+    model = ScriptedModel([call("lookup", who="Ann"), final(customer="Ann", total=12.5)])
+    result = await ReActLoop(model, tools=[lookup], output_type=Invoice).run("bill Ann")
+    assert lookup.calls == [{"who": "Ann"}] and result.output == Invoice("Ann", 12.5)
+
+
+async def test_an_invalid_answer_goes_back_naming_what_was_wrong_then_a_valid_one_ends() -> None:
+    model = ScriptedModel([final(customer="Ann", total="lots"), final(customer="Ann", total=3)])
+    result = await ReActLoop(model, output_type=Invoice).run("bill Ann")
+    assert result.output == Invoice("Ann", 3.0)
+    [error] = [m for m in model.requests[1].messages if isinstance(m, ToolMessage)]
+    assert error.is_error and "total" in error.content and "number" in error.content
+
+
+async def test_after_the_retries_the_run_fails_with_the_last_raw_answer() -> None:
+    bad = final(customer="Ann")
+    model = ScriptedModel([bad, bad, bad])
+    result = await ReActLoop(model, output_type=Invoice, output_retries=2).run("bill")
+    assert isinstance(result.error, OutputValidationError) and result.output is None
+    assert result.error.raw == bad.arguments and result.error.attempts == 3
+    assert "total" in result.error.problem and len(model.requests) == 3
+
+
+async def test_a_text_answer_on_the_tool_strategy_is_asked_to_call_the_tool() -> None:
+    model = ScriptedModel(["Ann owes 12.5", final(customer="Ann", total=12.5)])
+    result = await ReActLoop(model, output_type=Invoice).run("bill")
+    assert result.output == Invoice("Ann", 12.5)
+    assert isinstance(model.requests[1].messages[-1], UserMessage)
+    assert FINAL_TOOL in model.requests[1].messages[-1].content
+
+
+async def test_validators_change_the_value_or_send_it_back() -> None:
+    seen: list[str] = []
+
+    def positive(value: Invoice) -> Invoice:
+        if value.total <= 0:
+            raise OutputRetry("the total must be positive")
+        return attrs.evolve(value, customer=value.customer.upper())
+
+    async def with_context(value: Invoice, context: RunContext[Any]) -> Invoice:
+        seen.append(context.run_id)
+        return value
+
+    model = ScriptedModel([final(customer="ann", total=-1), final(customer="ann", total=2)])
+    loop = ReActLoop(model, output_type=Invoice, output_validators=[positive, with_context])
+    result = await loop.run("bill")
+    assert result.output == Invoice("ANN", 2.0) and seen == [result.run_id]
+    [error] = [m for m in model.requests[1].messages if isinstance(m, ToolMessage)]
+    assert "the total must be positive" in error.content
+
+
+async def test_the_prompted_strategy_puts_the_schema_in_the_instructions() -> None:
+    model = ScriptedModel(['```json\n{"customer": "Ann", "total": 1}\n```'])
+    loop = ReActLoop(model, instructions="Be brief.", output_type=Invoice,
+                     output_strategy=OutputStrategy.PROMPTED)  # fmt: skip
+    result = await loop.run("bill")
+    assert result.output == Invoice("Ann", 1.0)
+    instructions = model.requests[0].instructions or ""
+    assert instructions.startswith("Be brief.") and '"customer"' in instructions
+    assert model.requests[0].tools == ()
+
+
+async def test_the_native_strategy_asks_for_a_strict_json_schema_response() -> None:
+    model = ScriptedModel(['{"result": ["a", "b"]}'])
+    loop = ReActLoop(model, output_type=list[str], output_strategy=OutputStrategy.NATIVE)
+    result = await loop.run("list")
+    assert result.output == ["a", "b"]
+    fmt = model.requests[0].settings.response_format
+    assert fmt is not None and fmt.kind is ResponseFormatKind.JSON_SCHEMA and fmt.strict
+    assert fmt.schema is not None and fmt.schema["required"] == ["result"]
+
+
+@pytest.mark.parametrize(
+    ("output_type", "answer", "expected"),
+    [
+        (int, 42, 42),
+        (list[str], ["a"], ["a"]),
+        (Literal["yes", "no"], "no", "no"),
+        (Invoice | None, None, None),
+        ({"type": "object", "properties": {"a": {"type": "integer"}}}, {"a": 1}, {"a": 1}),
+    ],
+    ids=["int", "list", "literal", "optional-class", "raw-schema"],
+)
+async def test_every_kind_of_output_type(output_type: Any, answer: Any, expected: Any) -> None:
+    object_schema = isinstance(output_type, dict)
+    arguments = answer if object_schema else {"result": answer}
+    model = ScriptedModel([ToolCall(FINAL_TOOL, orjson.dumps(arguments).decode())])
+    result = await ReActLoop(model, output_type=output_type).run("go")
+    assert result.error is None and result.output == expected
+
+
+async def test_a_cap_still_ends_in_a_structured_answer() -> None:
+    lookup = FakeTool("lookup")
+    requests: list[ModelRequest] = []
+
+    def answer(request: ModelRequest) -> Any:
+        requests.append(request)
+        if request.tool_choice == ForcedTool(FINAL_TOOL):
+            return final(customer="Ann", total=1)
+        return call("lookup")
+
+    loop = ReActLoop(FunctionModel(answer), tools=[lookup], output_type=Invoice, max_iterations=2)
+    result = await loop.run("go")
+    assert result.output == Invoice("Ann", 1.0)
+    assert result.stop_reason is StopReason.MAX_ITERATIONS
+    assert [t.name for t in requests[-1].tools] == [FINAL_TOOL]
+
+
+async def test_a_stored_structured_run_resumes_to_its_typed_value() -> None:
+    store = MemoryStore()
+    loop = ReActLoop(ScriptedModel([final(customer="Ann", total=2)]), output_type=Invoice,
+                     store=store)  # fmt: skip
+    result = await loop.run("bill")
+    again = await loop.resume(result.run_id)
+    assert again.output == Invoice("Ann", 2.0)
+    stored = await store.load(result.run_id)
+    assert stored.ended is not None and stored.ended.output is None
+    assert orjson.loads(stored.ended.output_json or "") == {"customer": "Ann", "total": 2.0}
+
+
+def test_output_options_without_an_output_type_are_refused() -> None:
+    with pytest.raises(ConfigurationError, match="output_retries"):
+        ReActLoop(ScriptedModel([]), output_retries=3)
+
+
+def test_a_tool_named_like_the_final_answer_tool_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match=FINAL_TOOL):
+        ReActLoop(ScriptedModel([]), tools=[FakeTool(FINAL_TOOL)], output_type=Invoice)
