@@ -8,6 +8,7 @@ Each figure's second column is the same run without the capability.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from benchmarks._fakes import Script, echo
 from benchmarks._figures import Figure
@@ -32,12 +33,12 @@ POLICY = ApprovalPolicy(needs_approval=no_approval)
 
 def _rig(steps: int, *, store: bool, gate: bool) -> Rig:
     rig = Rig.build(lambda: Script(steps), echo)
-    options: dict[str, object] = {"max_iterations": steps + 1}
+    options: dict[str, Any] = {"max_iterations": steps + 1}
     if store:
         options["store"] = MemoryStore()
     if gate:
         options.update(approval=POLICY, state_key=KEY)
-    loop = ReActLoop(rig.loop.config.model, tools=rig.loop.config.tool_list, **options)  # type: ignore[arg-type]
+    loop = ReActLoop(rig.loop.config.model, tools=rig.loop.config.tool_list, **options)
     return Rig(loop, rig.ours, rig.theirs, rig.model, rig.tools, rig.specs)
 
 
