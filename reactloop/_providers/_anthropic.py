@@ -473,6 +473,7 @@ class AnthropicModel(HttpModel):
             "AnthropicModel", model=model, api_key=api_key, base_url=base_url, provider=provider,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
         )  # fmt: skip
+        self.supports_native_output = True  # output_config.format: a JSON schema
         self.model = model
         self.max_tokens = integer("AnthropicModel.max_tokens", max_tokens)
         secret = resolve_key(api_key, "ANTHROPIC_API_KEY")

@@ -373,6 +373,8 @@ class OpenAIModel(HttpModel):
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
         )  # fmt: skip
         self.model = model
+        # OpenAI's own API has strict structured outputs; a compatible server may not.
+        self.supports_native_output = provider == "openai"
         self.options = OpenAIOptions(
             member("OpenAIModel.instructions_role", instructions_role, InstructionsRole),
             member("OpenAIModel.max_tokens_field", max_tokens_field, MaxTokensField),

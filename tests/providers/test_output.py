@@ -1,0 +1,161 @@
+"""Structured output over real HTTP on both providers: each strategy's request (checked against
+the provider's protocol) and the typed answer, streamed and not, after a tool step, including an
+answer that is sent back once before a valid one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import orjson
+import pytest
+
+from reactloop._loop import ReActLoop
+from reactloop._messages import ToolCall
+from reactloop._output import FINAL_TOOL, OutputStrategy
+from reactloop._providers import AnthropicModel, OpenAIModel
+from tests.providers.protocol import OpenAIRequestSchema, check_anthropic_request
+from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
+from tests.providers.wire_server import Reply, Request, WireServer, json_reply, sse_reply
+
+pytestmark = pytest.mark.anyio
+
+
+@attrs.frozen
+class Forecast:
+    city: str
+    celsius: int
+    rain: bool = False
+
+
+ANSWER = {"city": "Paris", "celsius": 18}
+WEATHER = ToolCall("get_weather", '{"city": "Paris"}', "call_1")
+
+
+def get_weather(city: str) -> str:
+    """The weather in a city.
+
+    Args:
+        city: The city's name.
+    """
+    return "18 C, dry"
+
+
+def final_step(
+    strategy: OutputStrategy, answer: dict[str, Any]
+) -> tuple[str, tuple[ToolCall, ...]]:
+    """What the model says last: the final-answer tool call, or the JSON as text."""
+    if strategy is OutputStrategy.TOOL:
+        return "", (ToolCall(FINAL_TOOL, orjson.dumps(answer).decode(), "call_9"),)
+    return orjson.dumps(answer).decode(), ()
+
+
+def scripted(
+    strategy: OutputStrategy,
+    streamed: Callable[..., list[bytes]],
+    whole: Callable[..., object],
+    answers: list[dict[str, Any]],
+) -> Callable[[Request], Reply]:
+    """A tool step first, then the given answers in turn."""
+    steps = [("", (WEATHER,)), *(final_step(strategy, answer) for answer in answers)]
+
+    def answer(request: Request) -> Reply:
+        text, calls = steps.pop(0)
+        if request.json().get("stream"):
+            return sse_reply(streamed(text, calls))
+        return json_reply(whole(text, calls))
+
+    return answer
+
+
+async def structured(
+    model: OpenAIModel | AnthropicModel, strategy: OutputStrategy, stream: bool
+) -> Forecast | None:
+    loop = ReActLoop(model, tools=[get_weather], output_type=Forecast, output_strategy=strategy)
+    if not stream:
+        result = await loop.run("Forecast for Paris?")
+        assert result.error is None
+        return result.output
+    async with loop.stream("Forecast for Paris?") as events:
+        async for _ in events:
+            pass
+    streamed = await events.result()
+    assert streamed.error is None and isinstance(streamed.output, Forecast | None)
+    return streamed.output
+
+
+STRATEGIES = [OutputStrategy.NATIVE, OutputStrategy.TOOL, OutputStrategy.PROMPTED]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+async def test_openai_ends_with_the_typed_answer(
+    server: WireServer,
+    openai: OpenAIModel,
+    openai_schema: OpenAIRequestSchema,
+    strategy: OutputStrategy,
+    stream: bool,
+) -> None:
+    server.handler = scripted(strategy, openai_stream, openai_json, [ANSWER])
+    assert await structured(openai, strategy, stream) == Forecast("Paris", 18)
+    bodies = [request.json() for request in server.requests]
+    for body in bodies:
+        openai_schema.check(body)
+    check_openai_strategy(strategy, bodies[-1])
+
+
+def check_openai_strategy(strategy: OutputStrategy, body: dict[str, Any]) -> None:
+    tools = [tool["function"]["name"] for tool in body.get("tools", [])]
+    if strategy is OutputStrategy.NATIVE:
+        fmt = body["response_format"]
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+        assert set(fmt["json_schema"]["schema"]["properties"]) == {"city", "celsius", "rain"}
+    else:
+        assert "response_format" not in body
+    assert (FINAL_TOOL in tools) is (strategy is OutputStrategy.TOOL)
+    system = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
+    assert ('"celsius"' in system) is (strategy is OutputStrategy.PROMPTED)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+async def test_anthropic_ends_with_the_typed_answer(
+    server: WireServer, anthropic: AnthropicModel, strategy: OutputStrategy, stream: bool
+) -> None:
+    server.handler = scripted(strategy, anthropic_stream, anthropic_json, [ANSWER])
+    assert await structured(anthropic, strategy, stream) == Forecast("Paris", 18)
+    bodies = [request.json() for request in server.requests]
+    for body in bodies:
+        check_anthropic_request(body)
+    last = bodies[-1]
+    native = strategy is OutputStrategy.NATIVE
+    assert ("output_config" in last) is native
+    if native:
+        assert last["output_config"]["format"]["type"] == "json_schema"
+    tools = [tool["name"] for tool in last.get("tools", [])]
+    assert (FINAL_TOOL in tools) is (strategy is OutputStrategy.TOOL)
+    assert ('"celsius"' in last.get("system", "")) is (strategy is OutputStrategy.PROMPTED)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+async def test_an_invalid_answer_is_sent_back_once_then_the_valid_one_ends(
+    server: WireServer, openai: OpenAIModel, strategy: OutputStrategy
+) -> None:
+    wrong = {"city": "Paris", "celsius": "warm"}
+    server.handler = scripted(strategy, openai_stream, openai_json, [wrong, ANSWER])
+    assert await structured(openai, strategy, stream=False) == Forecast("Paris", 18)
+    retry = server.requests[2].json()["messages"][-1]
+    assert "celsius" in str(retry["content"]) and "integer" in str(retry["content"])
+
+
+async def test_auto_picks_native_on_openai_and_the_tool_on_a_compatible_server(
+    server: WireServer,
+) -> None:
+    async with OpenAIModel("m", api_key="k", base_url=f"{server.url}/v1") as own:
+        assert ReActLoop(own, output_type=Forecast).config.output is not None
+    compatible = OpenAIModel("m", base_url=f"{server.url}/v1", provider="openai-compatible")
+    async with compatible:
+        for model, expected in ((own, OutputStrategy.NATIVE), (compatible, OutputStrategy.TOOL)):
+            output = ReActLoop(model, output_type=Forecast).config.output
+            assert output is not None and output.strategy is expected
