@@ -29,6 +29,7 @@ USER_PROGRAM = '''
 """A user's program, type-checked with mypy --strict against the installed wheel, then run."""
 
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import Any, Literal, assert_type
 
 import anyio
@@ -47,6 +48,12 @@ async def get_weather(city: str, units: Literal["c", "f"] = "c") -> str:
         units: Temperature units.
     """
     return f"{city}: 21 {units}"
+
+
+@dataclass
+class Trip:
+    city: str
+    days: int
 
 
 @tool(timeout=5)
@@ -84,7 +91,12 @@ async def main() -> None:
                 case RunFinished(result=final):
                     finals.append(final)
     assert "".join(texts) == "Again sunny." and finals[0].output == "Again sunny."
-    print("user program:", output, "".join(texts))
+    planner = ReActLoop(ScriptedModel([call("final_answer", city="Oslo", days=3)]), output_type=Trip)
+    planned = await planner.run("Plan a trip")
+    assert_type(planned, RunResult[Trip])
+    assert_type(planned.output, Trip | None)
+    assert planned.output == Trip("Oslo", 3)
+    print("user program:", output, "".join(texts), planned.output.days)
 
 
 anyio.run(main)
