@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, Unpack, cast
 
 import anyio
+import attrs
 
 from reactloop._context import ContextWindow
 from reactloop._contracts import (
@@ -30,6 +31,7 @@ from reactloop._hooks import HookSet
 from reactloop._limits import RunLimiter
 from reactloop._messages import ModelSettings
 from reactloop._output import (
+    FINAL_TOOL,
     Output,
     OutputStrategy,
     OutputValidator,
@@ -346,6 +348,31 @@ def _offer_final_tool(tools: dict[str, Tool], output: Output | None) -> None:
         rule = f"a name other than {final.name!r}, which the final-answer tool of output_type uses"
         raise ConfigurationError.invalid("tools", final.name, rule)
     tools[final.name] = final
+
+
+def config_with_output(
+    config: LoopConfig, output_type: object, options: Mapping[str, object]
+) -> LoopConfig:
+    """The configuration for runs that end with `output_type` (its output options checked);
+    the model, tools and store are shared, and stay the original loop's to close."""
+    checked = check_options("with_output", options)
+    extra = set(checked) - {"output_strategy", "output_retries", "output_validators"}
+    if extra:
+        name = sorted(extra)[0]
+        raise ConfigurationError.invalid(name, checked[name], "an output option")
+    if output_type is None:
+        raise ConfigurationError.invalid("output_type", None, "a type (or a JSON schema)")
+    tools = {name: tool for name, tool in config.tools.items() if name != FINAL_TOOL}
+    output = _output(output_type, config.model, checked)
+    _offer_final_tool(tools, output)
+    return attrs.evolve(
+        config,
+        tools=tools,
+        tool_list=tuple(tools.values()),
+        tool_specs=tuple(tool.spec for tool in tools.values()),
+        output=output,
+        owns_store=False,
+    )
 
 
 def check_output_phase(config: LoopConfig, phases: Sequence[Phase]) -> None:

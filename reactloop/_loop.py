@@ -5,11 +5,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from contextlib import nullcontext
-from typing import Any, Unpack, assert_never, overload
+from typing import Any, TypeVar, Unpack, assert_never, overload
 
 import anyio
 
-from reactloop._config import LoopOptions, build_config, check_output_phase, phase_sequence
+from reactloop._config import (
+    LoopOptions,
+    build_config,
+    check_output_phase,
+    config_with_output,
+    phase_sequence,
+)
 from reactloop._contracts import Model, Phase
 from reactloop._decisions import (
     PROCEED,
@@ -31,6 +37,8 @@ from reactloop._phases import default_phases, default_start_phases
 from reactloop._run import Run
 from reactloop._state import OutputT, RunResult
 from reactloop._validate import checked_arguments
+
+T = TypeVar("T")
 
 
 @checked_arguments
@@ -76,6 +84,19 @@ class ReActLoop(RunEntryPoints[OutputT]):
         self.phases = phase_sequence("phases", phases, default_phases)
         self.start_phases = phase_sequence("start_phases", start_phases, default_start_phases)
         check_output_phase(self.config, self.phases)
+
+    @overload
+    def with_output(self, output_type: type[T], **options: Any) -> ReActLoop[T]: ...
+    @overload
+    def with_output(self, output_type: object, **options: Any) -> ReActLoop[Any]: ...
+    def with_output(self, output_type: object, **options: Any) -> ReActLoop[Any]:
+        """This loop for runs that end with `output_type` (a per-run override of the output);
+        `options` take `output_strategy`, `output_retries`, `output_validators`."""
+        other: ReActLoop[Any] = object.__new__(ReActLoop)
+        other.__dict__.update(self.__dict__, _owns_model=False)
+        other.config = config_with_output(self.config, output_type, options)
+        check_output_phase(other.config, other.phases)
+        return other
 
     async def drive(self, run: Run, departure: Departure | None = None) -> RunResult[Any]:
         """Execute a prepared run to its end: the one code path of run(), start() and stream()."""

@@ -3,7 +3,7 @@ user's validators) on each strategy, also when a cap forces the last call, and i
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, assert_type
 
 import attrs
 import orjson
@@ -177,3 +177,30 @@ def test_output_options_without_an_output_type_are_refused() -> None:
 def test_a_tool_named_like_the_final_answer_tool_is_refused() -> None:
     with pytest.raises(ConfigurationError, match=FINAL_TOOL):
         ReActLoop(ScriptedModel([]), tools=[FakeTool(FINAL_TOOL)], output_type=Invoice)
+
+
+async def test_with_output_overrides_the_output_for_its_runs_only() -> None:
+    lookup = FakeTool("lookup")
+    model = ScriptedModel(["plain text", final(customer="Ann", total=1), "text again"])
+    loop = ReActLoop(model, tools=[lookup])
+    invoicing = loop.with_output(Invoice, output_retries=0)
+    assert_type(invoicing, ReActLoop[Invoice])
+    assert (await loop.run("a")).output == "plain text"
+    typed = await invoicing.run("b")
+    assert_type(typed.output, Invoice | None)
+    assert typed.output == Invoice("Ann", 1.0) and invoicing.config.output is not None
+    assert invoicing.config.output.retries == 0 and invoicing.config.tools["lookup"] is lookup
+    assert (await loop.run("c")).output == "text again" and FINAL_TOOL not in loop.config.tools
+
+
+@pytest.mark.parametrize(
+    ("output_type", "options", "option"),
+    [(None, {}, "output_type"), (Invoice, {"max_iterations": 3}, "max_iterations"),
+     (Invoice, {"output_retrys": 1}, "output_retrys")],
+)  # fmt: skip
+def test_with_output_checks_what_it_is_given(
+    output_type: Any, options: dict[str, Any], option: str
+) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        ReActLoop(ScriptedModel([])).with_output(output_type, **options)
+    assert caught.value.option == option
