@@ -216,6 +216,12 @@ def test_invalid_json_raises_a_typed_error_naming_the_place() -> None:
     assert "character 8" in str(error) and "comma" in error.rule
 
 
+@pytest.mark.parametrize("text", ["[tx", "[nul ", "fa1", "[1, -x", '{"a": tr}', "```"])
+def test_an_error_is_raised_by_the_delta_that_shows_it(text: str) -> None:
+    with pytest.raises(PartialJsonError):
+        PartialJson().feed(text)
+
+
 def test_a_failed_parser_keeps_raising_the_same_error() -> None:
     parser = PartialJson()
     with pytest.raises(PartialJsonError) as caught:
