@@ -50,6 +50,7 @@ _NUMBER = re.compile(r"[-+0-9.eE]*")
 _LITERALS: Final = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 _FENCE_OPEN = re.compile(r"```[^\n`]*\n")
 _FENCE = "```"
+_VALUE_STARTS = '{["-0123456789'
 _ABSENT: Final = object()
 
 State = Callable[[str, int], "int | None"]
@@ -70,8 +71,10 @@ class _Frame:
 class PartialJson:
     """An incremental JSON parser whose `feed` returns each new partial value (module docstring).
 
-    `fences=True` also accepts the value wrapped in a Markdown code fence (```json ... ```), as
-    a prompted model may write it; the closing fence may be missing.
+    `fences=True` reads an answer as `strip_fences` does, for prompted models: the value may sit
+    in a Markdown code fence (```json ... ```, the closing fence optional), after lines of prose
+    (skipped until a line opens a fence; prose that starts like a JSON value is read as JSON),
+    and the lines after the closing fence are ignored.
     """
 
     def __init__(self, *, growing_strings: bool = False, fences: bool = False) -> None:
@@ -118,7 +121,7 @@ class PartialJson:
         tail = self._decode(b"", final=True)
         self._ending = True
         self.feed(tail)
-        if self._state not in (self._at_end, self._after_fence):
+        if self._state not in (self._at_end, self._after_fence, self._ignoring):
             raise self._fail(self._dropped + len(self._buf), "the answer ended early", "")
         return self._top
 
@@ -188,14 +191,32 @@ class PartialJson:
     # --- states between tokens -----------------------------------------------------------------
 
     def _at_start(self, buf: str, pos: int) -> int | None:
-        if buf[pos] in _WHITESPACE:
-            return _SKIP.match(buf, pos).end()  # type: ignore[union-attr]
-        if self.fences and buf[pos] == "`":
+        char = buf[pos]
+        if char in _WHITESPACE:
+            return _end(_SKIP, buf, pos)
+        if not self.fences or char in _VALUE_STARTS:
+            self._state = self._at_value
+            return pos
+        if char == "`":
             return self._opening_fence(buf, pos)
-        self._state = self._at_value
+        if char in _LITERALS:
+            return self._literal_or_prose(buf, pos)
+        self._state = self._in_prose
+        return pos
+
+    def _literal_or_prose(self, buf: str, pos: int) -> int | None:
+        """Fences on: an answer starting `t`, `f` or `n` is JSON if a literal, else prose."""
+        word = _LITERALS[buf[pos]][0]
+        if buf.startswith(word, pos):
+            self._state = self._at_value
+        elif len(buf) - pos < len(word) and word.startswith(buf[pos:]):
+            return None
+        else:
+            self._state = self._in_prose
         return pos
 
     def _opening_fence(self, buf: str, pos: int) -> int | None:
+        """A line starting with ```: a fence opens (the JSON follows), or it is prose."""
         match = _FENCE_OPEN.match(buf, pos)
         if match is not None:
             self._fenced = True
@@ -204,12 +225,29 @@ class PartialJson:
         rest = buf[pos:]
         if "\n" not in rest and (rest.startswith(_FENCE) or _FENCE.startswith(rest)):
             return None
-        raise self._bad(buf, pos, "a code fence opens with ``` and a line break")
+        self._state = self._in_prose
+        return pos
+
+    def _in_prose(self, buf: str, pos: int) -> int:
+        """Fences on: text before the fence, skipped a line at a time."""
+        newline = buf.find("\n", pos)
+        if newline < 0:
+            return len(buf)
+        self._state = self._at_line
+        return newline + 1
+
+    def _at_line(self, buf: str, pos: int) -> int:
+        """The start of a line of prose: a fence may open here."""
+        char = buf[pos]
+        if char in " \t\n":
+            return pos + 1
+        self._state = self._opening_fence if char == "`" else self._in_prose
+        return pos
 
     def _at_value(self, buf: str, pos: int) -> int | None:
         char = buf[pos]
         if char in _WHITESPACE:
-            return _SKIP.match(buf, pos).end()  # type: ignore[union-attr]
+            return _end(_SKIP, buf, pos)
         if char == '"':
             return self._open_string(pos, key=False)
         if char in "{[":
@@ -228,7 +266,7 @@ class PartialJson:
     def _at_key(self, buf: str, pos: int) -> int | None:
         char = buf[pos]
         if char in _WHITESPACE:
-            return _SKIP.match(buf, pos).end()  # type: ignore[union-attr]
+            return _end(_SKIP, buf, pos)
         if char != '"':
             raise self._bad(buf, pos, 'an object key is a string in double quotes (")')
         return self._open_string(pos, key=True)
@@ -241,7 +279,7 @@ class PartialJson:
     def _at_colon(self, buf: str, pos: int) -> int | None:
         char = buf[pos]
         if char in _WHITESPACE:
-            return _SKIP.match(buf, pos).end()  # type: ignore[union-attr]
+            return _end(_SKIP, buf, pos)
         if char != ":":
             raise self._bad(buf, pos, "a colon (:) follows an object key")
         self._state = self._at_value
@@ -250,7 +288,7 @@ class PartialJson:
     def _at_comma(self, buf: str, pos: int) -> int | None:
         char = buf[pos]
         if char in _WHITESPACE:
-            return _SKIP.match(buf, pos).end()  # type: ignore[union-attr]
+            return _end(_SKIP, buf, pos)
         frame = self._stack[-1]
         in_list = isinstance(frame.container, list)
         closer = "]" if in_list else "}"
@@ -263,7 +301,7 @@ class PartialJson:
 
     def _at_end(self, buf: str, pos: int) -> int | None:
         if buf[pos] in _WHITESPACE:
-            return _SKIP.match(buf, pos).end()  # type: ignore[union-attr]
+            return _end(_SKIP, buf, pos)
         if self._fenced and buf[pos] == "`":
             self._state = self._at_closing_fence
             return pos
@@ -278,10 +316,18 @@ class PartialJson:
             return None
         raise self._bad(buf, pos, "only a closing ``` follows the fenced JSON value")
 
-    def _after_fence(self, buf: str, pos: int) -> int | None:
-        if buf[pos] in _WHITESPACE:
-            return _SKIP.match(buf, pos).end()  # type: ignore[union-attr]
-        raise self._bad(buf, pos, "nothing but whitespace follows the closing ```")
+    def _after_fence(self, buf: str, pos: int) -> int:
+        """The rest of the closing fence's line; any text on the lines after it is ignored."""
+        char = buf[pos]
+        if char == "\n":
+            self._state = self._ignoring
+            return pos + 1
+        if char in " \t\r":
+            return pos + 1
+        raise self._bad(buf, pos, "a closing ``` ends its line")
+
+    def _ignoring(self, buf: str, pos: int) -> int:
+        return len(buf)
 
     # --- containers ----------------------------------------------------------------------------
 
@@ -302,7 +348,7 @@ class PartialJson:
     # --- scalars -------------------------------------------------------------------------------
 
     def _number(self, buf: str, pos: int) -> int | None:
-        end = _NUMBER.match(buf, pos).end()  # type: ignore[union-attr]
+        end = _end(_NUMBER, buf, pos)
         if end == len(buf) and not self._ending:
             return None  # the number may go on in the next delta
         try:
@@ -335,7 +381,7 @@ class PartialJson:
         start = pos
         end = len(buf)
         while True:
-            pos = _PLAIN.match(buf, pos).end()  # type: ignore[union-attr]
+            pos = _end(_PLAIN, buf, pos)
             if pos == end:
                 break
             if buf[pos] == '"':
@@ -369,6 +415,12 @@ class PartialJson:
             self._state = self._at_colon
         else:
             self._put(self._text, shown=not self.growing_strings)
+
+
+def _end(pattern: re.Pattern[str], buf: str, pos: int) -> int:
+    """Where `pattern` (which matches the empty string too) stops matching from `pos`."""
+    match = pattern.match(buf, pos)
+    return pos if match is None else match.end()
 
 
 def _escape_length(buf: str, pos: int) -> int | None:
@@ -406,7 +458,7 @@ def iter_partials(
     yield parser.finish()
 
 
-_FENCED = re.compile(r"^[ \t]*```[^\n`]*\n(.*?)(?:```[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_FENCED = re.compile(r"^[ \t]*```[^\n`]*\n(.*?)(?:```[ \t\r]*$|\Z)", re.MULTILINE | re.DOTALL)
 
 
 def strip_fences(text: str) -> str:

@@ -667,3 +667,23 @@ def damaged_json_texts(draw: st.DrawFn) -> str:
     if change == "insert":
         return text[:at] + char + text[at:]
     return text[:at] + (char if change == "replace" else "") + text[at + 1 :]
+
+
+_prose = st.text(alphabet="abcdefghijklmnopqrsuvwxyz ,.:!?\n`", max_size=40).filter(
+    lambda text: "```" not in text
+)
+"""Lines of prose, with inline `code` but no code fence."""
+
+
+@st.composite
+def fenced_answers(draw: st.DrawFn) -> tuple[str, str]:
+    """A prompted model's answer and the JSON document in it: bare, or in a code fence (its
+    language tag any, its closing fence maybe missing), maybe after prose and before more."""
+    document = draw(json_documents)
+    if draw(st.booleans()):
+        return document, document
+    opening = "```" + draw(st.sampled_from(("json", "JSON", "", " json", "javascript")))
+    before = draw(st.one_of(st.just(""), _prose.map(lambda text: f"Here{text}\n")))
+    closing = draw(st.sampled_from(("\n```", "```", "\n```  ", "\n```\r\n", "")))
+    after = draw(_prose.map(lambda text: f"\n{text}")) if closing else ""
+    return f"{before}{opening}\n{document}{closing}{after}", document

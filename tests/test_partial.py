@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from reactloop._errors import ErrorCode, PartialJsonError, ReactLoopError
 from reactloop._partial import MAX_DEPTH, UNCHANGED, PartialJson, iter_partials, strip_fences
-from tests.strategies import Cuts, cuts, damaged_json_texts, examples, json_documents
+from tests.strategies import (
+    Cuts,
+    cuts,
+    damaged_json_texts,
+    examples,
+    fenced_answers,
+    json_documents,
+)
 
 
 def pieces(text: str | bytes, points: Sequence[int]) -> list[str | bytes]:
@@ -107,6 +114,38 @@ def test_text_is_refused_exactly_when_orjson_refuses_it(text: str, where: Cuts) 
             stream(pieces(text, where.points(len(text))))
     else:
         assert dumped(stream(pieces(text, where.points(len(text))))[-1]) == dumped(expected)
+
+
+ESCAPES = [
+    '"\\ud83d\\ude00"',
+    '"\\uD83D\\uDE00"',
+    '"\\ud800"',
+    '"\\udc00"',
+    '"\\ud800\\u0041"',
+    '"\\ud800\\ud800"',
+    '"\\ud83dx"',
+    '"\\ud83d\\ude0"',
+    '"\\u00e"',
+    '"\\u00g0"',
+    '"\\x"',
+    '"a\\"',
+    '"\\"\\\\\\/\\b\\f\\n\\r\\t"',
+]
+
+
+@pytest.mark.parametrize("text", [f"[{s}, 1]" for s in ESCAPES])
+def test_escapes_cut_anywhere_read_as_orjson_reads_them(text: str) -> None:
+    try:
+        expected: object = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        expected = PartialJsonError
+    for n in (1, 2):
+        for where in itertools.combinations(range(1, len(text)), n):
+            if expected is PartialJsonError:
+                with pytest.raises(PartialJsonError):
+                    stream(pieces(text, where), growing=True)
+            else:
+                assert stream(pieces(text, where), growing=True)[-1] == expected
 
 
 # --- what a partial shows -----------------------------------------------------------------------
@@ -297,16 +336,35 @@ def test_a_missing_closing_fence_is_accepted() -> None:
 @pytest.mark.parametrize(
     ("text", "rule"),
     [
-        ("`[1]`", "a code fence opens"),
-        ("``[1]", "a code fence opens"),
-        ("```json\n[1]\n```x", "nothing but whitespace follows the closing"),
+        ("```json\n[1]\n```x", "a closing ``` ends its line"),
         ("```json\n[1]\n`x", "only a closing ``` follows"),
         ("```json\n[1]\n``", "ended early"),
+        ("`[1]`", "ended early"),
+        ("Here it is: [1]", "ended early"),
+        ("[1]\n```", "nothing but whitespace follows the JSON value"),
     ],
 )
 def test_a_broken_fence_is_refused(text: str, rule: str) -> None:
     with pytest.raises(PartialJsonError, match=rule):
         list(iter_partials([text], fences=True))
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads(strip_fences(text))
+
+
+@settings(max_examples=examples(300))
+@given(answer=fenced_answers(), where=cuts)
+def test_fences_read_an_answer_as_strip_fences_does(answer: tuple[str, str], where: Cuts) -> None:
+    text, document = answer
+    partials = list(iter_partials(pieces(text, where.points(len(text))), fences=True))
+    assert_consistent(partials, document, growing=False)
+    assert dumped(orjson.loads(strip_fences(text))) == dumped(partials[-1])
+
+
+def test_prose_that_starts_like_a_literal_is_prose() -> None:
+    parser = PartialJson(fences=True)
+    assert parser.feed("nu") is UNCHANGED
+    assert parser.feed("mbers:\n```json\n[1]\n```\nThat is all.") == [1]
+    assert parser.finish() == [1]
 
 
 @pytest.mark.parametrize(
