@@ -26,6 +26,7 @@ broken rule and the offending value::
     ├── RunTimeoutError             timeout         the whole run exceeded its timeout
     ├── NoResultError               cancelled       a run was cancelled or aborted: it has no result
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
+    ├── PartialJsonError            invalid_response  a streamed structured answer is not JSON
     ├── ContractError               contract        user code broke its run-time contract
     │   └── HookError               hook_rejected   a fail-closed hook raised or broke its contract
     ├── RunLimitError               timeout         no concurrent-run slot became free in time
@@ -402,6 +403,24 @@ class GuardRejectedError(ReactLoopError):
         super().__init__(f"input rejected by guard {guard}: {reason}")
         self.guard = guard
         self.reason = reason
+
+
+class PartialJsonError(ReactLoopError):
+    """A streamed structured answer is not valid JSON, or it ended before its value was complete.
+
+    `offset` is the character offset in the whole answer where the fault lies, `rule` the JSON
+    rule it breaks and `got` the text found there (empty when the answer ended early).
+    """
+
+    code = ErrorCode.INVALID_RESPONSE
+
+    def __init__(self, offset: int, rule: str, got: str) -> None:
+        where = "at its end" if not got else f"at character {offset}"
+        shown = f"; got {show(got)}" if got else ""
+        super().__init__(f"the answer is not valid JSON {where}: {rule}{shown}")
+        self.offset = offset
+        self.rule = rule
+        self.got = got
 
 
 def name_of(code: object) -> str:

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Iterator
 
 import attrs
+import orjson
 from attrs import frozen
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -547,3 +548,142 @@ def cassettes(draw: st.DrawFn) -> Cassette:
     results = {result.call_id: result for result in draw(st.lists(tool_results, max_size=4))}
     history = tuple(draw(message_lists(4)))
     return Cassette(draw(contents), tuple(interactions), history, results)
+
+
+# --- JSON texts, as a model streams a structured answer ----------------------------------------
+
+_SHORT_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "/": "\\/",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+def _u_escape(char: str, upper: bool) -> str:
+    """`char` as \\uXXXX escapes: one, or a surrogate pair's two for a character past U+FFFF."""
+    code = ord(char)
+    units = [code]
+    if code > 0xFFFF:
+        code -= 0x10000
+        units = [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
+    form = "\\u{:04X}" if upper else "\\u{:04x}"
+    return "".join(form.format(unit) for unit in units)
+
+
+def _encoded(char: str, how: int) -> str:
+    """One character of a JSON string: raw (0) when JSON allows it, a short escape (1) where one
+    exists, else a \\u escape in lower (2) or upper (3) case hex."""
+    if how == 0 and char not in '"\\' and char >= " ":
+        return char
+    if how == 1 and char in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[char]
+    return _u_escape(char, upper=how == 3)
+
+
+_string_contents = st.one_of(
+    texts(20), st.text(alphabet=MIXED + '"\\/\b\f\n\r\t\x00\x1f\x7f', max_size=20)
+)
+
+
+@st.composite
+def json_string_texts(draw: st.DrawFn) -> str:
+    """A JSON string literal with any mix of raw characters, short escapes and \\u escapes
+    (surrogate pairs included) for its text."""
+    text = draw(_string_contents)
+    hows = draw(st.lists(st.integers(0, 3), min_size=len(text), max_size=len(text)))
+    return '"' + "".join(map(_encoded, text, hows)) + '"'
+
+
+_number_texts = st.one_of(
+    st.from_regex(r"\A-?(0|[1-9][0-9]{0,6})(\.[0-9]{1,4})?([eE][+-]?[0-9]{1,2})?\Z"),
+    st.integers().map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+)
+_json_scalar_texts = st.one_of(
+    st.sampled_from(("true", "false", "null")), _number_texts, json_string_texts()
+)
+_gaps = st.sampled_from(("", "", "", " ", "\n  ", "\t", "\r\n", "  \n"))
+
+
+def _spaced(draw: st.DrawFn, token: str) -> str:
+    return draw(_gaps) + token + draw(_gaps)
+
+
+def _arrays(items: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    @st.composite
+    def arrays(draw: st.DrawFn) -> str:
+        parts = draw(st.lists(items, max_size=4))
+        return "[" + ",".join(_spaced(draw, part) for part in parts) + draw(_gaps) + "]"
+
+    return arrays()
+
+
+def _objects(values: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    @st.composite
+    def objects(draw: st.DrawFn) -> str:
+        keys = draw(st.lists(json_string_texts(), max_size=4, unique_by=_decoded_key))
+        members = [_spaced(draw, key) + ":" + _spaced(draw, draw(values)) for key in keys]
+        return "{" + ",".join(members) + draw(_gaps) + "}"
+
+    return objects()
+
+
+def _decoded_key(key: str) -> str:
+    decoded: str = orjson.loads(key)
+    return decoded
+
+
+json_texts = st.recursive(
+    _json_scalar_texts, lambda inner: st.one_of(_arrays(inner), _objects(inner)), max_leaves=16
+)
+"""JSON documents as text: nested objects and arrays, strings with every kind of escape and
+any script, numbers with signs, fractions and exponents, whitespace between any two tokens.
+Keys are unique (once decoded), so the document means one value."""
+
+
+def _padded(text: str, before: str, after: str) -> str:
+    return before + text + after
+
+
+json_documents = st.builds(_padded, json_texts, _gaps, _gaps)
+"""Whole documents: a JSON text with whitespace before and after."""
+
+_JSON_CHARACTERS = '{}[]",:0123456789-+.eEtrufalsn \n\\u/`x'
+
+
+@st.composite
+def damaged_json_texts(draw: st.DrawFn) -> str:
+    """A JSON document with one character removed, replaced or added: mostly invalid, sometimes
+    still valid (a parser must agree with orjson on which)."""
+    text = draw(json_documents)
+    at = draw(st.integers(0, len(text)))
+    change = draw(st.sampled_from(("remove", "replace", "insert")))
+    char = draw(st.sampled_from(_JSON_CHARACTERS))
+    if change == "insert":
+        return text[:at] + char + text[at:]
+    return text[:at] + (char if change == "replace" else "") + text[at + 1 :]
+
+
+_prose = st.text(alphabet="abcdefghijklmnopqrsuvwxyz ,.:!?\n`", max_size=40).filter(
+    lambda text: "```" not in text
+)
+"""Lines of prose, with inline `code` but no code fence."""
+
+
+@st.composite
+def fenced_answers(draw: st.DrawFn) -> tuple[str, str]:
+    """A prompted model's answer and the JSON document in it: bare, or in a code fence (its
+    language tag any, its closing fence maybe missing), maybe after prose and before more."""
+    document = draw(json_documents)
+    if draw(st.booleans()):
+        return document, document
+    opening = "```" + draw(st.sampled_from(("json", "JSON", "", " json", "javascript")))
+    before = draw(st.one_of(st.just(""), _prose.map(lambda text: f"Here{text}\n")))
+    closing = draw(st.sampled_from(("\n```", "```", "\n```  ", "\n```\r\n", "")))
+    after = draw(_prose.map(lambda text: f"\n{text}")) if closing else ""
+    return f"{before}{opening}\n{document}{closing}{after}", document

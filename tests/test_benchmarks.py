@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks import _handwritten as handwritten
 from benchmarks import cassette as cassette_benchmark
+from benchmarks import partial as partial_benchmark
 from benchmarks.__main__ import main
 from benchmarks._fakes import FINAL_TEXT, InstantModel, Script, as_tool, echo
 from benchmarks._figures import Figure, Measure, Target
@@ -38,6 +39,24 @@ async def test_the_cassette_benchmark_reports_each_contender() -> None:
     figures = await cassette_benchmark.measure(steps=2, repeats=1)
     assert set(figures) == {"ScriptedModel", "ReplayModel", "ReplayModel, served tools"}
     assert all(value > 0 for value in figures.values())
+
+
+def test_the_partial_benchmark_parses_its_answers_and_reports_each_contender() -> None:
+    text = partial_benchmark.answer(2_000)
+    pieces = partial_benchmark.deltas(text, 10)
+    for parse in partial_benchmark.contenders().values():
+        assert parse(pieces) == orjson.loads(text)
+    figures = partial_benchmark.measure(2_000, 10, repeats=1)
+    per_answer = partial_benchmark.measure_fields(50, 10, repeats=1)
+    for found in (figures, per_answer):
+        assert {"PartialJson", "PartialJson(growing_strings)"} <= set(found)
+        assert all(value > 0 for value in found.values())
+
+
+def test_the_partial_benchmark_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    assert partial_benchmark.main(["--size", "500", "--repeats", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("us/delta") >= 4 and "us/answer" in printed
 
 
 async def test_trim_is_measured_and_drops_messages() -> None:
