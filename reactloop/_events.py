@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from attrs import frozen
 
@@ -120,6 +120,14 @@ class RunFinished:
     result: RunResult
 
 
+@frozen(eq=False)
+class OutputStreamed:
+    """A structured answer is arriving: `partial` is the JSON value so far (dicts, lists, and
+    fields once complete), a prefix of the final one; the typed value ends the run."""
+
+    partial: Any
+
+
 @frozen
 class RunPaused:
     """The run pauses: these calls wait for decisions (`loop.resume(..., decisions=...)`)."""
@@ -145,6 +153,7 @@ Event: TypeAlias = (
     | StepFinished
     | HookFailed
     | ModelRetrying
+    | OutputStreamed
     | RunPaused
     | RunFailed
     | RunFinished

@@ -22,6 +22,7 @@ from reactloop._messages import (
     ToolSpec,
 )
 from reactloop._output_spec import OutputSpec, output_spec
+from reactloop._partial import strip_fences
 from reactloop._schema import Invalid
 from reactloop._validate import integer, member, sequence_of
 
@@ -167,16 +168,6 @@ class FinalAnswerTool:
         """Never called: the final answer ends the step before tools run."""
         rule = "the final-answer tool is read by OutputPhase, never run"
         raise ContractError(f"tool {FINAL_TOOL!r}", rule, arguments)
-
-
-def strip_fences(text: str) -> str:
-    """The JSON inside a ```json fenced block, or the text itself, without surrounding blanks."""
-    stripped = text.strip()
-    if stripped.startswith("```") and stripped.endswith("```") and len(stripped) >= 6:
-        inner = stripped[3:-3]
-        first_line, _, rest = inner.partition("\n")
-        return (rest if first_line.strip().isalpha() or not first_line.strip() else inner).strip()
-    return stripped
 
 
 def _takes_context(validator: OutputValidator) -> bool:

@@ -13,8 +13,8 @@ from reactloop._output import (
     OutputStrategy,
     OutputValidationError,
     OutputValidator,
-    strip_fences,
 )
+from reactloop._partial import PartialJson, strip_fences
 from reactloop._phases.output import OutputPhase
 
 __all__ = [
@@ -24,5 +24,6 @@ __all__ = [
     "OutputStrategy",
     "OutputValidationError",
     "OutputValidator",
+    "PartialJson",
     "strip_fences",
 ]

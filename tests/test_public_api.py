@@ -23,15 +23,15 @@ PINNED: dict[str, set[str]] = {
     },
     "reactloop.events": {
         "Event", "HookFailed", "ModelRetrying", "PhaseFinished", "RunFailed", "RunFinished",
-        "RunPaused", "RunStarted", "StepFinished", "StepStarted", "TextStreamed",
+        "OutputStreamed", "RunPaused", "RunStarted", "StepFinished", "StepStarted", "TextStreamed",
         "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed"
     },
     "reactloop.output": {
         "FINAL_TOOL", "OutputPhase", "OutputRetry", "OutputStrategy", "OutputValidationError",
-        "OutputValidator", "strip_fences",
+        "OutputValidator", "PartialJson", "strip_fences",
     },
     "reactloop.errors": {
-        "OutputValidationError",
+        "OutputValidationError", "PartialJsonError",
         "CassetteError", "CassetteExhaustedError", "CassetteFormatError",
         "CassetteMismatchError", "RecordedToolError", "UnrecordedCallError",
         "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",

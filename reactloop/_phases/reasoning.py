@@ -13,7 +13,7 @@ import attrs
 from reactloop._contracts import CheckPoint, HookPoint, Model, Tool
 from reactloop._decisions import PROCEED, PhaseDecision, Stop
 from reactloop._errors import ContractError, ModelTimeoutError, name_of
-from reactloop._events import ModelRetrying, TextStreamed, ToolCallStreamed
+from reactloop._events import ModelRetrying, OutputStreamed, TextStreamed, ToolCallStreamed
 from reactloop._messages import (
     ForcedTool,
     ModelDelta,
@@ -23,6 +23,7 @@ from reactloop._messages import (
     ToolChoice,
 )
 from reactloop._output import FINAL_TOOL
+from reactloop._output_stream import NOTHING, PartialAnswers
 from reactloop._phases.applier import park_stop
 from reactloop._retry import RetryNotice, call_with_retry
 from reactloop._run import StepPlan
@@ -114,6 +115,7 @@ async def call_model(run: Run, model: Model, request: ModelRequest) -> ModelResp
 async def _call_once(run: Run, model: Model, request: ModelRequest) -> ModelResponse:
     """Stream when someone listens (forwarding deltas as events), else one plain request."""
     if run.listening:
+        answers = None if run.config.output is None else PartialAnswers(run.config.output)
 
         async def forward(delta: ModelDelta) -> None:
             if isinstance(delta, TextDelta):
@@ -121,6 +123,10 @@ async def _call_once(run: Run, model: Model, request: ModelRequest) -> ModelResp
             else:
                 event = ToolCallStreamed(delta.index, delta.arguments_delta, delta.name, delta.id)
                 await run.emit(event)
+            if answers is not None:
+                partial = answers.feed(delta)
+                if partial is not NOTHING:
+                    await run.emit(OutputStreamed(partial))
 
         pending = model.stream(request, forward)
     else:
