@@ -1,0 +1,415 @@
+"""Output specs: every output kind round trips, wrapping, raw schemas, strict provider rewrites."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterator
+from typing import Any, Literal, NotRequired, TypedDict
+
+import attrs
+import pytest
+from hypothesis import given, settings
+
+from reactloop._errors import ConfigurationError, StrictSchemaError
+from reactloop._output_schema import (
+    WRAPPER_KEY,
+    OutputSpec,
+    strict_schema_anthropic,
+    strict_schema_openai,
+)
+from reactloop._raw_schema import compile_raw
+from reactloop._schema import Invalid
+from reactloop._strict_schema import admits_null
+from tests.strategies import examples, object_schemas, values_of
+
+
+class Status(enum.Enum):
+    OPEN = "open"
+    PAID = "paid"
+
+
+@dataclasses.dataclass
+class Line:
+    sku: str
+    qty: int = 1
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+class Address(TypedDict):
+    city: str
+    zip: NotRequired[str]
+
+
+@attrs.frozen
+class Invoice:
+    number: str
+    lines: list[Line]
+    address: Address
+    status: Status = Status.OPEN
+    note: str | None = None
+
+
+@attrs.frozen
+class Cat:
+    kind: Literal["cat"]
+    lives: int
+
+
+@dataclasses.dataclass
+class Dog:
+    kind: Literal["dog"]
+    lives: int
+
+
+INVOICE_JSON = {
+    "number": "A-1",
+    "lines": [{"sku": "x", "qty": 2}],
+    "address": {"city": "Lyon"},
+    "status": "paid",
+}
+INVOICE = Invoice("A-1", [Line("x", 2)], {"city": "Lyon"}, Status.PAID)
+
+
+@pytest.mark.parametrize(
+    ("output", "wire", "expected"),
+    [
+        (Invoice, INVOICE_JSON, INVOICE),
+        (Line, {"sku": "y"}, Line("y")),
+        (Address, {"city": "Oslo", "zip": "0150"}, {"city": "Oslo", "zip": "0150"}),
+        (int, {WRAPPER_KEY: 3}, 3),
+        (str, {WRAPPER_KEY: "hi"}, "hi"),
+        (float, {WRAPPER_KEY: 2}, 2.0),
+        (bool, {WRAPPER_KEY: True}, True),
+        (list[str], {WRAPPER_KEY: ["a", "b"]}, ["a", "b"]),
+        (tuple[int, str], {WRAPPER_KEY: [1, "a"]}, (1, "a")),
+        (dict[str, int], {"a": 1}, {"a": 1}),
+        (Literal["yes", "no"], {WRAPPER_KEY: "no"}, "no"),
+        (Status, {WRAPPER_KEY: "open"}, Status.OPEN),
+        (Cat | Dog, {WRAPPER_KEY: {"kind": "dog", "lives": 1}}, Dog("dog", 1)),
+        (list[Line], {WRAPPER_KEY: [{"sku": "z"}]}, [Line("z")]),
+        (int | None, {WRAPPER_KEY: None}, None),
+    ],
+)
+def test_every_output_kind_converts_to_its_typed_value(
+    output: Any, wire: Any, expected: Any
+) -> None:
+    spec = OutputSpec.of(output)
+    converted = spec.convert(wire)
+    assert converted == expected and type(converted) is type(expected)
+
+
+@pytest.mark.parametrize(
+    ("output", "wire", "path"),
+    [
+        (Invoice, {**INVOICE_JSON, "lines": [{"sku": 1}]}, "lines[0].sku"),
+        (Invoice, {**INVOICE_JSON, "address": {"zip": "1"}}, "address"),
+        (Invoice, {**INVOICE_JSON, "status": "lost"}, "status"),
+        (list[int], {WRAPPER_KEY: [1, "x"]}, f"{WRAPPER_KEY}[1]"),
+        (Cat | Dog, {WRAPPER_KEY: {"kind": "dog", "lives": "9"}}, f"{WRAPPER_KEY}.lives"),
+        (int, {"other": 1}, ""),
+    ],
+)
+def test_an_invalid_output_names_the_path(output: Any, wire: Any, path: str) -> None:
+    with pytest.raises(Invalid) as info:
+        OutputSpec.of(output).convert(wire)
+    assert info.value.path == path
+    assert str(info.value).startswith(f"{path or 'output'}: ")
+
+
+def test_objects_are_sent_as_they_are_and_other_outputs_wrapped() -> None:
+    invoice, numbers = OutputSpec.of(Invoice), OutputSpec.of(list[int])
+    assert not invoice.wrapped and invoice.schema is invoice.value_schema
+    assert numbers.wrapped and numbers.schema == {
+        "type": "object",
+        "properties": {WRAPPER_KEY: {"type": "array", "items": {"type": "integer"}}},
+        "required": [WRAPPER_KEY],
+        "additionalProperties": False,
+    }
+
+
+def test_the_name_comes_from_the_class_the_title_or_a_default() -> None:
+    assert OutputSpec.of(Invoice).name == "Invoice"
+    assert OutputSpec.of({"title": "My answer!", "type": "object"}).name == "My_answer_"
+    assert OutputSpec.of(list[int]).name == "output"
+    assert OutputSpec.of(int, name="count").name == "count"
+
+
+@pytest.mark.parametrize("name", ["", "a b", "x" * 65, 3])
+def test_a_bad_name_is_refused(name: Any) -> None:
+    with pytest.raises(ConfigurationError, match="name must be"):
+        OutputSpec.of(int, name=name)
+
+
+@pytest.mark.parametrize("output", [set[int], object, {"type": "array", "items": {"$ref": "#/x"}}])
+def test_an_output_without_a_schema_is_a_configuration_error(output: Any) -> None:
+    with pytest.raises(ConfigurationError, match="output_type must be"):
+        OutputSpec.of(output)
+
+
+def test_parse_reads_json_text_and_refuses_other_text() -> None:
+    assert OutputSpec.of(Line).parse('{"sku": "q"}') == Line("q")
+    with pytest.raises(Invalid, match=r"^output: not valid JSON"):
+        OutputSpec.of(Line).parse("{sku")
+
+
+def test_a_null_for_an_optional_field_gets_its_default() -> None:
+    wire = {**INVOICE_JSON, "lines": [{"sku": "x", "qty": None, "tags": None}], "status": None}
+    wire["address"] = {"city": "Lyon", "zip": None}
+    assert OutputSpec.of(Invoice).convert(wire) == Invoice(
+        "A-1", [Line("x")], {"city": "Lyon"}, Status.OPEN
+    )
+
+
+def test_a_null_for_a_nullable_optional_field_stays_null() -> None:
+    @attrs.frozen
+    class Note:
+        text: str | None = "none yet"
+
+    assert OutputSpec.of(Note).convert({"text": None}) == Note(None)
+
+
+# --- raw JSON schemas --------------------------------------------------------------------------
+
+PERSON = {
+    "title": "person",
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "age": {"type": "integer", "minimum": 0},
+        "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 2},
+        "pet": {"$ref": "#/$defs/pet"},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+    "$defs": {"pet": {"anyOf": [{"const": "cat"}, {"type": "null"}]}},
+}
+
+
+def test_a_raw_schema_output_is_the_parsed_json() -> None:
+    value = {"name": "Ada", "age": 36, "tags": ["a"], "pet": "cat"}
+    assert OutputSpec.of(PERSON).convert(value) == value
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "problem"),
+    [
+        ({"age": 1}, "", "missing required properties ['name']"),
+        ({"name": ""}, "name", "minLength is 1, got ''"),
+        ({"name": "x", "age": -1}, "age", "minimum is 0, got -1"),
+        ({"name": "x", "age": True}, "age", "expected integer, got boolean True"),
+        ({"name": "x", "tags": ["c"]}, "tags[0]", "expected one of ['a', 'b'], got 'c'"),
+        ({"name": "x", "tags": ["a", "a", "b"]}, "tags", "maxItems is 2, got ['a', 'a', 'b']"),
+        ({"name": "x", "pet": "dog"}, "pet", "matches no alternative"),
+        ({"name": "x", "owner": 1}, "", "unexpected property 'owner'"),
+        ([], "", "expected object, got array []"),
+    ],
+)
+def test_the_raw_validator_names_path_and_problem(value: Any, path: str, problem: str) -> None:
+    with pytest.raises(Invalid) as info:
+        OutputSpec.of(PERSON).convert(value)
+    assert info.value.path == path and problem in info.value.problem
+
+
+def test_a_raw_non_object_schema_is_wrapped_with_its_definitions_at_the_top() -> None:
+    schema = {"type": "array", "items": {"$ref": "#/$defs/n"}, "$defs": {"n": {"type": "number"}}}
+    spec = OutputSpec.of(schema)
+    assert spec.wrapped and spec.schema["$defs"] == {"n": {"type": "number"}}
+    assert spec.convert({WRAPPER_KEY: [1, 2.5]}) == [1, 2.5]
+    with pytest.raises(Invalid, match=r"result\[0\]: expected number"):
+        spec.convert({WRAPPER_KEY: ["1"]})
+
+
+def test_raw_one_of_wants_exactly_one_match_and_refs_may_recurse() -> None:
+    tree = {
+        "type": "object",
+        "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}},
+        "oneOf": [{"required": ["kids"]}, {"required": ["leaf"]}],
+    }
+    check = compile_raw(tree)
+    assert check({"kids": [{"kids": []}, {"leaf": 1}]}, "") == {"kids": [{"kids": []}, {"leaf": 1}]}
+    with pytest.raises(Invalid, match=r"kids\[0\]: matches 0 alternatives"):
+        check({"kids": [{}]}, "")
+    with pytest.raises(Invalid, match="matches 2 alternatives"):
+        check({"kids": [], "leaf": 1}, "")
+
+
+def test_a_raw_null_for_an_optional_non_nullable_property_is_dropped() -> None:
+    assert OutputSpec.of(PERSON).convert({"name": "x", "age": None, "pet": None}) == {
+        "name": "x",
+        "pet": None,
+    }
+
+
+# --- strict provider rewrites ------------------------------------------------------------------
+
+
+def _objects(schema: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            yield schema
+        for value in schema.values():
+            yield from _objects(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _objects(item)
+
+
+def _with_nulls(schema: dict[str, Any], value: Any, nullable_only: bool = False) -> Any:
+    """`value` as a strict provider sends it: absent optional properties present as null (with
+    `nullable_only`, as it comes back: null kept only where the property's own schema allows)."""
+    if isinstance(value, dict) and "properties" in schema:
+        return {
+            name: _with_nulls(sub, value[name], nullable_only) if name in value else None
+            for name, sub in schema["properties"].items()
+            if name in value or not nullable_only or admits_null(sub)
+        }
+    if isinstance(value, list) and "items" in schema:
+        return [_with_nulls(schema["items"], item, nullable_only) for item in value]
+    if isinstance(value, list) and "prefixItems" in schema:
+        pairs = zip(schema["prefixItems"], value, strict=True)
+        return [_with_nulls(s, item, nullable_only) for s, item in pairs]
+    return value
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(object_schemas(3).flatmap(lambda s: values_of(s).map(lambda v: (s, v))))
+def test_openai_strict_objects_require_everything_and_the_value_comes_back(
+    pair: tuple[dict[str, Any], Any],
+) -> None:
+    schema, value = pair
+    strict = strict_schema_openai(schema)
+    for obj in _objects(strict):
+        assert obj["additionalProperties"] is False
+        assert obj["required"] == list(obj["properties"])
+    sent = _with_nulls(schema, value)
+    assert compile_raw(strict)(sent, "") is not None
+    assert compile_raw(schema)(sent, "") == _with_nulls(schema, value, nullable_only=True)
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(object_schemas(3).flatmap(lambda s: values_of(s).map(lambda v: (s, v))))
+def test_anthropic_strict_objects_are_closed_and_accept_every_valid_value(
+    pair: tuple[dict[str, Any], Any],
+) -> None:
+    schema, value = pair
+    strict = strict_schema_anthropic(schema)
+    for obj in _objects(strict):
+        assert obj["additionalProperties"] is False
+        assert set(obj["required"]) <= set(obj["properties"])
+    assert compile_raw(strict)(value, "") == value
+
+
+def test_openai_strict_keeps_supported_keywords_and_moves_the_rest_to_the_description() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 1, "default": 3, "description": "How many."},
+            "s": {"type": "string", "format": "uri", "minLength": 2, "pattern": "^a"},
+            "d": {"type": "string", "format": "date"},
+        },
+        "required": ["s", "d"],
+        "additionalProperties": False,
+    }
+    props = strict_schema_openai(schema)["properties"]
+    assert props["n"] == {
+        "type": ["integer", "null"],
+        "minimum": 1,
+        "description": "How many.\n\n{default: 3}",
+    }
+    assert props["s"] == {
+        "type": "string",
+        "pattern": "^a",
+        "description": '{format: "uri", minLength: 2}',
+    }
+    assert props["d"] == {"type": "string", "format": "date"}
+
+
+def test_anthropic_strict_keeps_optional_properties_and_drops_numeric_constraints() -> None:
+    schema = OutputSpec.of(Invoice).schema
+    strict = strict_schema_anthropic(schema)
+    assert strict["required"] == ["number", "lines", "address"]
+    bounded = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}}}
+    assert strict_schema_anthropic(bounded)["properties"]["n"] == {
+        "type": "integer",
+        "description": "{maximum: 9}",
+    }
+    listed = {"type": "object", "properties": {"l": {"type": "array", "items": {}, "minItems": 1}}}
+    with pytest.raises(StrictSchemaError, match="any type"):
+        strict_schema_anthropic(listed)
+
+
+def test_a_fixed_tuple_becomes_items_of_its_member_schemas() -> None:
+    schema = OutputSpec.of(tuple[int, str, int]).schema
+    item = strict_schema_openai(schema)["properties"][WRAPPER_KEY]
+    assert item == {
+        "type": "array",
+        "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "minItems": 3,
+        "maxItems": 3,
+    }
+    anthropic = strict_schema_anthropic(schema)["properties"][WRAPPER_KEY]
+    assert anthropic["description"] == "{minItems: 3, maxItems: 3}"
+
+
+def test_openai_strict_makes_optional_unions_and_refs_nullable() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"e": {"enum": ["x"], "description": "E."}, "r": {"$ref": "#/$defs/r"}},
+        "$defs": {"r": {"type": "boolean"}},
+        "oneOf": [{"required": ["e"]}],
+    }
+    with pytest.raises(StrictSchemaError):
+        strict_schema_openai(schema)  # a oneOf member without a type has no strict form
+    del schema["oneOf"]
+    strict = strict_schema_openai(schema)
+    assert strict["properties"]["e"] == {
+        "anyOf": [{"enum": ["x"]}, {"type": "null"}],
+        "description": "E.",
+    }
+    assert strict["properties"]["r"] == {"anyOf": [{"$ref": "#/$defs/r"}, {"type": "null"}]}
+
+
+@pytest.mark.parametrize(
+    ("output", "where"),
+    [
+        (dict[str, int], "#"),
+        (Any, f"#/properties/{WRAPPER_KEY}"),
+        (list[Any], f"#/properties/{WRAPPER_KEY}/items"),
+        ({"type": "object"}, "#"),
+        ({"type": "object", "properties": {}, "allOf": [{}, {}]}, "#"),
+    ],
+)
+def test_what_strict_mode_cannot_express_is_an_error_naming_where(output: Any, where: str) -> None:
+    schema = OutputSpec.of(output).schema
+    with pytest.raises(StrictSchemaError) as info:
+        strict_schema_openai(schema)
+    assert info.value.location == where and info.value.provider == "OpenAI"
+    assert isinstance(info.value, ConfigurationError)
+
+
+@pytest.mark.parametrize("rewrite", [strict_schema_openai, strict_schema_anthropic])
+def test_the_top_must_be_an_object_and_the_input_is_not_changed(rewrite: Any) -> None:
+    with pytest.raises(StrictSchemaError, match="top level must be an object"):
+        rewrite({"type": "array", "items": {"type": "integer"}})
+    schema = OutputSpec.of(Invoice).schema
+    before = repr(schema)
+    rewrite(schema)
+    assert repr(schema) == before
+
+
+def test_a_strict_value_of_a_typed_output_converts_back() -> None:
+    spec = OutputSpec.of(Invoice)
+    strict = strict_schema_openai(spec.schema)
+    sent = {**INVOICE_JSON, "note": None}
+    sent["lines"] = [{"sku": "x", "qty": 2, "tags": None}]
+    sent["address"] = {"city": "Lyon", "zip": None}
+    compile_raw(strict)(sent, "")
+    assert spec.convert(sent) == INVOICE
+
+
+def test_anthropic_refuses_object_enum_values() -> None:
+    schema = {"type": "object", "properties": {"e": {"enum": [{"a": 1}]}}}
+    with pytest.raises(StrictSchemaError, match="scalars"):
+        strict_schema_anthropic(schema)
+    assert strict_schema_openai(schema)["properties"]["e"]["anyOf"][0] == {"enum": [{"a": 1}]}
