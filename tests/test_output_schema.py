@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
 import attrs
+import orjson
 import pytest
 from hypothesis import given, settings
 
@@ -21,6 +23,8 @@ from reactloop._output_schema import (
 from reactloop._raw_schema import compile_raw
 from reactloop._schema import Invalid
 from reactloop._strict_schema import admits_null
+from tests.providers.conftest import OPENAPI
+from tests.providers.protocol import OpenAIRequestSchema
 from tests.strategies import examples, object_schemas, values_of
 
 
@@ -413,3 +417,83 @@ def test_anthropic_refuses_object_enum_values() -> None:
     with pytest.raises(StrictSchemaError, match="scalars"):
         strict_schema_anthropic(schema)
     assert strict_schema_openai(schema)["properties"]["e"]["anyOf"][0] == {"enum": [{"a": 1}]}
+
+
+# --- wire fixtures -----------------------------------------------------------------------------
+
+WIRE = Path(__file__).parent / "fixtures" / "wire"
+
+
+@attrs.frozen
+class Ticket:
+    title: str
+    priority: Literal["low", "high"]
+    tags: list[str]
+    assignee: str | None = None
+    estimate_hours: int = 1
+
+
+TICKET = Ticket("Login page times out for EU users", "high", ["login", "eu"])
+
+
+def _fixture(name: str) -> Any:
+    return orjson.loads((WIRE / name).read_bytes())
+
+
+def test_the_structured_output_fixtures_carry_the_strict_schemas_of_their_type() -> None:
+    spec = OutputSpec.of(Ticket)
+    openai = _fixture("openai/request_structured_output.synthetic.json")["response_format"]
+    assert openai["json_schema"] == {
+        "name": spec.name,
+        "schema": strict_schema_openai(spec.schema),
+        "strict": True,
+    }
+    tool = _fixture("openai/request_strict_tool.synthetic.json")["tools"][0]["function"]
+    assert tool["parameters"] == strict_schema_openai(spec.schema) and tool["strict"] is True
+    anthropic = _fixture("anthropic/request_structured_output.synthetic.json")["output_config"]
+    assert anthropic["format"] == {
+        "type": "json_schema",
+        "schema": strict_schema_anthropic(spec.schema),
+    }
+    tool = _fixture("anthropic/request_strict_tool.synthetic.json")["tools"][0]
+    assert tool["input_schema"] == strict_schema_anthropic(spec.schema) and tool["strict"] is True
+
+
+def test_the_structured_answers_of_both_providers_convert_to_the_type() -> None:
+    spec = OutputSpec.of(Ticket)
+    message = _fixture("openai/nonstream_structured_output.synthetic.json")["choices"][0]["message"]
+    assert spec.parse(message["content"]) == TICKET
+    [block] = _fixture("anthropic/nonstream_structured_output.synthetic.json")["content"]
+    assert spec.parse(block["text"]) == TICKET
+
+
+def test_the_streamed_answers_join_into_the_same_value() -> None:
+    spec = OutputSpec.of(Ticket)
+    text = ""
+    for line in (WIRE / "openai/stream_structured_output.synthetic.sse").read_text().splitlines():
+        if line.startswith("data: {"):
+            for choice in orjson.loads(line[6:])["choices"]:
+                text += choice["delta"].get("content") or ""
+    assert spec.parse(text) == TICKET
+    text = ""
+    for line in (
+        (WIRE / "anthropic/stream_structured_output.synthetic.sse").read_text().splitlines()
+    ):
+        event = orjson.loads(line[6:]) if line.startswith("data: ") else {}
+        text += event.get("delta", {}).get("text", "")
+    assert spec.parse(text) == TICKET
+
+
+def test_the_refusal_fixtures_carry_no_answer() -> None:
+    refusal = _fixture("openai/nonstream_structured_refusal.synthetic.json")["choices"][0]
+    assert refusal["message"]["content"] is None and refusal["message"]["refusal"]
+    assert _fixture("anthropic/nonstream_structured_refusal.synthetic.json")["stop_reason"] == (
+        "refusal"
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["request_structured_output.synthetic.json", "request_strict_tool.synthetic.json"]
+)
+def test_the_openai_request_fixtures_follow_the_published_request_schema(name: str) -> None:
+    OpenAIRequestSchema(OPENAPI).check(_fixture(f"openai/{name}"))
