@@ -12,6 +12,7 @@ come from `strict_schema_openai` / `strict_schema_anthropic` (re-exported here).
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any, Generic, TypeVar, overload
 
@@ -34,6 +35,7 @@ __all__ = [
 T = TypeVar("T")
 
 WRAPPER_KEY = "result"
+_ENUM_DOC = "An enumeration."
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _TYPE_RULE = (
     "an attrs class, dataclass, TypedDict, str, int, float, bool, None, list, tuple, dict with "
@@ -45,13 +47,15 @@ _TYPE_RULE = (
 class OutputSpec(Generic[T]):
     """An output type compiled once: `schema` (an object at the top, what a final-answer tool's
     parameters or a `response_format` carry), `value_schema` (the output's own schema),
-    `wrapped` (whether `schema` is `{"result": value_schema}`), `name` and `convert`."""
+    `wrapped` (whether `schema` is `{"result": value_schema}`), `name`, `description` (the
+    class's docstring or the raw schema's description, if any) and `convert`."""
 
     name: str
     schema: JsonObject
     value_schema: JsonObject
     wrapped: bool
     _converter: Converter = attrs.field(repr=False)
+    description: str | None = None
 
     @overload
     @classmethod
@@ -67,10 +71,11 @@ class OutputSpec(Generic[T]):
         the schema's `title`, else "output". Raises `ConfigurationError` if it has no schema."""
         value_schema, converter = _compile(output)
         chosen = _name(output, value_schema) if name is None else _checked_name(name)
+        about = _description(output)
         if value_schema.get("type") == "object":
-            return cls(chosen, value_schema, value_schema, False, converter)
+            return cls(chosen, value_schema, value_schema, False, converter, about)
         schema, converter = _wrap(output, value_schema)
-        return cls(chosen, schema, value_schema, True, converter)
+        return cls(chosen, schema, value_schema, True, converter, about)
 
     def convert(self, value: Any) -> T:
         """The typed output from the JSON value the model sent for `schema`; raises `Invalid`."""
@@ -129,6 +134,20 @@ def _name(output: Any, value_schema: JsonObject) -> str:
     else:
         return "output"
     return re.sub(r"[^A-Za-z0-9_-]", "_", candidate)[:64] or "output"
+
+
+def _description(output: Any) -> str | None:
+    """A docstring the user wrote (not the one dataclasses or Enum make up), or the raw
+    schema's description."""
+    if isinstance(output, dict):
+        found = output.get("description")
+        return found if isinstance(found, str) else None
+    if not isinstance(output, type):
+        return None
+    doc = output.__dict__.get("__doc__")
+    if not isinstance(doc, str) or doc.startswith(f"{output.__name__}(") or doc == _ENUM_DOC:
+        return None
+    return inspect.cleandoc(doc)
 
 
 def _checked_name(name: object) -> str:

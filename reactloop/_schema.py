@@ -192,7 +192,11 @@ def _class(cls: type[Any]) -> tuple[JsonObject, Converter]:
         return schema, convert_fields
 
     def convert(value: Any, path: str) -> Any:
-        return cls(**convert_fields(value, path))
+        fields = convert_fields(value, path)
+        try:
+            return cls(**fields)
+        except (TypeError, ValueError) as exc:  # the class's own validators refused the value
+            raise Invalid(path, f"{cls.__name__} refused it: {exc}") from None
 
     return schema, convert
 

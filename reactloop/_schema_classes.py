@@ -80,14 +80,16 @@ Tag = tuple[type, Any]
 
 
 def tag_table(members: tuple[Any, ...]) -> tuple[str, dict[Tag, int]] | None:
-    """A field every class of the union has as a `Literal` with values of its own, if any:
-    its name and which member each value selects (keyed by type too, so 1 is not True)."""
-    if len(members) < 2 or not all(is_class(member) for member in members):
+    """A field every class of the union (two or more; other members aside) has as a `Literal`
+    with values of its own, if any: its name and which member (by index in `members`) each
+    value selects, keyed by type too, so that 1 is not True."""
+    classes = [(index, m) for index, m in enumerate(members) if is_class(m)]
+    if len(classes) < 2:
         return None
-    fields = [class_fields(member) for member in members]
-    for key in fields[0]:
+    fields = [(index, class_fields(member)) for index, member in classes]
+    for key in fields[0][1]:
         table: dict[Tag, int] = {}
-        for index, member_fields in enumerate(fields):
+        for index, member_fields in fields:
             values = _literal_values(member_fields.get(key))
             if not values or any((type(v), v) in table for v in values):
                 break

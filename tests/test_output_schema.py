@@ -497,3 +497,26 @@ def test_the_refusal_fixtures_carry_no_answer() -> None:
 )
 def test_the_openai_request_fixtures_follow_the_published_request_schema(name: str) -> None:
     OpenAIRequestSchema(OPENAPI).check(_fixture(f"openai/{name}"))
+
+
+def test_the_description_is_a_written_docstring_or_the_schemas_own() -> None:
+    @dataclasses.dataclass
+    class Plain:
+        a: int
+
+    @attrs.frozen
+    class Documented:
+        """An answer.
+
+        With details."""
+
+        a: int
+
+    class Level(enum.Enum):
+        LOW = 1
+
+    assert OutputSpec.of(Documented).description == "An answer.\n\nWith details."
+    assert OutputSpec.of(Plain).description is None
+    assert OutputSpec.of(Level).description is None
+    assert OutputSpec.of(list[int]).description is None
+    assert OutputSpec.of({"type": "object", "description": "Raw."}).description == "Raw."

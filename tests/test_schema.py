@@ -375,3 +375,41 @@ def test_a_class_used_twice_side_by_side_is_not_recursive() -> None:
 @dataclasses.dataclass
 class Tree:
     children: list[Tree]
+
+
+def test_a_tagged_union_may_also_hold_null() -> None:
+    assert convert(Cat | Dog | None, {"kind": "dog", "name": "Rex"}) == Dog("dog", "Rex")
+    assert convert(Cat | Dog | None, None) is None
+    with pytest.raises(Invalid) as info:
+        convert(Cat | Dog | None, {"kind": "cat", "name": 1})
+    assert info.value.path == "v.name"
+
+
+@attrs.frozen
+class Positive:
+    n: int = attrs.field(validator=attrs.validators.gt(0))
+
+
+@dataclasses.dataclass
+class Window:
+    low: int
+    high: int
+
+    def __post_init__(self) -> None:
+        if self.low > self.high:
+            raise ValueError(f"low {self.low} is above high {self.high}")
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "message"),
+    [
+        (Positive, {"n": 0}, "v.p: Positive refused it: 'n' must be > 0: 0"),
+        (Window, {"low": 2, "high": 1}, "v.p: Window refused it: low 2 is above high 1"),
+    ],
+)
+def test_a_class_refusing_its_values_is_invalid_at_its_path(
+    tp: Any, value: Any, message: str
+) -> None:
+    with pytest.raises(Invalid) as info:
+        convert(dict[str, tp], {"p": value})
+    assert str(info.value) == message
