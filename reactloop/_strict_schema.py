@@ -12,7 +12,9 @@ property that was optional becomes nullable (null then means "absent", see `_sch
 type (or a list of types), properties, required, items, enum, const, anyOf, $ref/$defs,
 description, title, pattern, format (date-time, time, date, duration, email, hostname, ipv4,
 ipv6, uuid), minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, minItems,
-maxItems; `oneOf` becomes `anyOf`, a one-member `allOf` is merged; `default`, `minLength`,
+maxItems; `oneOf` becomes `anyOf`, a one-member `allOf` is merged, a `$ref` with a description
+beside it is replaced by its definition (the API takes nothing beside a `$ref`; recursion through
+bare `$ref`s is fine); `default`, `minLength`,
 `maxLength`, other formats and the rest go to the description.
 
 Anthropic (structured outputs docs, "JSON Schema limitations"; anthropic-sdk-python
@@ -21,7 +23,7 @@ as written (optional properties are allowed); kept: type, properties, required, 
 (scalars only), const, anyOf, allOf, $ref/$defs, description, title, format (date-time, time,
 date, duration, email, hostname, uri, ipv4, ipv6, uuid), minItems of 0 or 1; `oneOf` becomes
 `anyOf`; numeric and string constraints, other minItems, maxItems, `default` and the rest go to
-the description. Recursive schemas are refused by the provider (our generator makes none).
+the description. A recursive schema (a `$ref` leading back to itself) raises `StrictSchemaError`.
 
 Both: a fixed-length tuple (`prefixItems`) becomes `items: {anyOf: [its item schemas]}` with
 its length as minItems/maxItems (then filtered as above).
@@ -30,6 +32,7 @@ its length as minItems/maxItems (then filtered as above).
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -44,6 +47,7 @@ _OPENAI_FORMATS = frozenset(
 _ANTHROPIC_FORMATS = _OPENAI_FORMATS | {"uri"}
 _NUMERIC = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
 _ANNOTATIONS = ("description", "title")
+_DEFS = ("$defs", "definitions")
 
 
 @attrs.frozen
@@ -56,6 +60,9 @@ class _Rules:
     all_required: bool
     all_of: bool
     min_items: frozenset[int] | None  # None: every minItems is kept
+    scalar_enums: bool  # enum / const values must be scalars
+    ref_siblings: bool  # a $ref may carry a description beside it
+    recursion: bool  # a $ref may lead back to itself
 
     def keeps(self, keyword: str, value: Any) -> bool:
         if keyword == "format":
@@ -72,6 +79,9 @@ _OPENAI = _Rules(
     all_required=True,
     all_of=False,
     min_items=None,
+    scalar_enums=False,
+    ref_siblings=False,
+    recursion=True,
 )
 _ANTHROPIC = _Rules(
     "Anthropic",
@@ -80,6 +90,9 @@ _ANTHROPIC = _Rules(
     all_required=False,
     all_of=True,
     min_items=frozenset({0, 1}),
+    scalar_enums=True,
+    ref_siblings=True,
+    recursion=False,
 )
 
 
@@ -97,14 +110,18 @@ def strict_schema_anthropic(schema: JsonObject) -> JsonObject:
 def _transform(schema: JsonObject, rules: _Rules) -> JsonObject:
     if not isinstance(schema, dict) or schema.get("type") != "object":
         raise StrictSchemaError(rules.provider, "#", "the top level must be an object schema")
-    return _Walk(rules).node(copy.deepcopy(schema), "#")
+    strict = _Walk(rules, schema).node(copy.deepcopy(schema), "#")
+    if not rules.recursion:
+        _refuse_cycles(strict, rules.provider)
+    return strict
 
 
 class _Walk:
     """One rewrite: `node` returns the strict form of a schema found at JSON pointer `where`."""
 
-    def __init__(self, rules: _Rules) -> None:
+    def __init__(self, rules: _Rules, root: JsonObject) -> None:
         self.rules = rules
+        self.root = root
 
     def fail(self, where: str, problem: str) -> StrictSchemaError:
         return StrictSchemaError(self.rules.provider, where, problem)
@@ -114,13 +131,12 @@ class _Walk:
             raise self.fail(where, "a value of any type (an empty schema) has no strict form")
         schema = dict(schema)
         out: JsonObject = {k: schema.pop(k) for k in _ANNOTATIONS if k in schema}
-        for defs in ("$defs", "definitions"):
+        for defs in _DEFS:
             if defs in schema:
                 found = schema.pop(defs).items()
                 out[defs] = {k: self.node(s, f"{where}/{defs}/{k}") for k, s in found}
         if "$ref" in schema:
-            out["$ref"] = schema.pop("$ref")
-            return _leftovers(out, schema)
+            return self._ref(schema, out, where)
         self._combinators(schema, out, where)
         self._values(schema, out, where)
         if "type" not in out and not out.keys() & {"anyOf", "allOf", "enum", "const"}:
@@ -132,6 +148,17 @@ class _Walk:
         for keyword in [k for k in schema if self.rules.keeps(k, schema[k])]:
             out[keyword] = schema.pop(keyword)
         return _leftovers(out, schema)
+
+    def _ref(self, schema: JsonObject, out: JsonObject, where: str) -> JsonObject:
+        """A `$ref`; where the provider takes nothing beside one, the definition is inlined."""
+        out["$ref"] = ref = schema.pop("$ref")
+        out = _leftovers(out, schema)
+        if self.rules.ref_siblings or len(out) == 1:
+            return out
+        target = _resolve(self.root, ref)
+        if target is None:
+            raise self.fail(where, f"$ref {ref!r} points nowhere in this schema")
+        return {**self.node(target, where), **{k: v for k, v in out.items() if k != "$ref"}}
 
     def _combinators(self, schema: JsonObject, out: JsonObject, where: str) -> None:
         members = [*schema.pop("anyOf", []), *schema.pop("oneOf", [])]
@@ -157,7 +184,7 @@ class _Walk:
                 continue
             value = schema.pop(keyword)
             choices = value if keyword == "enum" else [value]
-            if self.rules is _ANTHROPIC and any(isinstance(c, dict | list) for c in choices):
+            if self.rules.scalar_enums and any(isinstance(c, dict | list) for c in choices):
                 raise self.fail(where, f"{keyword} values must be scalars")
             out[keyword] = value
 
@@ -189,6 +216,41 @@ class _Walk:
             out["items"] = self.node(schema.pop("items"), f"{where}/items")
         else:
             raise self.fail(where, "an array needs a schema for its items")
+
+
+def _resolve(root: JsonObject, ref: str) -> Any:
+    """The schema a local `$ref` names, or None."""
+    target: Any = root
+    for part in ref.removeprefix("#").split("/")[1:]:
+        if not isinstance(target, dict):
+            return None
+        target = target.get(part.replace("~1", "/").replace("~0", "~"))
+    return target if ref.startswith("#") else None
+
+
+def _refs(schema: Any) -> Iterator[str]:
+    if isinstance(schema, dict):
+        if isinstance(schema.get("$ref"), str):
+            yield schema["$ref"]
+        for value in schema.values():
+            yield from _refs(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _refs(item)
+
+
+def _refuse_cycles(root: JsonObject, provider: str) -> None:
+    """Raise when following `$ref`s from the top can come back to a definition on the way."""
+
+    def visit(ref: str, trail: tuple[str, ...]) -> None:
+        if ref in trail:
+            raise StrictSchemaError(provider, ref, "a recursive schema has no strict form")
+        target = _resolve(root, ref)
+        for inner in _refs({k: v for k, v in target.items() if k not in _DEFS} if target else {}):
+            visit(inner, (*trail, ref))
+
+    for ref in _refs({k: v for k, v in root.items() if k not in _DEFS}):
+        visit(ref, ())
 
 
 def _has_type(schema: JsonObject, name: str) -> bool:

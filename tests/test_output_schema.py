@@ -520,3 +520,50 @@ def test_the_description_is_a_written_docstring_or_the_schemas_own() -> None:
     assert OutputSpec.of(Level).description is None
     assert OutputSpec.of(list[int]).description is None
     assert OutputSpec.of({"type": "object", "description": "Raw."}).description == "Raw."
+
+
+TREE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "label": {"type": "string"},
+        "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+        "best": {"$ref": "#/$defs/leaf", "description": "The best leaf."},
+    },
+    "required": ["label", "kids", "best"],
+    "$defs": {
+        "node": {
+            "type": "object",
+            "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            "required": ["kids"],
+        },
+        "leaf": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    },
+}
+
+
+def test_openai_inlines_a_ref_with_a_description_and_keeps_recursive_refs() -> None:
+    strict = strict_schema_openai(TREE)
+    assert strict["properties"]["best"] == {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "required": ["n"],
+        "additionalProperties": False,
+        "description": "The best leaf.",
+    }
+    assert strict["properties"]["kids"]["items"] == {"$ref": "#/$defs/node"}
+    assert strict["$defs"]["node"]["additionalProperties"] is False
+
+
+def test_anthropic_keeps_a_described_ref_and_refuses_recursion() -> None:
+    with pytest.raises(StrictSchemaError, match="recursive") as info:
+        strict_schema_anthropic(TREE)
+    assert info.value.location == "#/$defs/node"
+    flat = {**TREE, "properties": {"best": TREE["properties"]["best"]}, "required": ["best"]}
+    strict = strict_schema_anthropic(flat)
+    assert strict["properties"]["best"] == {"$ref": "#/$defs/leaf", "description": "The best leaf."}
+
+
+def test_a_ref_pointing_nowhere_cannot_be_inlined() -> None:
+    schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/gone", "title": "X"}}}
+    with pytest.raises(StrictSchemaError, match="points nowhere"):
+        strict_schema_openai(schema)
