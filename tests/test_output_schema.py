@@ -470,14 +470,14 @@ def test_the_structured_answers_of_both_providers_convert_to_the_type() -> None:
 def test_the_streamed_answers_join_into_the_same_value() -> None:
     spec = OutputSpec.of(Ticket)
     text = ""
-    for line in (WIRE / "openai/stream_structured_output.synthetic.sse").read_text().splitlines():
+    for line in (WIRE / "openai/stream_json_schema_answer.synthetic.sse").read_text().splitlines():
         if line.startswith("data: {"):
             for choice in orjson.loads(line[6:])["choices"]:
                 text += choice["delta"].get("content") or ""
     assert spec.parse(text) == TICKET
     text = ""
     for line in (
-        (WIRE / "anthropic/stream_structured_output.synthetic.sse").read_text().splitlines()
+        (WIRE / "anthropic/stream_output_format_answer.synthetic.sse").read_text().splitlines()
     ):
         event = orjson.loads(line[6:]) if line.startswith("data: ") else {}
         text += event.get("delta", {}).get("text", "")
