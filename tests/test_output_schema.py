@@ -75,32 +75,51 @@ INVOICE_JSON = {
 INVOICE = Invoice("A-1", [Line("x", 2)], {"city": "Lyon"}, Status.PAID)
 
 
-@pytest.mark.parametrize(
-    ("output", "wire", "expected"),
-    [
-        (Invoice, INVOICE_JSON, INVOICE),
-        (Line, {"sku": "y"}, Line("y")),
-        (Address, {"city": "Oslo", "zip": "0150"}, {"city": "Oslo", "zip": "0150"}),
-        (int, {WRAPPER_KEY: 3}, 3),
-        (str, {WRAPPER_KEY: "hi"}, "hi"),
-        (float, {WRAPPER_KEY: 2}, 2.0),
-        (bool, {WRAPPER_KEY: True}, True),
-        (list[str], {WRAPPER_KEY: ["a", "b"]}, ["a", "b"]),
-        (tuple[int, str], {WRAPPER_KEY: [1, "a"]}, (1, "a")),
-        (dict[str, int], {"a": 1}, {"a": 1}),
-        (Literal["yes", "no"], {WRAPPER_KEY: "no"}, "no"),
-        (Status, {WRAPPER_KEY: "open"}, Status.OPEN),
-        (Cat | Dog, {WRAPPER_KEY: {"kind": "dog", "lives": 1}}, Dog("dog", 1)),
-        (list[Line], {WRAPPER_KEY: [{"sku": "z"}]}, [Line("z")]),
-        (int | None, {WRAPPER_KEY: None}, None),
-    ],
-)
+OUTPUT_KINDS: list[tuple[Any, Any, Any]] = [
+    (Invoice, INVOICE_JSON, INVOICE),
+    (Line, {"sku": "y"}, Line("y")),
+    (Address, {"city": "Oslo", "zip": "0150"}, {"city": "Oslo", "zip": "0150"}),
+    (int, {WRAPPER_KEY: 3}, 3),
+    (str, {WRAPPER_KEY: "hi"}, "hi"),
+    (float, {WRAPPER_KEY: 2}, 2.0),
+    (bool, {WRAPPER_KEY: True}, True),
+    (list[str], {WRAPPER_KEY: ["a", "b"]}, ["a", "b"]),
+    (tuple[int, str], {WRAPPER_KEY: [1, "a"]}, (1, "a")),
+    (dict[str, int], {"a": 1}, {"a": 1}),
+    (Literal["yes", "no"], {WRAPPER_KEY: "no"}, "no"),
+    (Status, {WRAPPER_KEY: "open"}, Status.OPEN),
+    (Cat | Dog, {WRAPPER_KEY: {"kind": "dog", "lives": 1}}, Dog("dog", 1)),
+    (list[Line], {WRAPPER_KEY: [{"sku": "z"}]}, [Line("z")]),
+    (int | None, {WRAPPER_KEY: None}, None),
+]
+
+
+@pytest.mark.parametrize(("output", "wire", "expected"), OUTPUT_KINDS)
 def test_every_output_kind_converts_to_its_typed_value(
     output: Any, wire: Any, expected: Any
 ) -> None:
     spec = OutputSpec.of(output)
     converted = spec.convert(wire)
     assert converted == expected and type(converted) is type(expected)
+    assert compile_raw(spec.schema)(wire, "") == wire  # the schema admits what converts
+
+
+@pytest.mark.parametrize(("output", "wire", "expected"), OUTPUT_KINDS[:9] + OUTPUT_KINDS[10:])
+@pytest.mark.parametrize("rewrite", [strict_schema_openai, strict_schema_anthropic])
+def test_every_output_kind_has_a_strict_form_whose_answers_convert_back(
+    output: Any, wire: Any, expected: Any, rewrite: Any
+) -> None:
+    spec = OutputSpec.of(output)
+    strict = rewrite(spec.schema)
+    sent = _with_nulls(spec.schema, wire) if rewrite is strict_schema_openai else wire
+    compile_raw(strict)(sent, "")
+    assert spec.convert(sent) == expected
+
+
+def test_a_mapping_output_has_no_strict_form() -> None:
+    assert OUTPUT_KINDS[9][0] == dict[str, int]
+    with pytest.raises(StrictSchemaError, match="free-form keys"):
+        strict_schema_anthropic(OutputSpec.of(dict[str, int]).schema)
 
 
 @pytest.mark.parametrize(
