@@ -104,10 +104,16 @@ def _enum(cls: type[enum.Enum]) -> tuple[JsonObject, Converter]:
 
 def _array(item: Any, out: Callable[[list[Any]], Any]) -> tuple[JsonObject, Converter]:
     schema, item_convert = compile_type(item)
+    leaf = not schema.keys() & {"properties", "additionalProperties", "items", "anyOf"}
 
     def convert(value: Any, path: str) -> Any:
         if type(value) is not list:
             raise Invalid(path, f"expected array, got {_kind(value)} {value!r}")
+        if leaf:  # scalars: no path per item unless one fails (then again, to name it)
+            try:
+                return out([item_convert(v, path) for v in value])
+            except Invalid:
+                pass
         return out([item_convert(v, f"{path}[{i}]") for i, v in enumerate(value)])
 
     return {"type": "array", "items": schema}, convert
@@ -144,7 +150,7 @@ def _mapping(key: Any, item: Any) -> tuple[JsonObject, Converter]:
 
 def _union(members: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
     compiled = [compile_type(member) for member in members]
-    structural = _first_match([c for _, c in compiled])
+    structural = _first_match(compiled)
     tagged = tag_table(members)
     if tagged is None:
         return {"anyOf": [schema for schema, _ in compiled]}, structural
@@ -162,10 +168,24 @@ def _union(members: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
     return {"anyOf": [schema for schema, _ in compiled]}, convert
 
 
-def _first_match(converters: list[Converter]) -> Converter:
+def _first_match(compiled: list[tuple[JsonObject, Converter]]) -> Converter:
+    """Try the members whose schema admits the value's JSON kind (all of them when none does,
+    for a full error), in order: raising and catching `Invalid` is what a union costs."""
+    members = [(_json_kinds(schema), convert) for schema, convert in compiled]
+    everyone = [convert for _, convert in members]
+
+    def candidates(kinds: tuple[str, ...]) -> list[Converter]:
+        return [c for k, c in members if k is None or not k.isdisjoint(kinds)] or everyone
+
+    by_type = {tp: candidates(kinds) for tp, kinds in _KINDS_OF.items()}
+    whole_floats = candidates(("number", "integer"))
+
     def convert(value: Any, path: str) -> Any:
+        tried = by_type.get(type(value), everyone)
+        if type(value) is float and value.is_integer():
+            tried = whole_floats
         problems = []
-        for member_convert in converters:
+        for member_convert in tried:
             try:
                 return member_convert(value, path)
             except Invalid as exc:
@@ -173,6 +193,30 @@ def _first_match(converters: list[Converter]) -> Converter:
         raise Invalid(path, "matches no alternative: " + " | ".join(problems))
 
     return convert
+
+
+_KINDS_OF: dict[type, tuple[str, ...]] = {
+    type(None): ("null",),
+    bool: ("boolean",),
+    int: ("integer", "number"),
+    float: ("number",),
+    str: ("string",),
+    list: ("array",),
+    dict: ("object",),
+}
+
+
+def _json_kinds(schema: JsonObject) -> frozenset[str] | None:
+    """The JSON kinds a generated schema can admit; None when it does not say (any)."""
+    if "type" in schema:
+        declared = schema["type"]
+        return frozenset([declared] if isinstance(declared, str) else declared)
+    if "enum" in schema:
+        return frozenset(k for value in schema["enum"] for k in _KINDS_OF.get(type(value), ()))
+    if "anyOf" in schema:
+        found = [_json_kinds(member) for member in schema["anyOf"]]
+        return None if None in found else frozenset().union(*found)  # type: ignore[arg-type]
+    return None
 
 
 _compiling = threading.local()
@@ -296,10 +340,12 @@ def _convert_fields(
             missing = [name for name in required if name not in value]
             raise Invalid(path, f"missing required properties {missing}")
     prefix = f"{path}." if path else ""
+    # Keyed by our own (interned) names, not the parsed JSON's: calling a class with 50 keyword
+    # arguments whose names are fresh strings costs twice the whole conversion.
     return {
-        name: converters[name](v, prefix + name)
-        for name, v in value.items()
-        if v is not None or name not in absent_on_null
+        name: convert(value[name], prefix + name)
+        for name, convert in converters.items()
+        if name in value and (value[name] is not None or name not in absent_on_null)
     }
 
 
