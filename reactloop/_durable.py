@@ -295,7 +295,7 @@ def _stored_output(ended: RunEnded, run: Run) -> Any:
         return ended.output
     value = orjson.loads(ended.output_json)
     output = run.config.output
-    return value if output is None else output.spec.convert(value)
+    return value if output is None else output.from_json(value)
 
 
 def stored_result(stored: StoredRun, run: Run) -> RunResult[Any]:

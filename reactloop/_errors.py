@@ -511,3 +511,20 @@ class MovedNameError(ReactLoopError, ImportError):
         super().__init__(f"reactloop has no {name!r}: {rule}")
         self.name = name
         self.rule = rule
+
+
+class StrictSchemaError(ConfigurationError):
+    """A JSON schema that a provider's strict structured-output mode cannot express (a mapping
+    with free-form keys, a value of any type, ...): send it without strict, or use another
+    output strategy. `provider`, `location` (a JSON pointer into the schema) and `problem` say
+    what and where."""
+
+    def __init__(self, provider: str, location: str, problem: str) -> None:
+        super().__init__(
+            f"{provider} strict mode cannot express the schema at {location}: {problem}",
+            option="output_type",
+            rule=f"a schema {provider} strict mode accepts",
+        )
+        self.provider = provider
+        self.location = location
+        self.problem = problem

@@ -7,21 +7,22 @@ from __future__ import annotations
 
 import enum
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import orjson
 from attrs import frozen
 
-from reactloop._errors import ConfigurationError, ContractError, ReactLoopError
+from reactloop._errors import ConfigurationError, ContractError, ReactLoopError, StrictSchemaError
 from reactloop._messages import (
     ForcedTool,
+    JsonObject,
     ModelSettings,
     ResponseFormat,
     ResponseFormatKind,
     ToolSpec,
 )
-from reactloop._output_spec import OutputSpec, output_spec
+from reactloop._output_schema import WRAPPER_KEY, OutputSpec
 from reactloop._partial import strip_fences
 from reactloop._schema import Invalid
 from reactloop._validate import integer, member, sequence_of
@@ -82,10 +83,11 @@ class Output:
     """One run's structured output: the spec, the strategy resolved for its model, the final
     tool (TOOL strategy), retries and validators."""
 
-    spec: OutputSpec
+    spec: OutputSpec[Any]
     strategy: OutputStrategy
     retries: int
     validators: tuple[OutputValidator, ...] = ()
+    native_schema: JsonObject | None = None  # the provider's strict form (NATIVE)
 
     @property
     def tool_spec(self) -> ToolSpec | None:
@@ -93,7 +95,7 @@ class Output:
         if self.strategy is not OutputStrategy.TOOL:
             return None
         description = f"Give the final answer ({self.spec.name}); call this to finish."
-        return ToolSpec(FINAL_TOOL, description, self.spec.object_schema)
+        return ToolSpec(FINAL_TOOL, description, self.spec.schema)
 
     @property
     def tool(self) -> FinalAnswerTool | None:
@@ -110,7 +112,7 @@ class Output:
         """The model settings with the response format NATIVE needs."""
         if self.strategy is not OutputStrategy.NATIVE:
             return settings
-        schema = self.spec.object_schema
+        schema = self.native_schema or self.spec.schema
         fmt = ResponseFormat(ResponseFormatKind.JSON_SCHEMA, self.spec.name, schema, True)
         return ModelSettings(
             temperature=settings.temperature,
@@ -123,7 +125,7 @@ class Output:
         """The instructions with the schema PROMPTED needs."""
         if self.strategy is not OutputStrategy.PROMPTED:
             return instructions
-        schema = orjson.dumps(self.spec.schema).decode()
+        schema = orjson.dumps(self.spec.value_schema).decode()
         prompt = PROMPT + schema
         return prompt if not instructions else f"{instructions}\n\n{prompt}"
 
@@ -134,8 +136,13 @@ class Output:
             value = orjson.loads(strip_fences(raw))
         except orjson.JSONDecodeError as exc:
             raise Invalid("", f"the answer is not valid JSON ({exc})") from None
-        if wrapped:
-            value = self.spec.unwrap(value)
+        return self.from_json(value, wrapped)
+
+    def from_json(self, value: Any, wrapped: bool = False) -> Any:
+        """The typed value of a JSON value: as the providers send it (`wrapped`), or the bare
+        value (a prompted answer, a stored output)."""
+        if self.spec.wrapped and not wrapped:
+            value = {WRAPPER_KEY: value}
         return self.spec.convert(value)
 
     async def validate(self, value: Any, context: RunContext[Any]) -> Any:
@@ -202,14 +209,30 @@ def build_output(
     retries: object = 2,
     validators: object = (),
 ) -> Output:
-    """The structured output for a loop or a run, every option checked."""
-    spec = output_spec(output_type)
+    """The structured output for a loop or a run, every option checked. NATIVE takes the
+    provider's strict form of the schema; AUTO falls back to TOOL when there is none."""
+    spec = OutputSpec.of(output_type)
     chosen = member("output_strategy", strategy, OutputStrategy)
     count = integer("output_retries", retries, minimum=0)
     checked: Sequence[OutputValidator] = sequence_of(
         "output_validators", validators, output_validator, "functions"
     )
-    return Output(spec, resolve_strategy(chosen, model), count, tuple(checked))
+    resolved = resolve_strategy(chosen, model)
+    native = None
+    if resolved is OutputStrategy.NATIVE:
+        try:
+            native = strict_form(model, spec.schema)
+        except StrictSchemaError:
+            if chosen is OutputStrategy.NATIVE:
+                raise
+            resolved = OutputStrategy.TOOL
+    return Output(spec, resolved, count, tuple(checked), native)
 
 
-OutputCheck = Callable[[Any], Awaitable[Any]]
+def strict_form(model: Model, schema: JsonObject) -> JsonObject:
+    """The schema as the model's provider takes it in strict mode (as it is for others)."""
+    rewrite = getattr(model, "strict_output_schema", None)
+    if rewrite is None:
+        return schema
+    strict: JsonObject = rewrite(schema)
+    return strict

@@ -8,7 +8,7 @@ from typing import Any
 from reactloop._errors import PartialJsonError
 from reactloop._messages import ModelDelta, TextDelta
 from reactloop._output import FINAL_TOOL, Output, OutputStrategy
-from reactloop._output_spec import WRAPPER
+from reactloop._output_schema import WRAPPER_KEY
 from reactloop._partial import UNCHANGED, PartialJson
 
 NOTHING: Any = UNCHANGED
@@ -41,7 +41,9 @@ class PartialAnswers:
             return NOTHING
         if partial is UNCHANGED or not self._wrapped:
             return partial
-        return partial[WRAPPER] if isinstance(partial, dict) and WRAPPER in partial else NOTHING
+        if isinstance(partial, dict) and WRAPPER_KEY in partial:
+            return partial[WRAPPER_KEY]
+        return NOTHING
 
     def _piece(self, delta: ModelDelta) -> str:
         if isinstance(delta, TextDelta):

@@ -1,13 +1,22 @@
 """Python annotations -> JSON schema, plus a converter that validates JSON values against it.
 
-Each annotation is compiled once, when a tool is defined, into a schema and a converter function;
-a call then only runs the converters. Supported: str, int, float, bool, None, Any, Literal, Enum,
-list, tuple (fixed and variadic), dict with str keys, Optional and unions, attrs classes, defaults.
+Each annotation is compiled once, when a tool or an output type is defined, into a schema and a
+converter function; a call then only runs the converters. Supported: str, int, float, bool, None,
+Any, Literal, Enum, list, tuple (fixed and variadic), dict with str keys, Optional and unions,
+attrs classes, dataclasses and TypedDicts (total or not, `Required`/`NotRequired`), defaults.
+
+Two rules shared by tools and outputs:
+- A null for an optional field whose type does not admit null means "absent": the field gets its
+  default (strict provider modes make every field required and send null for the ones left out).
+- A union of classes is dispatched on a tag when every member has a `Literal` field of the same
+  name with distinct values (e.g. `kind: Literal["cat"]`); otherwise the first member that accepts
+  the value wins, in the order written.
 """
 
 from __future__ import annotations
 
 import enum
+import threading
 import types
 import typing
 from collections.abc import Callable
@@ -16,6 +25,7 @@ from typing import Any, Literal, Union
 import attrs
 
 from reactloop._messages import JsonObject
+from reactloop._schema_classes import class_fields, is_class, tag_table
 
 Converter = Callable[[Any, str], Any]
 
@@ -23,8 +33,8 @@ Converter = Callable[[Any, str], Any]
 class Invalid(Exception):
     """A value does not match its schema; `path` locates it (e.g. `items[2].city`)."""
 
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path or 'arguments'}: {problem}")
+    def __init__(self, path: str, problem: str, *, root: str = "arguments") -> None:
+        super().__init__(f"{path or root}: {problem}")
         self.path = path
         self.problem = problem
 
@@ -94,10 +104,16 @@ def _enum(cls: type[enum.Enum]) -> tuple[JsonObject, Converter]:
 
 def _array(item: Any, out: Callable[[list[Any]], Any]) -> tuple[JsonObject, Converter]:
     schema, item_convert = compile_type(item)
+    leaf = not schema.keys() & {"properties", "additionalProperties", "items", "anyOf"}
 
     def convert(value: Any, path: str) -> Any:
         if type(value) is not list:
             raise Invalid(path, f"expected array, got {_kind(value)} {value!r}")
+        if leaf:  # scalars: no path per item unless one fails (then again, to name it)
+            try:
+                return out([item_convert(v, path) for v in value])
+            except Invalid:
+                pass
         return out([item_convert(v, f"{path}[{i}]") for i, v in enumerate(value)])
 
     return {"type": "array", "items": schema}, convert
@@ -134,26 +150,97 @@ def _mapping(key: Any, item: Any) -> tuple[JsonObject, Converter]:
 
 def _union(members: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
     compiled = [compile_type(member) for member in members]
+    structural = _first_match(compiled)
+    tagged = tag_table(members)
+    if tagged is None:
+        return {"anyOf": [schema for schema, _ in compiled]}, structural
+    key, table = tagged
+    by_tag = {tag: compiled[index][1] for tag, index in table.items()}
 
     def convert(value: Any, path: str) -> Any:
-        problems = []
-        for _, member_convert in compiled:
-            try:
-                return member_convert(value, path)
-            except Invalid as exc:
-                problems.append(exc.problem)
-        raise Invalid(path, "matches no alternative: " + " | ".join(problems))
+        if type(value) is dict:
+            tag = value.get(key)
+            member = by_tag.get((type(tag), tag)) if isinstance(tag, str | int | bool) else None
+            if member is not None:
+                return member(value, path)
+        return structural(value, path)
 
     return {"anyOf": [schema for schema, _ in compiled]}, convert
 
 
-def _attrs_class(cls: type[Any]) -> tuple[JsonObject, Converter]:
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: (hints[f.name], f.default) for f in attrs.fields(cls) if f.init}
-    schema, convert_fields = compile_object(fields, {})
+def _first_match(compiled: list[tuple[JsonObject, Converter]]) -> Converter:
+    """Try the members whose schema admits the value's JSON kind (all of them when none does,
+    for a full error), in order: raising and catching `Invalid` is what a union costs."""
+    members = [(_json_kinds(schema), convert) for schema, convert in compiled]
+    everyone = [convert for _, convert in members]
+
+    def candidates(kinds: tuple[str, ...]) -> list[Converter]:
+        return [c for k, c in members if k is None or not k.isdisjoint(kinds)] or everyone
+
+    by_type = {tp: candidates(kinds) for tp, kinds in _KINDS_OF.items()}
+    whole_floats = candidates(("number", "integer"))
 
     def convert(value: Any, path: str) -> Any:
-        return cls(**convert_fields(value, path))
+        tried = by_type.get(type(value), everyone)
+        if type(value) is float and value.is_integer():
+            tried = whole_floats
+        problems = []
+        for member_convert in tried:
+            try:
+                return member_convert(value, path)
+            except Invalid as exc:
+                problems.append(exc.problem if exc.path == path else str(exc))
+        raise Invalid(path, "matches no alternative: " + " | ".join(problems))
+
+    return convert
+
+
+_KINDS_OF: dict[type, tuple[str, ...]] = {
+    type(None): ("null",),
+    bool: ("boolean",),
+    int: ("integer", "number"),
+    float: ("number",),
+    str: ("string",),
+    list: ("array",),
+    dict: ("object",),
+}
+
+
+def _json_kinds(schema: JsonObject) -> frozenset[str] | None:
+    """The JSON kinds a generated schema can admit; None when it does not say (any)."""
+    if "type" in schema:
+        declared = schema["type"]
+        return frozenset([declared] if isinstance(declared, str) else declared)
+    if "enum" in schema:
+        return frozenset(k for value in schema["enum"] for k in _KINDS_OF.get(type(value), ()))
+    if "anyOf" in schema:
+        found = [_json_kinds(member) for member in schema["anyOf"]]
+        return None if None in found else frozenset().union(*found)  # type: ignore[arg-type]
+    return None
+
+
+_compiling = threading.local()
+
+
+def _class(cls: type[Any]) -> tuple[JsonObject, Converter]:
+    """An attrs class, dataclass or TypedDict as an object; a recursive one is refused."""
+    stack: list[type[Any]] = _compiling.__dict__.setdefault("stack", [])
+    if cls in stack:
+        raise UnsupportedType(f"recursive type {cls.__qualname__} has no finite JSON schema")
+    stack.append(cls)
+    try:
+        schema, convert_fields = compile_object(class_fields(cls), {})
+    finally:
+        stack.pop()
+    if typing.is_typeddict(cls):
+        return schema, convert_fields
+
+    def convert(value: Any, path: str) -> Any:
+        fields = convert_fields(value, path)
+        try:
+            return cls(**fields)
+        except (TypeError, ValueError) as exc:  # the class's own validators refused the value
+            raise Invalid(path, f"{cls.__name__} refused it: {exc}") from None
 
     return schema, convert
 
@@ -175,8 +262,8 @@ def compile_type(tp: Any) -> tuple[JsonObject, Converter]:
         return _SCALARS[tp]
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return _enum(tp)
-    if isinstance(tp, type) and attrs.has(tp):
-        return _attrs_class(tp)
+    if is_class(tp):
+        return _class(tp)
     return _compile_generic(tp, typing.get_origin(tp), typing.get_args(tp))
 
 
@@ -218,17 +305,32 @@ def compile_object(
         properties[name] = schema
     object_schema: JsonObject = {"type": "object", "properties": properties}
     object_schema.update(required=required, additionalProperties=False)
+    absent_on_null = frozenset(
+        name for name in fields if name not in required and not _admits_null(converters[name])
+    )
 
     def convert(value: Any, path: str) -> dict[str, Any]:
         if type(value) is not dict:
             raise Invalid(path, f"expected object, got {_kind(value)} {value!r}")
-        return _convert_fields(value, path, converters, required)
+        return _convert_fields(value, path, converters, required, absent_on_null)
 
     return object_schema, convert
 
 
+def _admits_null(convert: Converter) -> bool:
+    try:
+        convert(None, "")
+    except Invalid:
+        return False
+    return True
+
+
 def _convert_fields(
-    value: dict[str, Any], path: str, converters: dict[str, Converter], required: list[str]
+    value: dict[str, Any],
+    path: str,
+    converters: dict[str, Converter],
+    required: list[str],
+    absent_on_null: frozenset[str],
 ) -> dict[str, Any]:
     if not value.keys() <= converters.keys():
         unknown = sorted(set(value) - set(converters))
@@ -238,7 +340,13 @@ def _convert_fields(
             missing = [name for name in required if name not in value]
             raise Invalid(path, f"missing required properties {missing}")
     prefix = f"{path}." if path else ""
-    return {name: converters[name](v, prefix + name) for name, v in value.items()}
+    # Keyed by our own (interned) names, not the parsed JSON's: calling a class with 50 keyword
+    # arguments whose names are fresh strings costs twice the whole conversion.
+    return {
+        name: convert(value[name], prefix + name)
+        for name, convert in converters.items()
+        if name in value and (value[name] is not None or name not in absent_on_null)
+    }
 
 
 def _is_json(value: Any) -> bool:

@@ -687,3 +687,75 @@ def fenced_answers(draw: st.DrawFn) -> tuple[str, str]:
     closing = draw(st.sampled_from(("\n```", "```", "\n```  ", "\n```\r\n", "")))
     after = draw(_prose.map(lambda text: f"\n{text}")) if closing else ""
     return f"{before}{opening}\n{document}{closing}{after}", document
+
+
+_SCALAR_SCHEMAS: tuple[tuple[dict[str, object], st.SearchStrategy[object]], ...] = (
+    ({"type": "string"}, st.text(max_size=5)),
+    ({"type": "integer"}, st.integers(-5, 5)),
+    ({"type": "number"}, st.floats(-10, 10, allow_nan=False)),
+    ({"type": "boolean"}, st.booleans()),
+    ({"enum": ["a", "b"]}, st.sampled_from(["a", "b"])),
+    ({"type": "string", "minLength": 1, "format": "email"}, st.just("a@b.c")),
+)
+
+
+@st.composite
+def generated_schemas(draw: st.DrawFn, depth: int = 2) -> dict[str, object]:
+    """A JSON schema in the dialect the schema generator writes: closed objects with optional
+    properties, nullable unions, arrays, fixed tuples, scalars with constraints."""
+    kinds = ["scalar", "nullable", "array", "tuple", "object"] if depth else ["scalar", "nullable"]
+    kind = draw(st.sampled_from(kinds))
+    if kind in ("scalar", "nullable"):
+        scalar = dict(draw(st.sampled_from(_SCALAR_SCHEMAS))[0])
+        return {"anyOf": [scalar, {"type": "null"}]} if kind == "nullable" else scalar
+    if kind == "array":
+        return {"type": "array", "items": draw(generated_schemas(depth - 1))}
+    if kind == "tuple":
+        members = draw(st.lists(generated_schemas(depth - 1), min_size=1, max_size=3))
+        size = len(members)
+        return {"type": "array", "prefixItems": members, "minItems": size, "maxItems": size}
+    return draw(object_schemas(depth - 1))
+
+
+@st.composite
+def object_schemas(draw: st.DrawFn, depth: int = 2) -> dict[str, object]:
+    """A closed object schema, some of its properties optional."""
+    names = draw(st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=4))
+    properties = {name: draw(generated_schemas(depth)) for name in names}
+    required = [name for name in names if draw(st.booleans())]
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def values_of(schema: dict[str, object]) -> st.SearchStrategy[object]:
+    """Values valid under a schema `generated_schemas` made (optional properties may be left
+    out)."""
+    for scalar, values in _SCALAR_SCHEMAS:
+        if schema == scalar:
+            return values
+    if "anyOf" in schema:
+        members: list[dict[str, object]] = schema["anyOf"]  # type: ignore[assignment]
+        return st.one_of([values_of(member) for member in members])
+    if schema.get("type") == "null":
+        return st.none()
+    if "prefixItems" in schema:
+        items: list[dict[str, object]] = schema["prefixItems"]  # type: ignore[assignment]
+        return st.tuples(*(values_of(item) for item in items)).map(list)
+    if "items" in schema:
+        return st.lists(values_of(schema["items"]), max_size=3)  # type: ignore[arg-type]
+    return _object_values(schema)
+
+
+@st.composite
+def _object_values(draw: st.DrawFn, schema: dict[str, object]) -> dict[str, object]:
+    properties: dict[str, dict[str, object]] = schema["properties"]  # type: ignore[assignment]
+    required: list[str] = schema["required"]  # type: ignore[assignment]
+    return {
+        name: draw(values_of(sub))
+        for name, sub in properties.items()
+        if name in required or draw(st.booleans())
+    }

@@ -10,6 +10,7 @@ import pytest
 
 from benchmarks import _handwritten as handwritten
 from benchmarks import cassette as cassette_benchmark
+from benchmarks import output_validation
 from benchmarks import partial as partial_benchmark
 from benchmarks.__main__ import main
 from benchmarks._fakes import FINAL_TEXT, InstantModel, Script, as_tool, echo
@@ -118,3 +119,9 @@ def test_every_listed_equivalent_mutant_is_read_with_its_reason() -> None:
 def test_a_mutation_score_counts_timeouts_as_killed_and_leaves_equivalents_out() -> None:
     score = Score("m.py", killed=7, timed_out=1, survived=("a", "b"), equivalent=5, other=0)
     assert (score.counted, score.percent) == (10, 80.0)
+
+
+def test_the_output_validation_benchmark_reports_each_way() -> None:
+    figures = output_validation.measure(fields=9, number=2, repeats=1)
+    assert set(figures) == {"convert", "parse + convert", "strict answer", "raw schema"}
+    assert all(value > 0 for value in figures.values())

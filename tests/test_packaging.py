@@ -91,7 +91,8 @@ async def main() -> None:
                 case RunFinished(result=final):
                     finals.append(final)
     assert "".join(texts) == "Again sunny." and finals[0].output == "Again sunny."
-    planner = ReActLoop(ScriptedModel([call("final_answer", city="Oslo", days=3)]), output_type=Trip)
+    trip = ScriptedModel([call("final_answer", city="Oslo", days=3)])
+    planner = ReActLoop(trip, output_type=Trip)
     planned = await planner.run("Plan a trip")
     assert_type(planned, RunResult[Trip])
     assert_type(planned.output, Trip | None)

@@ -31,7 +31,7 @@ PINNED: dict[str, set[str]] = {
         "OutputValidator", "PartialJson", "strip_fences",
     },
     "reactloop.errors": {
-        "OutputValidationError", "PartialJsonError",
+        "OutputValidationError", "PartialJsonError", "StrictSchemaError",
         "CassetteError", "CassetteExhaustedError", "CassetteFormatError",
         "CassetteMismatchError", "RecordedToolError", "UnrecordedCallError",
         "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, NotRequired, Optional, Required, TypedDict
 
 import attrs
 import pytest
@@ -245,3 +246,170 @@ def test_object_schema_has_descriptions_defaults_and_no_extra_properties() -> No
         "required": ["city"],
         "additionalProperties": False,
     }
+
+
+@dataclasses.dataclass
+class Box:
+    label: str
+    size: int = 1
+    tags: list[str] = dataclasses.field(default_factory=list)
+    hidden: int = dataclasses.field(default=0, init=False)
+
+
+class Total(TypedDict):
+    a: int
+    b: NotRequired[str]
+
+
+class Partial(TypedDict, total=False):
+    a: Required[int]
+    b: str
+
+
+@attrs.define
+class Bag:
+    _secret: int
+    items: list[int] = attrs.Factory(list)
+
+
+def test_a_dataclass_is_an_object_of_its_init_fields() -> None:
+    schema, conv = compile_type(Box)
+    assert schema["required"] == ["label"]
+    assert list(schema["properties"]) == ["label", "size", "tags"]
+    assert schema["properties"]["size"] == {"type": "integer", "default": 1}
+    assert schema["properties"]["tags"] == {"type": "array", "items": {"type": "string"}}
+    assert conv({"label": "x", "tags": ["t"]}, "v") == Box("x", 1, ["t"])
+
+
+@pytest.mark.parametrize("td", [Total, Partial])
+def test_a_typeddict_requires_exactly_its_required_keys(td: Any) -> None:
+    schema, conv = compile_type(td)
+    assert schema["required"] == ["a"]
+    assert conv({"a": 1}, "v") == {"a": 1}
+    assert conv({"a": 1, "b": "x"}, "v") == {"a": 1, "b": "x"}
+    with pytest.raises(Invalid, match="missing required properties"):
+        conv({"b": "x"}, "v")
+
+
+def test_an_attrs_factory_default_is_optional_and_a_private_field_uses_its_alias() -> None:
+    schema, conv = compile_type(Bag)
+    assert schema["required"] == ["secret"] and "default" not in schema["properties"]["items"]
+    assert conv({"secret": 1}, "v") == Bag(1, [])
+
+
+def test_null_for_an_optional_field_that_cannot_be_null_means_its_default() -> None:
+    assert convert(Point, {"x": 1, "y": None}) == Point(1, 0)
+    assert convert(Box, {"label": "b", "size": None, "tags": None}) == Box("b")
+    assert convert(Partial, {"a": 1, "b": None}) == {"a": 1}
+    with pytest.raises(Invalid, match=r"v\.x: expected integer"):
+        convert(Point, {"x": None})
+
+
+@attrs.frozen
+class Cat:
+    kind: Literal["cat"]
+    name: str
+
+
+@dataclasses.dataclass
+class Dog:
+    kind: Literal["dog"]
+    name: str
+    good: bool = True
+
+
+class Fish(TypedDict):
+    kind: Literal["fish", "eel"]
+    name: str
+
+
+def test_a_union_of_classes_is_dispatched_on_its_tag_field() -> None:
+    pet = Cat | Dog | Fish
+    assert convert(pet, {"kind": "dog", "name": "Rex"}) == Dog("dog", "Rex")
+    assert convert(pet, {"kind": "cat", "name": "Tom"}) == Cat("cat", "Tom")
+    assert convert(pet, {"kind": "eel", "name": "E"}) == {"kind": "eel", "name": "E"}
+    with pytest.raises(Invalid) as info:
+        convert(pet, {"kind": "dog", "name": 3})
+    assert info.value.path == "v.name"  # the tag chose Dog: its own error, at its own path
+
+
+def test_an_untagged_union_of_classes_takes_the_first_member_that_fits() -> None:
+    @attrs.frozen
+    class Small:
+        a: int
+
+    @attrs.frozen
+    class Large:
+        a: int
+        b: int
+
+    assert convert(Small | Large, {"a": 1, "b": 2}) == Large(1, 2)
+    assert convert(Small | Large, {"a": 1}) == Small(1)
+    with pytest.raises(Invalid, match=r"matches no alternative: .*v.a: expected integer"):
+        convert(Small | Large, {"a": "x"})
+
+
+def test_a_tag_of_an_unknown_value_falls_back_to_the_members_in_order() -> None:
+    with pytest.raises(Invalid, match="matches no alternative"):
+        convert(Cat | Dog, {"kind": "cow", "name": "x"})
+    with pytest.raises(Invalid, match="matches no alternative"):
+        convert(Cat | Dog, {"kind": 1, "name": "x"})
+
+
+def test_a_recursive_class_is_refused_not_looped_on() -> None:
+    with pytest.raises(UnsupportedType, match="recursive type Tree"):
+        compile_type(Tree)
+    with pytest.raises(UnsupportedType, match="recursive type Tree"):
+        compile_type(list[Tree])
+
+
+def test_a_class_used_twice_side_by_side_is_not_recursive() -> None:
+    @attrs.frozen
+    class Segment:
+        start: Point
+        end: Point
+
+    assert convert(Segment, {"start": {"x": 1}, "end": {"x": 2}}) == Segment(Point(1), Point(2))
+
+
+@dataclasses.dataclass
+class Tree:
+    children: list[Tree]
+
+
+def test_a_tagged_union_may_also_hold_null() -> None:
+    assert convert(Cat | Dog | None, {"kind": "dog", "name": "Rex"}) == Dog("dog", "Rex")
+    assert convert(Cat | Dog | None, None) is None
+    with pytest.raises(Invalid) as info:
+        convert(Cat | Dog | None, {"kind": "cat", "name": 1})
+    assert info.value.path == "v.name"
+
+
+@attrs.frozen
+class Positive:
+    n: int = attrs.field(validator=attrs.validators.gt(0))
+
+
+@dataclasses.dataclass
+class Window:
+    low: int
+    high: int
+
+    def __post_init__(self) -> None:
+        if self.low > self.high:
+            raise ValueError(f"low {self.low} is above high {self.high}")
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "message"),
+    [
+        (Positive, {"n": 0}, "v.p: Positive refused it: 'n' must be > 0: 0"),
+        (Window, {"low": 2, "high": 1}, "v.p: Window refused it: low 2 is above high 1"),
+    ],
+)
+def test_a_class_refusing_its_values_is_invalid_at_its_path(
+    tp: Any, value: Any, message: str
+) -> None:
+    with pytest.raises(Invalid) as info:
+        convert(dict[str, tp], {"p": value})
+    assert str(info.value) == message

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Required, TypedDict
 
 import pytest
 
@@ -151,3 +152,41 @@ def test_annotated_mapping_and_literal_parameters_arrive_converted() -> None:
         "scale": 3,
         "mode": "max",
     }
+
+
+@dataclasses.dataclass
+class _Stop:
+    city: str
+    nights: int = 1
+
+
+class _Traveller(TypedDict, total=False):
+    name: Required[str]
+    age: int
+
+
+def test_dataclass_and_typeddict_parameters_arrive_typed() -> None:
+    @tool
+    def book(stops: list[_Stop], who: _Traveller, seats: int = 1) -> str:
+        """Book a trip."""
+        return ""
+
+    properties = book.spec.parameters["properties"]
+    assert properties["who"]["required"] == ["name"]
+    assert properties["stops"]["items"]["required"] == ["city"]
+    arguments = '{"stops": [{"city": "Rome", "nights": null}], "who": {"name": "A"}, "seats": null}'
+    assert book.parse_arguments(arguments) == {"stops": [_Stop("Rome")], "who": {"name": "A"}}
+
+
+def test_a_recursive_parameter_type_is_a_definition_error() -> None:
+    with pytest.raises(ToolDefinitionError, match="recursive type _Node"):
+
+        @tool
+        def walk(node: _Node) -> str:
+            """Walk."""
+            return ""
+
+
+@dataclasses.dataclass
+class _Node:
+    children: list[_Node]

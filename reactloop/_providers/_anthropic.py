@@ -72,6 +72,7 @@ from reactloop._providers._wire import (
     text,
     tool_result_text,
 )
+from reactloop._strict_schema import strict_schema_anthropic
 from reactloop._validate import checked_arguments, integer
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -493,6 +494,10 @@ class AnthropicModel(HttpModel):
             provider, url, headers, secret=secret, auth=AuthScheme.X_API_KEY,
             client=http_client, idle_timeout=idle_timeout,
         )  # fmt: skip
+
+    def strict_output_schema(self, schema: JsonObject) -> JsonObject:
+        """A structured output's schema as this provider's strict mode takes it."""
+        return strict_schema_anthropic(schema)
 
     def __repr__(self) -> str:
         return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"

@@ -62,6 +62,7 @@ from reactloop._providers._wire import (
     text,
     tool_result_text,
 )
+from reactloop._strict_schema import strict_schema_openai
 from reactloop._validate import boolean, checked_arguments, member
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -392,6 +393,10 @@ class OpenAIModel(HttpModel):
             provider, url, headers, secret=secret, auth=AuthScheme.BEARER,
             client=http_client, idle_timeout=idle_timeout,
         )  # fmt: skip
+
+    def strict_output_schema(self, schema: JsonObject) -> JsonObject:
+        """A structured output's schema as this provider's strict mode takes it."""
+        return strict_schema_openai(schema)
 
     def __repr__(self) -> str:
         return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"

@@ -11,6 +11,7 @@ import attrs
 import orjson
 import pytest
 
+from reactloop._errors import StrictSchemaError
 from reactloop._loop import ReActLoop
 from reactloop._messages import ToolCall
 from reactloop._output import FINAL_TOOL, OutputStrategy
@@ -110,7 +111,9 @@ def check_openai_strategy(strategy: OutputStrategy, body: dict[str, Any]) -> Non
     if strategy is OutputStrategy.NATIVE:
         fmt = body["response_format"]
         assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
-        assert set(fmt["json_schema"]["schema"]["properties"]) == {"city", "celsius", "rain"}
+        schema = fmt["json_schema"]["schema"]
+        assert set(schema["properties"]) == set(schema["required"]) == {"city", "celsius", "rain"}
+        assert schema["additionalProperties"] is False
     else:
         assert "response_format" not in body
     assert (FINAL_TOOL in tools) is (strategy is OutputStrategy.TOOL)
@@ -159,3 +162,13 @@ async def test_auto_picks_native_on_openai_and_the_tool_on_a_compatible_server(
         for model, expected in ((own, OutputStrategy.NATIVE), (compatible, OutputStrategy.TOOL)):
             output = ReActLoop(model, output_type=Forecast).config.output
             assert output is not None and output.strategy is expected
+
+
+async def test_a_type_strict_mode_cannot_express_falls_back_to_the_tool_unless_native_is_asked(
+    openai: OpenAIModel,
+) -> None:
+    output = ReActLoop(openai, output_type=dict[str, int]).config.output
+    assert output is not None and output.strategy is OutputStrategy.TOOL
+    with pytest.raises(StrictSchemaError) as caught:
+        ReActLoop(openai, output_type=dict[str, int], output_strategy=OutputStrategy.NATIVE)
+    assert caught.value.provider == "OpenAI" and caught.value.location == "#"

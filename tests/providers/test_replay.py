@@ -47,6 +47,9 @@ class Expect:
 
 GB = '{"city": "Edinburgh", "country": "GB", "units": "c"}'
 AAPL = '{"ticker": "AAPL", "exchange": "NASDAQ"}'
+TICKET = '{"title":"Login page times out for EU users","priority":"high","tags":["login","eu"]'
+TICKET_OPENAI = TICKET + ',"assignee":null,"estimate_hours":null}'
+TICKET_ANTHROPIC = TICKET + "}"
 SF_TEXT = '\n  {\n    "location": "San Francisco, CA",'
 EXPECTED = {
     "stream_parallel_tool_calls.sse": Expect(
@@ -94,6 +97,12 @@ EXPECTED = {
     ),
     "stream_refusal_response.sse": Expect(
         FinishReason.REFUSAL, refusal="This request was refused due to policy."
+    ),
+    "stream_json_schema_answer.synthetic.sse": Expect(
+        FinishReason.STOP, text=TICKET_OPENAI, usage=(96, 31)
+    ),
+    "stream_output_format_answer.synthetic.sse": Expect(
+        FinishReason.STOP, text=TICKET_ANTHROPIC, usage=(412, 38)
     ),
     "stream_text_tool_use.sse": Expect(
         FinishReason.TOOL_CALLS, text="I'll check the current weather in Paris for you.",
