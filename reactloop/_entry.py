@@ -48,7 +48,7 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
     @asynccontextmanager
     async def start(
         self, text: str, *, history: Sequence[Message] = (), **context: Any
-    ) -> AsyncIterator[RunHandle]:
+    ) -> AsyncIterator[RunHandle[OutputT]]:
         """Run in the background of this block: `handle.interrupt()`, `await handle.result()`."""
         run = await start_run(self.config, text, history=history, context=context)
         with run.journal:
@@ -58,7 +58,7 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
     @asynccontextmanager
     async def stream(
         self, text: str, *, history: Sequence[Message] = (), **context: Any
-    ) -> AsyncIterator[RunStream]:
+    ) -> AsyncIterator[RunStream[OutputT]]:
         """A new run, yielding typed events; `await events.result()` gives its `RunResult`.
 
         Leaving the block before the run ended (break, return, an exception) ends the run with
@@ -72,7 +72,7 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
     @asynccontextmanager
     async def resume_stream(
         self, run_id: str | None = None, **options: Unpack[ResumeOptions]
-    ) -> AsyncIterator[RunStream]:
+    ) -> AsyncIterator[RunStream[OutputT]]:
         """`resume()` as a stream of events, like `stream()`; a finished run streams its end."""
         resumed = await resume_any(self.config, run_id, options)
         drive = self.drive if resumed.result is None else resumed.replay_result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any, Generic
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -14,7 +15,7 @@ from reactloop._groups import reraise as _reraise
 from reactloop._groups import unwrap_single_error
 from reactloop._lifecycle import Departure
 from reactloop._run import Run
-from reactloop._state import RunResult
+from reactloop._state import OutputT, RunResult
 
 STREAM_BUFFER = 256
 """Events a stream holds for a consumer that reads slower than the run produces."""
@@ -22,16 +23,16 @@ STREAM_BUFFER = 256
 CLOSE_GRACE = 5.0
 """Seconds the end-of-run hooks of a stream get once its consumer has left the block early."""
 
-Drive = Callable[[Run, Departure | None], Awaitable[RunResult]]
+Drive = Callable[[Run, Departure | None], Awaitable[RunResult[Any]]]
 
 
-class RunHandle:
+class RunHandle(Generic[OutputT]):
     """A run started with `ReActLoop.start`: interrupt it, or wait for its result."""
 
     def __init__(self, run: Run) -> None:
         self._run = run
         self._done = anyio.Event()
-        self._result: RunResult | None = None
+        self._result: RunResult[Any] | None = None
 
     @property
     def run_id(self) -> str:
@@ -42,13 +43,13 @@ class RunHandle:
         """Ask the run to stop at its next safe point; `message` becomes the output if given."""
         self._run.request_interrupt(message)
 
-    def _finish(self, result: RunResult | None) -> None:
+    def _finish(self, result: RunResult[Any] | None) -> None:
         """Record the result (None: the run was cancelled or aborted) and wake the waiters."""
         if result is not None:
             self._result = result
         self._done.set()
 
-    async def result(self) -> RunResult:
+    async def result(self) -> RunResult[OutputT]:
         """Wait for the run to end and return its result; `NoResultError` if it never ended."""
         await self._done.wait()
         if self._result is None:
@@ -56,14 +57,14 @@ class RunHandle:
         return self._result
 
 
-class RunStream:
+class RunStream(Generic[OutputT]):
     """The events of a streamed run, in order; `result()` gives the run's `RunResult`."""
 
     def __init__(self, run: Run, receive: MemoryObjectReceiveStream[Event]) -> None:
         self._run = run
         self._receive = receive
         self._departure = Departure()
-        self._result: RunResult | None = None
+        self._result: RunResult[Any] | None = None
         self._ended = anyio.Event()
 
     @property
@@ -79,7 +80,7 @@ class RunStream:
         """The events in order, ending with the run; after the block, nothing more (at once)."""
         return _NOTHING if self._ended.is_set() else self._receive
 
-    async def result(self) -> RunResult:
+    async def result(self) -> RunResult[OutputT]:
         """The run's result.
 
         Inside the block: waits for the run to end, discarding the events not yet read. After the
@@ -130,7 +131,7 @@ _NOTHING = _Exhausted()
 
 
 @asynccontextmanager
-async def open_handle(run: Run, drive: Drive) -> AsyncIterator[RunHandle]:
+async def open_handle(run: Run, drive: Drive) -> AsyncIterator[RunHandle[Any]]:
     """Drive `run` in the background of the block; leaving the block waits for the run's end.
 
     An exception inside the block cancels the run and comes out as itself once the run is gone.
@@ -157,7 +158,7 @@ async def open_handle(run: Run, drive: Drive) -> AsyncIterator[RunHandle]:
 
 
 @asynccontextmanager
-async def open_stream(run: Run, drive: Drive) -> AsyncIterator[RunStream]:
+async def open_stream(run: Run, drive: Drive) -> AsyncIterator[RunStream[Any]]:
     """Drive `run` in the background of the block, its events flowing to the block.
 
     Leaving with break, return or an `Exception` is clean: the run ends with `STREAM_CLOSED` (or

@@ -91,12 +91,17 @@ async def main() -> None:
                 case RunFinished(result=final):
                     finals.append(final)
     assert "".join(texts) == "Again sunny." and finals[0].output == "Again sunny."
-    trip = ScriptedModel([call("final_answer", city="Oslo", days=3)])
+    trip = ScriptedModel([call("final_answer", city="Oslo", days=3)] * 2)
     planner = ReActLoop(trip, output_type=Trip)
     planned = await planner.run("Plan a trip")
     assert_type(planned, RunResult[Trip])
     assert_type(planned.output, Trip | None)
     assert planned.output == Trip("Oslo", 3)
+    async with planner.stream("Plan another") as planning:
+        async for _ in planning:
+            pass
+        streamed_plan = await planning.result()
+    assert_type(streamed_plan.output, Trip | None)
     print("user program:", output, "".join(texts), planned.output.days)
 
 

@@ -4,17 +4,19 @@ answer that is sent back once before a valid one."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import attrs
 import orjson
 import pytest
 
 from reactloop._errors import StrictSchemaError
+from reactloop._events import OutputStreamed
 from reactloop._loop import ReActLoop
 from reactloop._messages import ToolCall
-from reactloop._output import FINAL_TOOL, OutputStrategy
+from reactloop._output import FINAL_TOOL, OutputRetry, OutputStrategy
 from reactloop._providers import AnthropicModel, OpenAIModel
 from tests.providers.protocol import OpenAIRequestSchema, check_anthropic_request
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
@@ -172,3 +174,105 @@ async def test_a_type_strict_mode_cannot_express_falls_back_to_the_tool_unless_n
     with pytest.raises(StrictSchemaError) as caught:
         ReActLoop(openai, output_type=dict[str, int], output_strategy=OutputStrategy.NATIVE)
     assert caught.value.provider == "OpenAI" and caught.value.location == "#"
+
+
+@attrs.frozen
+class Cat:
+    kind: Literal["cat"]
+    name: str
+
+
+@attrs.frozen
+class Dog:
+    kind: Literal["dog"]
+    name: str
+
+
+class Point(TypedDict):
+    x: int
+    y: int
+
+
+@dataclasses.dataclass
+class Span:
+    start: int
+    end: int = 0
+
+
+KINDS: list[tuple[Any, Any, Any]] = [
+    (int, 42, 42),
+    (list[str], ["a", "b"], ["a", "b"]),
+    (Literal["yes", "no"], "no", "no"),
+    (Cat | Dog, {"kind": "dog", "name": "Rex"}, Dog("dog", "Rex")),
+    (Point, {"x": 1, "y": 2}, {"x": 1, "y": 2}),
+    (Span, {"start": 3}, Span(3)),
+    ({"type": "object", "properties": {"a": {"type": "integer"}}}, {"a": 1}, {"a": 1}),
+]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("kind", KINDS, ids=lambda kind: repr(kind[0])[:24])
+async def test_every_kind_of_type_over_http(
+    server: WireServer,
+    anthropic: AnthropicModel,
+    strategy: OutputStrategy,
+    kind: tuple[Any, Any, Any],
+) -> None:
+    output_type, value, expected = kind
+    loop = ReActLoop[Any](anthropic, output_type=output_type, output_strategy=strategy)
+    spec = loop.config.output
+    assert spec is not None
+    bare = strategy is OutputStrategy.PROMPTED or not spec.spec.wrapped
+    answer = value if bare else {"result": value}
+    text, calls = final_step(strategy, answer)
+    server.reply_with(json_reply(anthropic_json(text, calls)))
+    result = await loop.run("go")
+    assert result.error is None and result.output == expected
+
+
+async def test_a_validator_retry_over_http(server: WireServer, openai: OpenAIModel) -> None:
+    def not_too_cold(forecast: Forecast) -> Forecast:
+        if forecast.celsius < 0:
+            raise OutputRetry("below zero is not plausible in Paris in June")
+        return forecast
+
+    cold = {"city": "Paris", "celsius": -40}
+    server.handler = scripted(OutputStrategy.TOOL, openai_stream, openai_json, [cold, ANSWER])
+    loop = ReActLoop(
+        openai,
+        tools=[get_weather],
+        output_type=Forecast,
+        output_strategy=OutputStrategy.TOOL,
+        output_validators=[not_too_cold],
+    )
+    result = await loop.run("Forecast?")
+    assert result.output == Forecast("Paris", 18)
+    retry = server.requests[2].json()["messages"][-1]
+    assert retry["role"] == "tool" and "not plausible" in retry["content"]
+
+
+async def test_a_capped_run_forces_the_final_answer_tool_over_http(
+    server: WireServer, anthropic: AnthropicModel
+) -> None:
+    server.handler = scripted(OutputStrategy.TOOL, anthropic_stream, anthropic_json, [ANSWER])
+    loop = ReActLoop(anthropic, tools=[get_weather], output_type=Forecast,
+                     output_strategy=OutputStrategy.TOOL, max_iterations=1)  # fmt: skip
+    result = await loop.run("Forecast?")
+    last = server.requests[-1].json()
+    check_anthropic_request(last)
+    assert [tool["name"] for tool in last["tools"]] == [FINAL_TOOL]
+    assert last["tool_choice"] == {"type": "tool", "name": FINAL_TOOL}
+    assert result.output == Forecast("Paris", 18)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+async def test_partial_answers_stream_over_http(
+    server: WireServer, openai: OpenAIModel, strategy: OutputStrategy
+) -> None:
+    server.handler = scripted(strategy, openai_stream, openai_json, [ANSWER])
+    loop = ReActLoop(openai, tools=[get_weather], output_type=Forecast, output_strategy=strategy)
+    async with loop.stream("Forecast?") as events:
+        partials = [e.partial async for e in events if isinstance(e, OutputStreamed)]
+    result = await events.result()
+    assert partials and partials[-1] == ANSWER and result.output == Forecast("Paris", 18)
+    assert all(set(p) <= set(ANSWER) for p in partials)
