@@ -9,10 +9,12 @@ import attrs
 import orjson
 import pytest
 
-from reactloop._decisions import StopReason
-from reactloop._errors import ConfigurationError
+from reactloop._contracts import Hook
+from reactloop._decisions import StopReason, StopRun
+from reactloop._errors import ConfigurationError, ErrorCode
 from reactloop._loop import ReActLoop
 from reactloop._messages import (
+    AssistantMessage,
     ForcedTool,
     ModelRequest,
     ResponseFormatKind,
@@ -21,6 +23,7 @@ from reactloop._messages import (
     UserMessage,
 )
 from reactloop._output import FINAL_TOOL, OutputRetry, OutputStrategy, OutputValidationError
+from reactloop._run import Run
 from reactloop._state import RunContext
 from reactloop._stores import MemoryStore
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call
@@ -204,3 +207,93 @@ def test_with_output_checks_what_it_is_given(
     with pytest.raises(ConfigurationError) as caught:
         ReActLoop(ScriptedModel([])).with_output(output_type, **options)
     assert caught.value.option == option
+
+
+def pairs(result: Any) -> dict[str, ToolMessage]:
+    """The transcript's tool results by call id, after checking every call has exactly one."""
+    calls = [c.id for m in result.messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    answers = [m for m in result.messages if isinstance(m, ToolMessage)]
+    assert sorted(calls) == sorted(m.call_id for m in answers)
+    return {m.call_id: m for m in answers}
+
+
+async def test_the_final_call_is_answered_and_the_calls_beside_it_are_not_run() -> None:
+    lookup = FakeTool("lookup")
+    beside = call("lookup", who="Ann")
+    answer = final(customer="Ann", total=1)
+    model = ScriptedModel([[beside, answer]])
+    result = await ReActLoop(model, tools=[lookup], output_type=Invoice).run("bill")
+    by_id = pairs(result)
+    assert by_id[answer.id].content == "final answer accepted" and not by_id[answer.id].is_error
+    assert by_id[beside.id].is_error and "not run" in by_id[beside.id].content
+    assert lookup.calls == [] and result.output == Invoice("Ann", 1.0)
+    final_results = {r.call_id: r for r in result.steps[-1].tool_results}
+    assert final_results[beside.id].error_code is ErrorCode.TOOL_ERROR
+
+
+async def test_a_rejected_final_call_is_an_error_result_paired_with_it() -> None:
+    lookup = FakeTool("lookup")
+    bad, good = final(customer="Ann"), final(customer="Ann", total=2)
+    beside = call("lookup")
+    model = ScriptedModel([[bad, beside], good])
+    result = await ReActLoop(model, tools=[lookup], output_type=Invoice).run("bill")
+    by_id = pairs(result)
+    assert by_id[bad.id].is_error and "missing required" in by_id[bad.id].content
+    assert "required format: " in by_id[bad.id].content  # a top-level problem: no path
+    assert by_id[beside.id].is_error and "not run" in by_id[beside.id].content
+    step = {r.call_id: r for r in result.steps[0].tool_results}
+    assert step[bad.id].error_code is ErrorCode.TOOL_ERROR
+    assert result.output == Invoice("Ann", 2.0)
+
+
+async def test_a_wrong_field_is_named_with_its_path() -> None:
+    model = ScriptedModel([final(customer="Ann", total="lots"), final(customer="Ann", total=1)])
+    result = await ReActLoop(model, output_type=Invoice).run("bill")
+    error = next(m for m in model.requests[1].messages if isinstance(m, ToolMessage))
+    assert " at " in error.content and "total" in error.content
+    assert result.output == Invoice("Ann", 1.0)
+
+
+async def test_the_run_ends_as_an_error_once_the_retries_are_spent() -> None:
+    model = ScriptedModel([final(customer="Ann")])
+    result = await ReActLoop(model, output_type=Invoice, output_retries=0).run("bill")
+    assert result.stop_reason is StopReason.ERROR and "did not match" in result.stop_detail
+
+
+@pytest.mark.parametrize(
+    ("strategy", "answers", "expected"),
+    [
+        (OutputStrategy.TOOL, ["no tool", final(customer="A", total=1)], "Finish by calling"),
+        (OutputStrategy.PROMPTED, ["not json", '{"customer": "A", "total": 1}'], "JSON only"),
+    ],
+)
+async def test_the_retry_message_says_how_to_answer(
+    strategy: OutputStrategy, answers: list[Any], expected: str
+) -> None:
+    model = ScriptedModel(answers)
+    await ReActLoop(model, output_type=Invoice, output_strategy=strategy).run("bill")
+    retry = model.requests[1].messages[-1]
+    assert isinstance(retry, UserMessage) and expected in retry.content
+    assert retry.content.count("Finish by calling") <= 1
+
+
+async def test_a_capped_structured_run_keeps_the_caps_detail() -> None:
+    def answer(request: ModelRequest) -> Any:
+        forced = request.tool_choice == ForcedTool(FINAL_TOOL)
+        return final(customer="Ann", total=1) if forced else call("lookup")
+
+    loop = ReActLoop(FunctionModel(answer), tools=[FakeTool("lookup")], output_type=Invoice,
+                     max_iterations=1)  # fmt: skip
+    result = await loop.run("go")
+    assert result.stop_reason is StopReason.MAX_ITERATIONS and "1" in result.stop_detail
+
+
+async def test_a_hook_stopping_before_the_model_call_ends_a_structured_run_cleanly() -> None:
+    class Halt(Hook):
+        async def before_reasoning(self, run: Run, request: ModelRequest) -> StopRun:
+            return StopRun("not now")
+
+    model = ScriptedModel([])
+    result = await ReActLoop(model, output_type=Invoice, hooks=[Halt()]).run("bill")
+    assert result.stop_reason is StopReason.HOOK_STOPPED and result.output is None
+    assert result.error is None and model.requests == []
