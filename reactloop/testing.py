@@ -253,12 +253,13 @@ def make_run(
     events: list[Event] | None = None,
     deps: Any = None,
     open_step: bool = True,
+    output_type: object = None,
     **options: Unpack[LoopOptions],
 ) -> Run:
     """A run built by hand, with an open step, ready for one phase: `await run_phase(phase, run)`.
 
     `options` are the loop's (`LoopOptions`); the clock defaults to a `FakeClock`. Pass a list as
-    `events` to collect what the phase emits.
+    `events` to collect what the phase emits, and `output_type` to test the output phase.
     """
     check_options("make_run", options, MAKE_RUN_PARAMETERS)
     given = (_messages(messages) if messages is not None else []) or [UserMessage("hello")]
@@ -266,7 +267,7 @@ def make_run(
         raise ConfigurationError.invalid("events", events, "a list (to collect events) or None")
     boolean("open_step", open_step)
     options.setdefault("clock", FakeClock())
-    config = build_config(model if model is not None else ScriptedModel([]), **options)
+    config = build_config(model if model is not None else ScriptedModel([]), output_type, **options)
     state = RunState("test-run", given)
     instructions = options.get("instructions")
     state.instructions = instructions if isinstance(instructions, str) else None
@@ -276,7 +277,7 @@ def make_run(
     return Run(state, config, RunContext(run_id="test-run", deps=deps), _async(sink))
 
 
-MAKE_RUN_PARAMETERS = ("model", "messages", "events", "deps", "open_step")
+MAKE_RUN_PARAMETERS = ("model", "messages", "events", "deps", "open_step", "output_type")
 
 
 def _messages(messages: object) -> list[Message]:

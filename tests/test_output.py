@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from reactloop._contracts import Hook
-from reactloop._decisions import StopReason, StopRun
+from reactloop._decisions import PROCEED, StopReason, StopRun
 from reactloop._errors import ConfigurationError, ErrorCode
 from reactloop._loop import ReActLoop
 from reactloop._messages import (
@@ -23,10 +23,11 @@ from reactloop._messages import (
     UserMessage,
 )
 from reactloop._output import FINAL_TOOL, OutputRetry, OutputStrategy, OutputValidationError
+from reactloop._phases.output import OutputPhase
 from reactloop._run import Run
 from reactloop._state import RunContext
 from reactloop._stores import MemoryStore
-from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call
+from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, make_run, run_phase
 
 pytestmark = pytest.mark.anyio
 
@@ -225,6 +226,7 @@ async def test_the_final_call_is_answered_and_the_calls_beside_it_are_not_run() 
     result = await ReActLoop(model, tools=[lookup], output_type=Invoice).run("bill")
     by_id = pairs(result)
     assert by_id[answer.id].content == "final answer accepted" and not by_id[answer.id].is_error
+    assert (by_id[answer.id].name, by_id[beside.id].name) == (FINAL_TOOL, "lookup")
     assert by_id[beside.id].is_error and "not run" in by_id[beside.id].content
     assert lookup.calls == [] and result.output == Invoice("Ann", 1.0)
     final_results = {r.call_id: r for r in result.steps[-1].tool_results}
@@ -239,6 +241,7 @@ async def test_a_rejected_final_call_is_an_error_result_paired_with_it() -> None
     result = await ReActLoop(model, tools=[lookup], output_type=Invoice).run("bill")
     by_id = pairs(result)
     assert by_id[bad.id].is_error and "missing required" in by_id[bad.id].content
+    assert (by_id[bad.id].name, by_id[beside.id].name) == (FINAL_TOOL, "lookup")
     assert "required format: " in by_id[bad.id].content  # a top-level problem: no path
     assert by_id[beside.id].is_error and "not run" in by_id[beside.id].content
     step = {r.call_id: r for r in result.steps[0].tool_results}
@@ -274,7 +277,8 @@ async def test_the_retry_message_says_how_to_answer(
     await ReActLoop(model, output_type=Invoice, output_strategy=strategy).run("bill")
     retry = model.requests[1].messages[-1]
     assert isinstance(retry, UserMessage) and expected in retry.content
-    assert retry.content.count("Finish by calling") <= 1
+    if strategy is OutputStrategy.TOOL:
+        assert retry.content == f"Finish by calling the `{FINAL_TOOL}` tool with your final answer."
 
 
 async def test_a_capped_structured_run_keeps_the_caps_detail() -> None:
@@ -297,3 +301,33 @@ async def test_a_hook_stopping_before_the_model_call_ends_a_structured_run_clean
     result = await ReActLoop(model, output_type=Invoice, hooks=[Halt()]).run("bill")
     assert result.stop_reason is StopReason.HOOK_STOPPED and result.output is None
     assert result.error is None and model.requests == []
+
+
+async def test_a_text_answer_left_unfixed_keeps_its_text_as_the_raw_answer() -> None:
+    model = ScriptedModel(["Ann owes 12.5"])
+    result = await ReActLoop(model, output_type=Invoice, output_retries=0).run("bill")
+    assert isinstance(result.error, OutputValidationError)
+    assert result.error.raw == "Ann owes 12.5"
+
+
+async def test_tools_first_then_a_prompted_answer() -> None:
+    lookup = FakeTool("lookup", result="12.5")
+    model = ScriptedModel([call("lookup"), '{"customer": "Ann", "total": 12.5}'])
+    loop = ReActLoop(model, tools=[lookup], output_type=Invoice,
+                     output_strategy=OutputStrategy.PROMPTED)  # fmt: skip
+    result = await loop.run("bill")
+    assert lookup.calls == [{}] and result.output == Invoice("Ann", 12.5)
+
+
+async def test_a_model_calling_tools_on_the_capped_native_call_ends_without_them() -> None:
+    lookup = FakeTool("lookup")
+    loop = ReActLoop(FunctionModel(lambda request: call("lookup")), tools=[lookup],
+                     output_type=Invoice, output_strategy=OutputStrategy.NATIVE,
+                     max_iterations=1)  # fmt: skip
+    result = await loop.run("bill")
+    assert isinstance(result.error, OutputValidationError) and len(lookup.calls) == 1
+
+
+async def test_the_output_phase_passes_a_step_without_a_response() -> None:
+    run = make_run(output_type=Invoice, open_step=True)
+    assert await run_phase(OutputPhase(), run) == PROCEED

@@ -333,6 +333,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "events": ["x", (), 5],
             "deps": [],  # any value: the user's own dependencies
             "open_step": [1, None, "yes"],
+            "output_type": [5, "Invoice", object()],
             "options": [],  # the loop options: see LOOP_BAD
         },
     ),

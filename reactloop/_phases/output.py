@@ -117,5 +117,5 @@ def _say(problem: Invalid) -> str:
 
 def _retry_prompt(output: Output, problem: str) -> str:
     if output.strategy is OutputStrategy.TOOL:
-        return problem if problem == CALL_THE_TOOL else f"{problem}. {CALL_THE_TOOL}"
+        return CALL_THE_TOOL  # a text answer: the only answer sent back by a message here
     return f"Your answer could not be used: {problem}. Answer again with the JSON only."
