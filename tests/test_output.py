@@ -307,7 +307,7 @@ async def test_a_text_answer_left_unfixed_keeps_its_text_as_the_raw_answer() -> 
     model = ScriptedModel(["Ann owes 12.5"])
     result = await ReActLoop(model, output_type=Invoice, output_retries=0).run("bill")
     assert isinstance(result.error, OutputValidationError)
-    assert result.error.raw == "Ann owes 12.5"
+    assert result.error.raw == "Ann owes 12.5" and FINAL_TOOL in result.error.problem
 
 
 async def test_tools_first_then_a_prompted_answer() -> None:
