@@ -336,7 +336,13 @@ def build_config(
         holds_calls=holds,
         state_keys=keys,
         output=output,
+        request_settings=_request_settings(output, checked.get("settings", ModelSettings())),
     )
+
+
+def _request_settings(output: Output | None, settings: ModelSettings) -> ModelSettings | None:
+    """The settings every request carries, computed once: with a NATIVE output's format."""
+    return None if output is None else output.settings(settings)
 
 
 def _offer_final_tool(tools: dict[str, Tool], output: Output | None) -> None:
@@ -371,6 +377,7 @@ def config_with_output(
         tool_list=tuple(tools.values()),
         tool_specs=tuple(tool.spec for tool in tools.values()),
         output=output,
+        request_settings=_request_settings(output, config.settings),
         owns_store=False,
     )
 

@@ -113,6 +113,7 @@ class LoopConfig:
     holds_calls: bool = False  # some call may wait for approval or an outside runner
     state_keys: SigningKeys | None = None  # sign a paused run's state token
     output: Output | None = None  # the structured output the runs must end with
+    request_settings: ModelSettings | None = None  # `settings` with the output's format, if any
 
 
 @define

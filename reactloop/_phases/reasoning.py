@@ -94,9 +94,7 @@ def build_request(run: Run, plan: StepPlan) -> ModelRequest:
         instructions=plan.instructions,
         tools=specs,
         tool_choice=plan.tool_choice,
-        settings=config.settings
-        if config.output is None
-        else config.output.settings(config.settings),
+        settings=config.request_settings or config.settings,
     )
 
 
