@@ -461,13 +461,15 @@ async def test_a_run_stopping_in_a_step_refuses_its_held_calls(any_store: RunSto
             return StopRun("enough") if call.name == "look" else None
 
     pay, look, _ = pay_tools()
-    model = ScriptedModel([[call("pay", amount=1), call("look", q="x")], "done"])
-    loop = ReActLoop(model, tools=[pay, look], store=any_store, hooks=[StopOnLook()])
+    browser = FakeTool("browser", external=True)
+    batch = [call("pay", amount=1), call("browser", url="a"), call("look", q="x")]
+    model = ScriptedModel([batch, "done"])
+    loop = ReActLoop(model, tools=[pay, browser, look], store=any_store, hooks=[StopOnLook()])
     result = await loop.run("go")
     assert result.stop_reason is StopReason.HOOK_STOPPED and result.pending == ()
     refused = results(result)
     assert all(m.is_error and "stopping" in m.content for m in refused.values())
-    assert [m.name for m in refused.values()] == ["pay", "look"] and pay.calls == []
+    assert [m.name for m in refused.values()] == ["pay", "browser", "look"] and pay.calls == []
 
 
 async def test_a_run_stopping_on_resume_refuses_the_calls_still_held(any_store: RunStore) -> None:
