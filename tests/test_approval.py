@@ -455,11 +455,14 @@ async def test_an_external_call_has_no_deadline_and_empty_arguments_are_an_empty
     assert [(p.arguments, p.expires_at) for p in paused.pending] == [({}, None), ({}, 60.0)]
 
 
-async def test_a_run_stopping_in_a_step_refuses_its_held_calls(any_store: RunStore) -> None:
-    class StopOnLook(Hook):
-        async def before_tool_call(self, run: Run, call: ToolCall) -> StopRun | None:
-            return StopRun("enough") if call.name == "look" else None
+class StopOnLook(Hook):
+    """Stops the run when the model calls `look`."""
 
+    async def before_tool_call(self, run: Run, call: ToolCall) -> StopRun | None:
+        return StopRun("enough") if call.name == "look" else None
+
+
+async def test_a_run_stopping_in_a_step_refuses_its_held_calls(any_store: RunStore) -> None:
     pay, look, _ = pay_tools()
     browser = FakeTool("browser", external=True)
     batch = [call("pay", amount=1), call("browser", url="a"), call("look", q="x")]
@@ -473,10 +476,6 @@ async def test_a_run_stopping_in_a_step_refuses_its_held_calls(any_store: RunSto
 
 
 async def test_a_run_stopping_on_resume_refuses_the_calls_still_held(any_store: RunStore) -> None:
-    class StopOnLook(Hook):
-        async def before_tool_call(self, run: Run, call: ToolCall) -> StopRun | None:
-            return StopRun("enough") if call.name == "look" else None
-
     pay, look, _ = pay_tools()
     browser = FakeTool("browser", external=True)
     batch = [call("pay", amount=1), call("browser", url="a"), call("look", q="x")]
