@@ -1,4 +1,5 @@
-"""The small contracts everything plugs into: Model, Phase, Tool, Hook, StopCondition, InputGuard.
+"""The small contracts everything plugs into: Model, Phase, Tool, Toolset, ToolSelector, Hook,
+StopCondition, InputGuard, RunStore.
 
 Implementations live elsewhere (`_phases/`, `_tool.py`, `_stop.py`, providers); this module only
 says what each piece must offer, so that a user's own piece is as first-class as ours.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from attrs import frozen
@@ -95,6 +97,56 @@ class Tool(Protocol):
 
     async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
         """Run the tool with validated arguments; any exception becomes an error result."""
+        ...
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """An open toolset (an MCP session): the tools it offers now."""
+
+    async def list_tools(self) -> Sequence[Tool]:
+        """The tools offered now; cheap when nothing changed (the source caches its list and
+        refreshes it when it learns of a change). Return the same sequence object while the list
+        is unchanged: the loop then reuses what it built from it."""
+        ...
+
+
+@runtime_checkable
+class Toolset(Protocol):
+    """Tools that live outside the loop (an MCP server's): opened for runs, listed each step.
+
+    `connect()` opens a connection of its own: a run that finds the toolset closed opens one for
+    its own duration and closes it at its end, whatever the ending. `open_source` is the
+    connection the toolset keeps while it is entered (`async with toolset:`), shared by every run
+    meanwhile; None when it is not entered.
+    """
+
+    @property
+    def name(self) -> str:
+        """A short name for messages (the server's name or command)."""
+        ...
+
+    @property
+    def open_source(self) -> ToolSource | None:
+        """The connection kept while the toolset is entered; None otherwise."""
+        ...
+
+    def connect(self) -> AbstractAsyncContextManager[ToolSource]:
+        """Open a connection (start the process, the session); leaving the block closes it."""
+        ...
+
+
+class ToolSelector(Protocol):
+    """Chooses, each step, the tools offered to the model out of all the loop's tools.
+
+    Returns them in order of preference (the loop keeps at most `max_tools_per_request`, in that
+    order); sync or async. Tools left out are unknown to the model for that step.
+    """
+
+    def __call__(
+        self, run: Run, tools: Sequence[Tool]
+    ) -> Sequence[Tool] | Awaitable[Sequence[Tool]]:
+        """The tools to offer this step, best first."""
         ...
 
 
