@@ -98,7 +98,8 @@ async def grow(name: str, ctx: Context) -> str:
     def added() -> str:
         return f"{name} here"
 
-    server.add_tool(added, name=name, description=f"added by grow({name!r})")
+    description = f"added by grow({name!r})"
+    server.add_tool(added, name=name, description=description, structured_output=False)
     await ctx.session.send_notification(ToolListChangedNotification())
     return f"added {name}"
 
