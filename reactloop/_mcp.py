@@ -101,7 +101,7 @@ def _approval(option: str, value: object) -> Approval:
     return frozenset(_strings(option, value, "tool names"))
 
 
-class MCPServer:
+class MCPServerBase:
     """What both transports share: naming, filters, timeouts, restarts, approval, lifecycle.
 
     Not used directly: create an `MCPServerStdio` or an `MCPServerHTTP`.
@@ -182,7 +182,7 @@ class MCPServer:
 
 
 @checked_arguments
-class MCPServerStdio(MCPServer):
+class MCPServerStdio(MCPServerBase):
     """An MCP server run as a subprocess, spoken to over its stdin and stdout.
 
     `env` is added to a small safe environment (PATH, HOME, ...), as the SDK does; `cwd` is the
@@ -233,7 +233,7 @@ class MCPServerStdio(MCPServer):
 
 
 @checked_arguments
-class MCPServerHTTP(MCPServer):
+class MCPServerHTTP(MCPServerBase):
     """An MCP server reached over streamable HTTP at `url`; `headers` go with every request.
 
     The other options are those of `MCPServerStdio`; `restart` here opens a new session.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import mcp_types
 from attrs import define
 from mcp import ClientSession, StdioServerParameters
@@ -25,7 +26,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from reactloop._errors import ToolsetConnectionError, ToolsetError
-from reactloop._mcp import MCPServer, MCPServerHTTP, MCPServerStdio
+from reactloop._mcp import MCPServerBase, MCPServerHTTP, MCPServerStdio
 from reactloop._mcp_tools import (
     MCPTool,
     chosen,
@@ -60,7 +61,7 @@ def described(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-def transport(server: MCPServer) -> AbstractAsyncContextManager[TransportStreams]:
+def transport(server: MCPServerBase) -> AbstractAsyncContextManager[TransportStreams]:
     """The SDK transport for one session of `server`: a process, or an HTTP session."""
     if isinstance(server, MCPServerHTTP):
         return _http(server)
@@ -147,7 +148,7 @@ class Connection:
     `notifications/tools/list_changed` (or a restart); calls restart a crashed server while
     the server's `RestartPolicy` allows."""
 
-    def __init__(self, server: MCPServer, tasks: anyio.abc.TaskGroup) -> None:
+    def __init__(self, server: MCPServerBase, tasks: anyio.abc.TaskGroup) -> None:
         self._server = server
         self._tasks = tasks
         self._lock = anyio.Lock()
@@ -314,7 +315,7 @@ def _connection_lost(error: MCPError, live: _Live) -> bool:
 
 
 @asynccontextmanager
-async def open_connection(server: MCPServer) -> AsyncIterator[Connection]:
+async def open_connection(server: MCPServerBase) -> AsyncIterator[Connection]:
     """Connect to `server` for the block; leaving it (however) stops the session and process.
 
     An exception from the block leaves as it came, not wrapped in the task group's group.

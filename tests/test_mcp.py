@@ -295,6 +295,23 @@ async def test_entering_the_server_shares_one_connection_and_leaving_stops_it() 
     assert not alive(pid)
 
 
+async def test_an_error_in_an_entered_servers_block_leaves_as_it_came() -> None:
+    server = stdio_server()
+    pids: list[int] = []
+
+    async def fail_inside() -> None:
+        async with server:
+            assert server.open_source is not None
+            pid = by_remote(await server.open_source.list_tools())["pid"]
+            pids.append(int(str(await invoke(pid))))
+            raise LookupError("in the block")
+
+    with pytest.raises(LookupError, match="in the block"):
+        await fail_inside()
+    assert server.open_source is None
+    assert not alive(pids[0])
+
+
 async def test_a_server_that_cannot_start_is_a_connection_error() -> None:
     server = stdio_server()
     server.command = "/nonexistent/mcp-server"

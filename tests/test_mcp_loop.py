@@ -12,7 +12,12 @@ import pytest
 from reactloop import ConfigurationError, MemoryStore, ReActLoop, StopReason
 from reactloop._contracts import Hook
 from reactloop._decisions import HookDecision
-from reactloop._errors import ErrorCode
+from reactloop._errors import (
+    ErrorCode,
+    ReactLoopError,
+    ToolExecutionError,
+    ToolsetConnectionError,
+)
 from reactloop._messages import ToolCall
 from reactloop._run import Run
 from reactloop._state import ToolResult
@@ -101,6 +106,25 @@ async def test_a_server_killed_mid_run_gives_an_error_result_and_is_restarted() 
     crashed, echoed = (step.tool_results[0] for step in result.steps[:2])
     assert crashed.is_error and "closed the connection" in crashed.content
     assert echoed.content == "still here"
+
+
+class _Errors(Hook):
+    """Collects the typed errors the loop reports."""
+
+    def __init__(self) -> None:
+        self.seen: list[ReactLoopError] = []
+
+    async def on_error(self, run: Run, error: ReactLoopError) -> None:
+        self.seen.append(error)
+
+
+async def test_a_crash_is_reported_as_a_typed_toolset_error() -> None:
+    errors = _Errors()
+    model = ScriptedModel([call("crash"), "done"])
+    await ReActLoop(model, tools=[stdio_server()], hooks=[errors]).run("go")
+    [error] = errors.seen
+    assert isinstance(error, ToolExecutionError)
+    assert isinstance(error.__cause__, ToolsetConnectionError)
 
 
 async def test_colliding_names_without_a_prefix_fail_the_run_naming_both() -> None:
