@@ -159,6 +159,11 @@ class Connection:
         self._listed = -1
         self._tools: tuple[MCPTool, ...] = ()
 
+    @property
+    def running(self) -> bool:
+        """Whether a session is up now (False once the server exited, until a call restarts it)."""
+        return self._live is not None and not self._live.done.is_set()
+
     async def _on_message(self, message: IncomingMessage) -> None:
         """Marks the tool list stale when the server says it changed."""
         if isinstance(message, mcp_types.ToolListChangedNotification):

@@ -4,8 +4,10 @@ asyncio and on trio."""
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import orjson
@@ -18,6 +20,7 @@ from reactloop._errors import (
     ToolsetError,
 )
 from reactloop._mcp import RestartPolicy
+from reactloop._mcp_connection import Connection
 from reactloop._mcp_tools import MCPTool
 from reactloop._state import RunContext
 from reactloop.testing import make_run
@@ -219,6 +222,17 @@ async def test_a_server_killed_mid_call_is_a_connection_error_then_restarted() -
         second = await invoke(tools["pid"])
         assert second != first
         assert alive(int(str(second)))
+
+
+async def test_a_server_that_died_between_calls_is_restarted_for_the_next_one() -> None:
+    async with stdio_server().connect() as source:
+        connection = cast(Connection, source)
+        tools = by_remote(await source.list_tools())
+        pid = int(str(await invoke(tools["pid"])))
+        os.kill(pid, signal.SIGKILL)
+        await eventually(lambda: not connection.running)  # its stdout closed: seen at once
+        assert await invoke(tools["echo"], text="back") == "back"
+        assert connection.restarts == 1
 
 
 async def test_restarts_stop_at_the_policys_limit() -> None:
