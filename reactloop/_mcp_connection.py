@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from reactloop._errors import ToolsetConnectionError, ToolsetError
+from reactloop._errors import ContractError, ToolsetConnectionError, ToolsetError, name_of
 from reactloop._mcp import MCPServerBase, MCPServerHTTP, MCPServerStdio
 from reactloop._mcp_tools import (
     MCPTool,
@@ -283,7 +283,7 @@ class Connection:
         server, known = self._server, {tool.remote_name: tool for tool in self._tools}
         tools: dict[str, MCPTool] = {}
         for listed_tool in listed:
-            if not chosen(listed_tool, server.tool_filter):
+            if not self._chosen(listed_tool):
                 continue
             tool = self._tool(listed_tool, known.get(listed_tool.name))
             other = tools.get(tool.name)
@@ -296,6 +296,16 @@ class Connection:
                 raise ToolsetError(server.name, problem)
             tools[tool.name] = tool
         return tuple(tools.values())
+
+    def _chosen(self, listed: mcp_types.Tool) -> bool:
+        """The filter's verdict; a predicate that raises breaks its contract (`ContractError`)."""
+        tool_filter = self._server.tool_filter
+        try:
+            return chosen(listed, tool_filter)
+        except Exception as error:
+            culprit = f"tool_filter {name_of(tool_filter)} of toolset {self._server.name!r}"
+            rule = "a tool_filter predicate returns True or False and does not raise"
+            raise ContractError(culprit, rule, error) from error
 
     def _tool(self, listed: mcp_types.Tool, previous: MCPTool | None) -> MCPTool:
         server = self._server

@@ -334,6 +334,12 @@ async def test_a_server_that_cannot_start_is_a_connection_error() -> None:
             pass
 
 
+async def test_an_http_server_nobody_serves_is_a_connection_error() -> None:
+    with pytest.raises(ToolsetConnectionError, match="could not be started or reached"):
+        async with http("http://127.0.0.1:1/mcp").connect():
+            pass
+
+
 async def test_a_server_that_never_answers_the_handshake_times_out() -> None:
     silent = stdio_server(connect_timeout=0.5)
     silent.args = ("-c", "import time; time.sleep(60)")

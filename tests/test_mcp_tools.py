@@ -11,7 +11,7 @@ from typing import Any, cast
 import mcp_types
 import pytest
 
-from reactloop._errors import ConfigurationError, ToolsetError
+from reactloop._errors import ConfigurationError, ContractError, ToolsetError
 from reactloop._mcp import MCPServerHTTP, MCPServerStdio, RestartPolicy
 from reactloop._mcp_connection import Connection
 from reactloop._mcp_tools import (
@@ -187,7 +187,7 @@ _WITHOUT_SDK = """
 import sys
 sys.modules["mcp"] = None
 import reactloop, reactloop._mcp
-from reactloop._errors import ConfigurationError, ToolsetError
+from reactloop._errors import ConfigurationError, ContractError, ToolsetError
 try:
     reactloop._mcp.MCPServerStdio("mcp-server-time")
 except ConfigurationError as error:
@@ -206,3 +206,13 @@ def test_two_server_tools_offered_under_one_name_are_refused() -> None:
     connection = Connection(_stdio(), cast(Any, None))
     with pytest.raises(ToolsetError, match=r"'a\.b' and 'a/b' are both offered as 'a_b'"):
         connection._wrap([_tool("a.b"), _tool("a/b")])
+
+
+def test_a_tool_filter_that_raises_breaks_its_contract() -> None:
+    def broken(tool: mcp_types.Tool) -> bool:
+        raise KeyError(tool.name)
+
+    connection = Connection(_stdio(tool_filter=broken), cast(Any, None))
+    with pytest.raises(ContractError, match="tool_filter") as caught:
+        connection._wrap([_tool("echo")])
+    assert isinstance(caught.value.__cause__, KeyError)
