@@ -12,6 +12,7 @@ import pytest
 
 from reactloop._agent_tool import DEFAULT_MAX_DEPTH, AgentTool
 from reactloop._approval import Approve
+from reactloop._cassette import Cassette
 from reactloop._contracts import Hook
 from reactloop._decisions import StopReason
 from reactloop._errors import (
@@ -376,3 +377,11 @@ def test_bad_options_are_configuration_errors_naming_them(
 def test_an_unknown_option_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="max_dept"):
         researcher().as_tool(name="a", description="d", max_dept=2)  # type: ignore[call-arg]
+
+
+async def test_a_cassette_keeps_the_call_result_without_the_sub_runs_result() -> None:
+    agent = researcher("fact").as_tool(name="researcher", description="Facts.")
+    outcome = only_result(await parent_of(agent, ask("researcher", "x"), "done").run("go"))
+    cassette = Cassette("go", (), tool_results={outcome.call_id: outcome})
+    [read] = Cassette.from_json(cassette.to_json()).tool_results.values()
+    assert read == outcome and read.sub_run is None and read.sub_run_id == outcome.sub_run_id
