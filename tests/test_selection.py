@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
 
+from reactloop._contracts import Tool
 from reactloop._errors import ConfigurationError
+from reactloop._loop import ReActLoop
 from reactloop._messages import (
     AssistantMessage,
     Message,
@@ -16,8 +19,9 @@ from reactloop._messages import (
     ToolSpec,
     UserMessage,
 )
+from reactloop._run import Run
 from reactloop._selection import RelevanceSelector, terms, tool_terms
-from reactloop.testing import make_run
+from reactloop.testing import FakeTool, ScriptedModel, make_run
 from tests.strategies import (
     SpecTool,
     examples,
@@ -237,3 +241,33 @@ def test_tools_sharing_no_term_with_the_conversation_come_last_in_order(
 @given(selector_tools(), selector_conversations)
 def test_the_ranking_is_deterministic(tools: tuple[SpecTool, ...], messages: list[Message]) -> None:
     assert RelevanceSelector().rank(tools, messages) == RelevanceSelector().rank(tools, messages)
+
+
+@pytest.mark.anyio
+async def test_a_loop_offers_the_most_relevant_tools_first_up_to_its_cap() -> None:
+    model = ScriptedModel(["sunny"])
+    tools = [FakeTool("read_file"), FakeTool("run_sql"), FakeTool("get_weather")]
+    loop = ReActLoop(model, tools=tools, tool_selector=RelevanceSelector(), max_tools_per_request=2)
+    await loop.run("What is the weather like?")
+    assert [spec.name for spec in model.requests[0].tools] == ["get_weather", "read_file"]
+
+
+def by_team(run: Run, tools: Sequence[Tool]) -> list[Tool]:
+    """The README's custom selector: only the tools tagged for the caller's team, most relevant
+    first."""
+    team = run.context.deps["team"]
+    ranked = RELEVANCE(run, tools)
+    return [tool for tool in ranked if team in TAGS.get(tool.name, ())]
+
+
+RELEVANCE = RelevanceSelector(always=["search_docs"])
+TAGS = {"search_docs": ("sales", "support"), "refund": ("support",), "quote": ("sales",)}
+
+
+@pytest.mark.anyio
+async def test_a_custom_selector_can_keep_tools_by_a_tag_in_the_runs_deps() -> None:
+    model = ScriptedModel(["ok"])
+    tools = [FakeTool("quote"), FakeTool("refund"), FakeTool("search_docs")]
+    loop = ReActLoop(model, tools=tools, tool_selector=by_team)
+    await loop.run("refund my order", deps={"team": "support"})
+    assert [spec.name for spec in model.requests[0].tools] == ["search_docs", "refund"]
