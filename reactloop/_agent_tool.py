@@ -122,7 +122,11 @@ class AgentTool:
         if parent.listening:
             sub.sink = nested_sink(parent, link)
         with nested(parent, sub, (*path_of(parent), link)):
-            return await self.loop.drive(sub)
+            try:
+                return await self.loop.drive(sub)
+            except BaseException:  # cut off (a timeout, the parent ending): its tokens count
+                parent.state.record_usage(sub.state.usage)
+                raise
 
     def _config(self, parent: Run | None) -> LoopConfig:
         """The loop's configuration; without a store of its own, the parent's store."""

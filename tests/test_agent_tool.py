@@ -33,6 +33,7 @@ from reactloop._state import RunContext, RunResult, ToolResult
 from reactloop._stores import MemoryStore
 from reactloop._stores._records import ResultSaved, SubRunLinked
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, reply
+from tests.conftest import Store
 
 pytestmark = pytest.mark.anyio
 
@@ -281,8 +282,10 @@ async def test_the_depth_error_is_typed() -> None:
     assert (errors[0].depth, errors[0].max_depth) == (2, 1)
 
 
-async def test_the_sub_run_is_stored_in_the_parents_store_linked_to_its_call() -> None:
-    store = MemoryStore()
+async def test_the_sub_run_is_stored_in_the_parents_store_linked_to_its_call(
+    any_store: Store,
+) -> None:
+    store = any_store
     agent = researcher("fact").as_tool(name="researcher", description="Facts.")
     result = await parent_of(agent, ask("researcher", "find", "c9"), "done", store=store).run("go")
     sub_id = only_result(result).sub_run_id
@@ -385,3 +388,14 @@ async def test_a_cassette_keeps_the_call_result_without_the_sub_runs_result() ->
     cassette = Cassette("go", (), tool_results={outcome.call_id: outcome})
     [read] = Cassette.from_json(cassette.to_json()).tool_results.values()
     assert read == outcome and read.sub_run is None and read.sub_run_id == outcome.sub_run_id
+
+
+async def test_a_sub_run_cut_off_mid_way_still_counts_its_usage() -> None:
+    gate = FakeTool("gate", gate=anyio.Event())
+    sub = researcher(reply("", call("gate"), usage=Usage(7, 3)), "unused", tools=[gate])
+    agent = sub.as_tool(name="researcher", description="Facts.")
+    parent = parent_of(agent, reply("", ask("researcher", "x"), usage=Usage(1, 1)), "unused")
+    async with parent.stream("go") as events:
+        await until(lambda: gate.running == 1)
+    result = await events.result()
+    assert result.stop_reason is StopReason.STREAM_CLOSED and result.usage == Usage(8, 4)
