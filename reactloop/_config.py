@@ -47,6 +47,7 @@ from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy
 from reactloop._sealing import ENV_VAR, SigningKeys, StateKey, signing_keys
+from reactloop._selection import RelevanceSelector
 from reactloop._stop import MaxIterations, MaxToolCalls, StopWhen
 from reactloop._stores import from_url
 from reactloop._tool import FunctionTool
@@ -160,11 +161,13 @@ def loop_toolsets(items: Sequence[object]) -> LoopToolsets | None:
 
 
 def tool_selection(options: Mapping[str, Any]) -> ToolSelection | None:
-    """The loop's selector and cap; None when neither is given (every tool, every step)."""
+    """The loop's selector and cap; None when neither is given (every tool, every step). A cap
+    alone ranks with `RelevanceSelector` (cutting the list in declared order would drop tools
+    for where they were written, not for what the conversation needs)."""
     selector, limit = options.get("tool_selector"), options.get("max_tools_per_request")
     if selector is None and limit is None:
         return None
-    return ToolSelection(selector, limit)
+    return ToolSelection(selector or RelevanceSelector(), limit)
 
 
 def stop_conditions(

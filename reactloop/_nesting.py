@@ -50,11 +50,14 @@ def nested(parent: Run, child: Run, path: tuple[AgentCall, ...]) -> Iterator[Non
         del _paths[id(child)]
 
 
+def sub_runs_of(run: Run) -> tuple[Run, ...]:
+    """The sub-runs `run`'s agent tools drive now."""
+    return tuple(_children.get(id(run), ()))
+
+
 def interrupt_run(run: Run, message: str | None = None) -> None:
     """Ask `run` and the sub-runs it drives (at any depth) to stop at their next safe point."""
     run.request_interrupt(message)
-    for child in tuple(_children.get(id(run), ())):
-        interrupt_run(child, message)
 
 
 @frozen(eq=False)

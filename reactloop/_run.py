@@ -20,6 +20,7 @@ from reactloop._hooks import HookSet
 from reactloop._journal import NULL_JOURNAL, NullJournal
 from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, ToolSpec
+from reactloop._nesting import sub_runs_of
 from reactloop._output import Output
 from reactloop._policy import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
@@ -149,9 +150,12 @@ class Run:
             await self.sink(event)
 
     def request_interrupt(self, message: str | None = None) -> None:
-        """Ask the run to stop at its next safe point (before reasoning, after tools)."""
+        """Ask the run, and the sub-runs its agent tools drive now, to stop at their next safe
+        point (before reasoning, after tools)."""
         if self.interrupt is None:
             self.interrupt = Interrupt(message)
+        for child in sub_runs_of(self):
+            child.request_interrupt(message)
 
     def offered_tools(self) -> Mapping[str, Tool]:
         """The tools the current step offered the model (all the loop's tools by default)."""

@@ -399,3 +399,29 @@ async def test_a_sub_run_cut_off_mid_way_still_counts_its_usage() -> None:
         await until(lambda: gate.running == 1)
     result = await events.result()
     assert result.stop_reason is StopReason.STREAM_CLOSED and result.usage == Usage(8, 4)
+
+
+class InterruptAfterQuick(Hook):
+    async def after_tool_call(self, run: Run, call: ToolCall, result: ToolResult) -> None:
+        if call.name == "quick":
+            run.request_interrupt("from a hook")
+
+
+async def test_an_interrupt_requested_on_the_run_reaches_its_running_sub_run() -> None:
+    gate = FakeTool("gate", gate=anyio.Event())
+    sub = gated_researcher(gate)
+    agent = sub.as_tool(name="researcher", description="Facts.")
+    step = reply("", ask("researcher", "x"), call("quick"))
+    parent = ReActLoop(
+        ScriptedModel([step, "unused"]),
+        tools=[agent, FakeTool("quick")],
+        hooks=[InterruptAfterQuick()],
+    )
+    async with parent.start("go") as handle:
+        await until(lambda: gate.running == 1)
+        await anyio.lowlevel.checkpoint()
+        assert gate.gate is not None
+        gate.gate.set()
+        result = await handle.result()
+    assert result.stop_reason is StopReason.INTERRUPTED
+    assert result.sub_runs[step.message.tool_calls[0].id].stop_reason is StopReason.INTERRUPTED
