@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 import anyio
 import attrs
@@ -47,6 +47,7 @@ from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, Rep
 from reactloop._sealing import ENV_VAR, SigningKeys, StateKey, signing_keys
 from reactloop._stop import MaxIterations, MaxToolCalls, StopWhen
 from reactloop._stores import from_url
+from reactloop._telemetry import Telemetry, telemetry_option, tracing_for
 from reactloop._tool import FunctionTool
 from reactloop._validate import (
     accepts,
@@ -64,6 +65,9 @@ from reactloop._validate import (
     sequence_of,
     text,
 )
+
+if TYPE_CHECKING:
+    from reactloop._otel import Tracing
 
 ToolLike = Tool | Callable[..., Any]
 
@@ -101,6 +105,7 @@ class LoopOptions(TypedDict, total=False):
     output_strategy: OutputStrategy  # how the model is asked for output_type; default AUTO
     output_retries: int  # more tries after an answer that does not validate; default 2
     output_validators: Sequence[OutputValidator]  # check or change the value; raise OutputRetry
+    telemetry: Telemetry | None  # OpenTelemetry GenAI traces and metrics (the otel extra)
 
 
 def _tool_item(option: str, item: object) -> ToolLike:
@@ -237,6 +242,7 @@ CHECKS: dict[str, Check] = {
     "output_strategy": lambda o, v: member(o, v, OutputStrategy),
     "output_retries": lambda o, v: integer(o, v, minimum=0),
     "output_validators": lambda o, v: sequence_of(o, v, output_validator, "functions"),
+    "telemetry": telemetry_option,
 }
 """One check per option of `LoopOptions`: it raises `ConfigurationError` or returns the value."""
 
@@ -305,8 +311,9 @@ def build_config(
     store = checked.get("store")
     keys = checked.get("state_key") or signing_keys(None)  # None: the environment's key
     _can_resume_paused(holds, store, keys)
+    tracing = tracing_for(checked.get("telemetry"))
     return LoopConfig(
-        model=model,
+        model=model if tracing is None else tracing.model(model),
         tools=tools,
         tool_list=tuple(tools.values()),
         tool_specs=tuple(tool.spec for tool in tools.values()),
@@ -318,7 +325,7 @@ def build_config(
         max_concurrency=checked.get("max_concurrency"),
         max_result_chars=checked.get("max_result_chars", 20_000),
         input_guards=(NON_EMPTY_INPUT, *checked.get("input_guards", ())),
-        prepare_step=checked.get("prepare_step"),
+        prepare_step=_traced_prepare(tracing, checked.get("prepare_step")),
         settings=checked.get("settings", ModelSettings()),
         clock=checked.get("clock") or time.monotonic,
         model_timeout=checked.get("model_timeout"),
@@ -337,7 +344,13 @@ def build_config(
         state_keys=keys,
         output=output,
         request_settings=_request_settings(output, checked.get("settings", ModelSettings())),
+        tracing=tracing,
     )
+
+
+def _traced_prepare(tracing: Tracing | None, prepare: PrepareStep | None) -> PrepareStep | None:
+    """`prepare_step`, tracing the models its plans name, when telemetry is on."""
+    return prepare if tracing is None else tracing.prepare_step(prepare)
 
 
 def _request_settings(output: Output | None, settings: ModelSettings) -> ModelSettings | None:

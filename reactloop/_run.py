@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from attrs import define, field, frozen
@@ -27,6 +27,9 @@ from reactloop._retry import RetryPolicy, Sleep
 from reactloop._sealing import SigningKeys
 from reactloop._state import RunContext, RunState, ToolResult
 from reactloop._validate import checked_arguments, integer
+
+if TYPE_CHECKING:
+    from reactloop._otel import Tracing
 
 Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
 EventSink = Callable[[Event], Awaitable[None]]
@@ -114,6 +117,7 @@ class LoopConfig:
     state_keys: SigningKeys | None = None  # sign a paused run's state token
     output: Output | None = None  # the structured output the runs must end with
     request_settings: ModelSettings | None = None  # `settings` with the output's format, if any
+    tracing: Tracing | None = None  # OpenTelemetry spans and metrics (telemetry=...); None: off
 
 
 @define
