@@ -1,6 +1,6 @@
 """OpenTelemetry GenAI spans and metrics for a loop's runs (imported only when telemetry is on).
 
-The span model (ADR 0020): one `invoke_agent` span per run (INTERNAL: the agent runs in process),
+The span model: one `invoke_agent` span per run (INTERNAL: the agent runs in process),
 one `chat` span per model-call attempt (CLIENT: a retry shows as a second span), one
 `execute_tool` span per tool call (INTERNAL; parallel calls are siblings), and optionally one
 span per phase. Each opens as the current span, so whatever runs inside (a sub-agent's run, a sync
