@@ -39,6 +39,7 @@ from reactloop._phases import default_phases, default_start_phases
 from reactloop._run import Run
 from reactloop._state import OutputT, RunResult
 from reactloop._telemetry import phase_name
+from reactloop._toolsets import run_toolsets
 from reactloop._validate import checked_arguments
 
 T = TypeVar("T")
@@ -140,15 +141,16 @@ class ReActLoop(RunEntryPoints[OutputT]):
         start, phases = self.start_phases, self.phases
         if self.config.tracing is not None:  # once per run: phase spans, when asked for
             start, phases = self.config.tracing.phases(start), self.config.tracing.phases(phases)
-        decision = PROCEED if run.skip_start else await self._sequence(run, start)
-        while not isinstance(decision, Stop):
-            step = run.state.open_step(run.now())
-            if run.listening:
-                await run.emit(StepStarted(step.index))
-            decision = await self._sequence(run, phases)
-            if not isinstance(decision, Stop):
-                await finish_step(run)
-        return decision
+        async with run_toolsets(run):
+            decision = PROCEED if run.skip_start else await self._sequence(run, start)
+            while not isinstance(decision, Stop):
+                step = run.state.open_step(run.now())
+                if run.listening:
+                    await run.emit(StepStarted(step.index))
+                decision = await self._sequence(run, phases)
+                if not isinstance(decision, Stop):
+                    await finish_step(run)
+            return decision
 
     async def _sequence(self, run: Run, phases: Sequence[Phase]) -> PhaseDecision:
         listening, marks = run.listening, RUN_MARKS.get()

@@ -22,7 +22,7 @@ from reactloop import ReActLoop, RetryPolicy, Usage, tool
 from reactloop._telemetry import Telemetry
 from reactloop.errors import ProviderUnavailableError
 from reactloop.events import PhaseFinished
-from reactloop.testing import ScriptedModel, call, reply
+from reactloop.testing import FakeTool, FakeToolset, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
 
@@ -286,6 +286,14 @@ async def test_a_sync_tool_in_a_worker_thread_stays_in_the_trace(traces: Traces)
     ((thread, current),) = seen
     assert thread != threading.get_ident()
     assert current == span_id(traces.one("execute_tool where"))
+
+
+async def test_a_toolset_tool_call_gets_its_span_too(traces: Traces) -> None:
+    server = FakeToolset("server", [FakeTool("lookup")])
+    model = ScriptedModel([reply("", call("lookup", q="x")), "done"])
+    await ReActLoop(model, tools=[server], telemetry=traces.telemetry()).run("go")
+    span = traces.one("execute_tool lookup")
+    assert parent_of(span) == span_id(traces.one("invoke_agent"))
 
 
 async def test_phase_spans_are_off_by_default(traces: Traces) -> None:
