@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import attrs
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
@@ -37,11 +38,23 @@ Attributes = dict[str, Any]
 SCOPE = "reactloop"
 
 
+CANCELLED = "cancelled"  # error.type of an operation cut short (a timeout, a cancelled run)
+
+
 def error_type(error: BaseException) -> str:
-    """`error.type`: a reactloop error's stable code, else the exception's class name."""
+    """`error.type`: a reactloop error's stable code, `cancelled` for a cancellation, else the
+    exception's class name."""
     if isinstance(error, ReactLoopError):
         return str(error.code.value)
+    if isinstance(error, anyio.get_cancelled_exc_class()):
+        return CANCELLED
     return type(error).__qualname__
+
+
+def marked_failure(error: BaseException) -> bool:
+    """Whether an exception leaving a span marks it failed: errors and cancellations (a model
+    call cut by its timeout), not the interpreter's exits (KeyboardInterrupt, SystemExit)."""
+    return isinstance(error, Exception | anyio.get_cancelled_exc_class())
 
 
 def model_identity(model: object) -> tuple[str, str | None]:
@@ -85,16 +98,17 @@ class Tracing:
 
     @contextmanager
     def span(self, name: str, kind: SpanKind, attributes: Attributes) -> Iterator[Span]:
-        """A span, current while the block runs; an exception marks it failed (cancellation,
-        not an error of the run's making, just ends it)."""
+        """A span, current while the block runs; an error or a cancellation leaving it marks it
+        failed (`error.type`)."""
         span = self.tracer.start_span(name, kind=kind, attributes=attributes)
         with trace.use_span(
             span, end_on_exit=True, record_exception=False, set_status_on_exception=False
         ):
             try:
                 yield span
-            except Exception as error:
-                self.failed(span, error_type(error), error)
+            except BaseException as error:
+                if marked_failure(error):
+                    self.failed(span, error_type(error), error)
                 raise
 
     def failed(self, span: Span, kind: str, error: BaseException | None = None) -> None:
@@ -250,9 +264,10 @@ class TracedModel:
         with tracing.span(name, SpanKind.CLIENT, attributes) as span:
             try:
                 response = await call()
-            except Exception as error:
-                measured[sc.ERROR_TYPE] = error_type(error)
-                tracing.duration.record(time.perf_counter() - started, measured)
+            except BaseException as error:
+                if marked_failure(error):
+                    measured[sc.ERROR_TYPE] = error_type(error)
+                    tracing.duration.record(time.perf_counter() - started, measured)
                 raise
             self._answered(span, response, measured)
             tracing.duration.record(time.perf_counter() - started, measured)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -19,10 +20,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from reactloop import ReActLoop, RetryPolicy, Usage, tool
+from reactloop._run import Run, StepPlan
 from reactloop._telemetry import Telemetry
-from reactloop.errors import ProviderUnavailableError
+from reactloop.errors import ModelTimeoutError, ProviderUnavailableError, ScriptExhaustedError
 from reactloop.events import PhaseFinished
-from reactloop.testing import FakeTool, FakeToolset, ScriptedModel, call, reply
+from reactloop.models import ModelRequest
+from reactloop.testing import FakeTool, FakeToolset, FunctionModel, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
 
@@ -249,6 +252,81 @@ async def test_each_retry_is_a_chat_span_of_its_own(traces: Traces) -> None:
     assert failed.status.status_code is StatusCode.ERROR
     assert answered.status.status_code is StatusCode.UNSET
     assert parent_of(failed) == parent_of(answered) == span_id(traces.one("invoke_agent"))
+
+
+async def test_a_model_call_cut_by_its_timeout_is_marked_and_measured(traces: Traces) -> None:
+    async def stall(request: ModelRequest) -> str:
+        await anyio.Event().wait()
+        return "never"
+
+    telemetry = traces.telemetry()
+    loop = ReActLoop(
+        FunctionModel(stall), model_timeout=0.001, retry=RetryPolicy(max_retries=0),
+        telemetry=telemetry,
+    )  # fmt: skip
+    result = await loop.run("go")
+    assert isinstance(result.error, ModelTimeoutError)
+    (chat,) = traces.named("chat")
+    assert chat.status.status_code is StatusCode.ERROR
+    assert (chat.attributes or {})["error.type"] == "cancelled"
+    (measured,) = traces.points("gen_ai.client.operation.duration")
+    assert dict(measured.attributes or {})["error.type"] == "cancelled"
+    run = traces.one("invoke_agent").attributes or {}
+    assert run["error.type"] == "timeout"
+
+
+async def test_a_tool_timeout_marks_the_tool_span(traces: Traces) -> None:
+    @tool(timeout=0.001)
+    async def slow() -> str:
+        """Never answers in time."""
+        await anyio.Event().wait()
+        return "never"
+
+    model = ScriptedModel([reply("", call("slow")), "gave up"])
+    await ReActLoop(model, tools=[slow], telemetry=traces.telemetry()).run("go")
+    span = traces.one("execute_tool slow")
+    assert (span.attributes or {})["error.type"] == "timeout"
+    assert span.status.status_code is StatusCode.ERROR
+
+
+async def test_a_streamed_run_says_its_calls_stream(traces: Traces) -> None:
+    loop = ReActLoop(ScriptedModel(["hi"]), telemetry=traces.telemetry())
+    async with loop.stream("go") as events:
+        async for _ in events:
+            pass
+    (chat,) = traces.named("chat")
+    assert (chat.attributes or {})["gen_ai.request.stream"] is True
+
+
+async def test_a_model_prepare_step_swaps_in_is_traced_too(traces: Traces) -> None:
+    other = ScriptedModel(["from the other model"])
+    other.model = "other-model"  # type: ignore[attr-defined]
+
+    def swap(run: Run, plan: StepPlan) -> StepPlan:
+        return attrs.evolve(plan, model=other)
+
+    loop = ReActLoop(ScriptedModel([]), prepare_step=swap, telemetry=traces.telemetry())
+    assert (await loop.run("go")).output == "from the other model"
+    assert [span.name for span in traces.named("chat")] == ["chat other-model"]
+
+
+async def test_a_strict_run_that_raises_marks_its_span(traces: Traces) -> None:
+    loop = ReActLoop(ScriptedModel([]), strict=True, telemetry=traces.telemetry())
+    with pytest.raises(ScriptExhaustedError):
+        await loop.run("go")
+    run = traces.one("invoke_agent")
+    assert run.status.status_code is StatusCode.ERROR
+    assert (run.attributes or {})["error.type"] == ScriptExhaustedError(0).code.value
+
+
+async def test_the_run_span_records_input_and_output_when_asked(traces: Traces) -> None:
+    telemetry = traces.telemetry(record_content=True)
+    await ReActLoop(ScriptedModel(["the answer"]), telemetry=telemetry).run("the question")
+    run = traces.one("invoke_agent").attributes or {}
+    assert "the question" in str(run["gen_ai.input.messages"])
+    assert json.loads(str(run["gen_ai.output.messages"]))[0]["parts"] == [
+        {"type": "text", "content": "the answer"}
+    ]
 
 
 async def test_a_sub_agent_run_nests_under_the_tool_call(traces: Traces) -> None:
