@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from attrs import define, field, frozen
@@ -29,6 +29,9 @@ from reactloop._sealing import SigningKeys
 from reactloop._state import RunContext, RunState, ToolResult
 from reactloop._toolsets import LoopToolsets, RunCatalog, ToolSelection
 from reactloop._validate import checked_arguments, integer
+
+if TYPE_CHECKING:
+    from reactloop._otel import Tracing
 
 Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
 EventSink = Callable[[Event], Awaitable[None]]
@@ -118,6 +121,7 @@ class LoopConfig:
     request_settings: ModelSettings | None = None  # `settings` with the output's format, if any
     toolsets: LoopToolsets | None = None  # tools from outside (MCP servers), listed per step
     selection: ToolSelection | None = None  # a tool selector and a cap on tools per request
+    tracing: Tracing | None = None  # OpenTelemetry spans and metrics (telemetry=...); None: off
 
 
 @define

@@ -134,7 +134,11 @@ async def _outcome(run: Run, item: Admitted) -> ToolResult:
         result = ToolResult(call.id, call.name, INTERRUPTED_RESULT, True, ErrorCode.TOOL_ERROR)
     else:
         await run.journal.call_started(run.state, call)
-        result = await _invoke(run, item)
+        tracing = run.config.tracing
+        if tracing is None:
+            result = await _invoke(run, item)
+        else:  # here, where every call passes (the loop's tools and those offered per step)
+            result = await tracing.execute_tool(run, item, _invoke)
         if result.usage is not NO_USAGE:  # tokens a sub-run spent: this run's too
             run.state.record_usage(result.usage)
     await run.journal.tool_result(run.state, result)
