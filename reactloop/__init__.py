@@ -48,6 +48,7 @@ from reactloop._messages import (
     Usage,
     UserMessage,
 )
+from reactloop._mcp import MCPServerHTTP, MCPServerStdio
 from reactloop._moved import moved_name
 from reactloop._policy import ApprovalPolicy
 from reactloop._providers import (
@@ -64,6 +65,7 @@ from reactloop._state import (
     RunContext,
     RunResult,
 )
+from reactloop._selection import RelevanceSelector
 from reactloop._stop import (
     FinalAnswerMarker,
     MaxIterations,
@@ -94,6 +96,8 @@ __all__ = [
     "FinalAnswerMarker",
     "FunctionTool",
     "Hook",
+    "MCPServerHTTP",
+    "MCPServerStdio",
     "MaxIterations",
     "MaxToolCalls",
     "MemoryStore",
@@ -105,6 +109,7 @@ __all__ = [
     "ReActLoop",
     "ReactLoopError",
     "Reject",
+    "RelevanceSelector",
     "RetryPolicy",
     "RunContext",
     "RunHandle",

@@ -425,7 +425,7 @@ class ToolsetError(ReactLoopError):
 class ToolsetConnectionError(ToolsetError):
     """The toolset's server could not be started or reached, or it closed the connection (it
     crashed or exited, mid-call or between calls). A call cut off this way gets an error result;
-    a later call starts the server again while its `RestartPolicy` allows."""
+    a later call starts the server again while its `ServerRestartPolicy` allows."""
 
 
 class RunTimeoutError(ReactLoopError):

@@ -54,14 +54,14 @@ def require_sdk() -> None:
 
 
 @frozen
-class RestartPolicy:
+class ServerRestartPolicy:
     """How often a server that crashed or exited is started again for later calls: at most
     `max_restarts` times per connection (0: never). The call it was answering gets an error."""
 
     max_restarts: int = 2
 
     def __attrs_post_init__(self) -> None:
-        integer("RestartPolicy.max_restarts", self.max_restarts, minimum=0)
+        integer("ServerRestartPolicy.max_restarts", self.max_restarts, minimum=0)
 
 
 def _strings(option: str, value: object, what: str) -> tuple[str, ...]:
@@ -116,7 +116,7 @@ class MCPServerBase:
         tool_filter: object,
         timeout: float | None,
         connect_timeout: float,
-        restart: RestartPolicy,
+        restart: ServerRestartPolicy,
         requires_approval: object,
     ) -> None:
         self._name = text(f"{kind}.name", name)
@@ -126,8 +126,8 @@ class MCPServerBase:
         self.tool_filter = _tool_filter(f"{kind}.tool_filter", tool_filter)
         self.timeout = optional_number(f"{kind}.timeout", timeout)
         self.connect_timeout = number(f"{kind}.connect_timeout", connect_timeout)
-        if not isinstance(restart, RestartPolicy):
-            rule = "a RestartPolicy (RestartPolicy(max_restarts=0): never restart)"
+        if not isinstance(restart, ServerRestartPolicy):
+            rule = "a ServerRestartPolicy (ServerRestartPolicy(max_restarts=0): never restart)"
             fail(f"{kind}.restart", restart, rule)
         self.restart = restart
         self.requires_approval = _approval(f"{kind}.requires_approval", requires_approval)
@@ -206,7 +206,7 @@ class MCPServerStdio(MCPServerBase):
         tool_filter: Callable[[Any], bool] | Collection[str] | None = None,
         timeout: float | None = 60.0,
         connect_timeout: float = 30.0,
-        restart: RestartPolicy = RestartPolicy(),
+        restart: ServerRestartPolicy = ServerRestartPolicy(),
         requires_approval: bool | Collection[str] = False,
     ) -> None:
         require_sdk()
@@ -249,7 +249,7 @@ class MCPServerHTTP(MCPServerBase):
         tool_filter: Callable[[Any], bool] | Collection[str] | None = None,
         timeout: float | None = 60.0,
         connect_timeout: float = 30.0,
-        restart: RestartPolicy = RestartPolicy(),
+        restart: ServerRestartPolicy = ServerRestartPolicy(),
         requires_approval: bool | Collection[str] = False,
     ) -> None:
         require_sdk()

@@ -146,7 +146,7 @@ class _Live:
 class Connection:
     """An open MCP session as a `ToolSource`: tools listed once, refreshed after the server's
     `notifications/tools/list_changed` (or a restart); calls restart a crashed server while
-    the server's `RestartPolicy` allows."""
+    the server's `ServerRestartPolicy` allows."""
 
     def __init__(self, server: MCPServerBase, tasks: anyio.abc.TaskGroup) -> None:
         self._server = server
@@ -222,7 +222,7 @@ class Connection:
             if self.restarts >= allowed:
                 problem = (
                     f"the server is gone and was restarted {self.restarts} times already "
-                    f"(restart=RestartPolicy(max_restarts={allowed}))"
+                    f"(restart=ServerRestartPolicy(max_restarts={allowed}))"
                 )
                 raise ToolsetConnectionError(self._server.name, problem)
             self.restarts += 1

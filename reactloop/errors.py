@@ -1,6 +1,8 @@
 """The exception tree: every error reactloop raises or reports is a `ReactLoopError`."""
 
 from reactloop._errors import (
+    AgentDepthError,
+    AgentRunError,
     AuthenticationError,
     ConfigurationError,
     ContextTooLongError,
@@ -10,6 +12,7 @@ from reactloop._errors import (
     HookError,
     InvalidRequestError,
     InvalidResponseError,
+    MCPToolError,
     ModelError,
     ModelTimeoutError,
     MovedNameError,
@@ -29,6 +32,8 @@ from reactloop._errors import (
     ToolExecutionError,
     ToolRefusedError,
     ToolTimeoutError,
+    ToolsetConnectionError,
+    ToolsetError,
     UnknownToolError,
 )
 from reactloop._output import OutputValidationError
@@ -56,6 +61,8 @@ from reactloop._stored_errors import (
 )
 
 __all__ = [
+    "AgentDepthError",
+    "AgentRunError",
     "AuthenticationError",
     "CassetteError",
     "CassetteExhaustedError",
@@ -73,6 +80,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidResponseError",
     "LeaseHeldError",
+    "MCPToolError",
     "MissingToolError",
     "ModelError",
     "ModelTimeoutError",
@@ -101,6 +109,8 @@ __all__ = [
     "ToolExecutionError",
     "ToolRefusedError",
     "ToolTimeoutError",
+    "ToolsetConnectionError",
+    "ToolsetError",
     "UnknownToolError",
     "UnrecordedCallError",
     "user_message",

@@ -1,9 +1,11 @@
 """What a run emits while it runs: `async for event in events` and `match` on the class."""
 
 from reactloop._events import (
+    AgentCall,
     Event,
     HookFailed,
     ModelRetrying,
+    NestedEvent,
     OutputStreamed,
     PhaseFinished,
     RunFailed,
@@ -19,9 +21,11 @@ from reactloop._events import (
 )
 
 __all__ = [
+    "AgentCall",
     "Event",
     "HookFailed",
     "ModelRetrying",
+    "NestedEvent",
     "OutputStreamed",
     "PhaseFinished",
     "RunFailed",

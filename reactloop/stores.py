@@ -14,8 +14,8 @@ from reactloop._durable import ResumeOptions
 from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._stores._postgres import PostgresStore
 from reactloop._stores._records import (
-    CallsHeld,
     CallStarted,
+    CallsHeld,
     DecisionsSaved,
     InstructionsSaved,
     PhaseDataSaved,
@@ -28,6 +28,7 @@ from reactloop._stores._records import (
     RunSummary,
     StepClosed,
     StoredRun,
+    SubRunLinked,
 )
 from reactloop._workers import resume_claimable
 
@@ -52,6 +53,7 @@ __all__ = [
     "SqliteStore",
     "StepClosed",
     "StoredRun",
+    "SubRunLinked",
     "resume_claimable",
     "store_from_url",
 ]

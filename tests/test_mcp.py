@@ -19,7 +19,7 @@ from reactloop._errors import (
     ToolsetConnectionError,
     ToolsetError,
 )
-from reactloop._mcp import RestartPolicy
+from reactloop._mcp import ServerRestartPolicy
 from reactloop._mcp_connection import Connection
 from reactloop._mcp_tools import MCPTool
 from reactloop._state import RunContext
@@ -236,7 +236,7 @@ async def test_a_server_that_died_between_calls_is_restarted_for_the_next_one() 
 
 
 async def test_restarts_stop_at_the_policys_limit() -> None:
-    server = stdio_server(restart=RestartPolicy(max_restarts=0))
+    server = stdio_server(restart=ServerRestartPolicy(max_restarts=0))
     async with server.connect() as source:
         tools = by_remote(await source.list_tools())
         with pytest.raises(ToolsetConnectionError):

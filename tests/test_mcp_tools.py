@@ -12,7 +12,7 @@ import mcp_types
 import pytest
 
 from reactloop._errors import ConfigurationError, ContractError, ToolsetError
-from reactloop._mcp import MCPServerHTTP, MCPServerStdio, RestartPolicy
+from reactloop._mcp import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
 from reactloop._mcp_connection import Connection
 from reactloop._mcp_tools import (
     MAX_NAME,
@@ -173,9 +173,9 @@ def test_an_unknown_option_is_named() -> None:
 
 
 def test_restart_policy_counts_from_zero() -> None:
-    assert RestartPolicy(max_restarts=0).max_restarts == 0
+    assert ServerRestartPolicy(max_restarts=0).max_restarts == 0
     with pytest.raises(ConfigurationError, match="max_restarts"):
-        RestartPolicy(max_restarts=-1)
+        ServerRestartPolicy(max_restarts=-1)
 
 
 def test_the_default_name_is_the_command_or_the_url() -> None:
