@@ -1,10 +1,13 @@
 """(l) One MCP tool call through reactloop against the same call made directly with the SDK.
 
-Both sides talk to their own process of the same stdio server (benchmarks/_mcp_server.py), opened
-once before measuring. reactloop's side is a run whose scripted model calls the server's `echo`
-`mcp_calls` times (each call validated against the server's schema, invoked, its result
-converted and rendered, one loop step each); the SDK's side is `ClientSession.call_tool` that many
-times. The figure is the time per call; the second column is the SDK's. Needs the `mcp` extra.
+Both sides talk to the same process of the stdio server (benchmarks/_mcp_server.py), over the same
+session, opened once before measuring: two processes of one server differ by more than the
+difference measured (scheduling, caches), so the SDK's side calls the session reactloop opened.
+That session's read stream passes reactloop's exit watcher, so the watcher's cost is in both
+columns. reactloop's side is a run whose scripted model calls the server's `echo` `mcp_calls`
+times (each call validated against the server's schema, invoked, its result converted and
+rendered, one loop step each); the SDK's side is `ClientSession.call_tool` that many times. The
+figure is the time per call; the second column is the SDK's. Needs the `mcp` extra.
 """
 
 from __future__ import annotations
@@ -37,6 +40,15 @@ async def sdk_session() -> AsyncIterator[ClientSession]:
         yield session
 
 
+def _session_of(server: MCPServerStdio) -> ClientSession:
+    """The SDK session of the server's open connection (private: measuring only)."""
+    connection = server.open_source
+    live = getattr(connection, "_live", None)
+    assert live is not None, "the server is not running"
+    session: ClientSession = live.session
+    return session
+
+
 async def mcp_calls(sizes: Sizes) -> list[Figure]:
     """(l) Per-call time of `mcp_calls` sequential MCP tool calls: reactloop, then the SDK."""
     count = sizes.mcp_calls
@@ -47,7 +59,8 @@ async def mcp_calls(sizes: Sizes) -> list[Figure]:
         result = await loop.run("go")
         assert result.output == FINAL_TEXT, result.error
 
-    async with server, sdk_session() as session:
+    async with server:
+        session = _session_of(server)
 
         async def theirs() -> None:
             for n in range(count):
