@@ -13,12 +13,9 @@ figure is the time per call; the second column is the SDK's. Needs the `mcp` ext
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
 
 from benchmarks._fakes import FINAL_TEXT, InstantModel, Script
 from benchmarks._figures import Figure, Measure, Target
@@ -29,15 +26,6 @@ from reactloop._mcp import MCPServerStdio
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = (sys.executable, "-m", "benchmarks._mcp_server")
-
-
-@asynccontextmanager
-async def sdk_session() -> AsyncIterator[ClientSession]:
-    """A session of the SDK's own, to another process of the same server."""
-    parameters = StdioServerParameters(command=COMMAND[0], args=list(COMMAND[1:]), cwd=ROOT)
-    async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        yield session
 
 
 def _session_of(server: MCPServerStdio) -> ClientSession:
