@@ -38,6 +38,7 @@ from reactloop._handle import (
 from reactloop._loop import (
     ReActLoop,
 )
+from reactloop._mcp import MCPServerHTTP, MCPServerStdio
 from reactloop._messages import (
     AssistantMessage,
     Message,
@@ -48,7 +49,6 @@ from reactloop._messages import (
     Usage,
     UserMessage,
 )
-from reactloop._mcp import MCPServerHTTP, MCPServerStdio
 from reactloop._moved import moved_name
 from reactloop._policy import ApprovalPolicy
 from reactloop._providers import (
@@ -61,11 +61,11 @@ from reactloop._retry import (
 from reactloop._run import (
     CapPolicy,
 )
+from reactloop._selection import RelevanceSelector
 from reactloop._state import (
     RunContext,
     RunResult,
 )
-from reactloop._selection import RelevanceSelector
 from reactloop._stop import (
     FinalAnswerMarker,
     MaxIterations,

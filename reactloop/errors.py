@@ -31,9 +31,9 @@ from reactloop._errors import (
     ToolError,
     ToolExecutionError,
     ToolRefusedError,
-    ToolTimeoutError,
     ToolsetConnectionError,
     ToolsetError,
+    ToolTimeoutError,
     UnknownToolError,
 )
 from reactloop._output import OutputValidationError

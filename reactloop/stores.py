@@ -14,8 +14,8 @@ from reactloop._durable import ResumeOptions
 from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._stores._postgres import PostgresStore
 from reactloop._stores._records import (
-    CallStarted,
     CallsHeld,
+    CallStarted,
     DecisionsSaved,
     InstructionsSaved,
     PhaseDataSaved,

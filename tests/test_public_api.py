@@ -23,7 +23,8 @@ PINNED: dict[str, set[str]] = {
         "ToolMessage", "Usage", "UserMessage", "tool"
     },
     "reactloop.events": {
-        "AgentCall", "NestedEvent", "Event", "HookFailed", "ModelRetrying", "PhaseFinished", "RunFailed", "RunFinished",
+        "AgentCall", "NestedEvent", "Event", "HookFailed", "ModelRetrying", "PhaseFinished",
+        "RunFailed", "RunFinished",
         "OutputStreamed", "RunPaused", "RunStarted", "StepFinished", "StepStarted", "TextStreamed",
         "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed"
     },
