@@ -20,8 +20,9 @@ Command = Callable[[argparse.Namespace], Awaitable[int]]
 USAGE = """\
 reactloop {version}: a decomposed ReAct loop for tool-using LLM agents.
 
-  reactloop demo                       the offline demo (a scripted model; also
-                                       python -m reactloop.examples.demo)
+  reactloop demo                  the offline demo (a scripted model plays the LLM)
+  python -m reactloop.examples.demo
+                                  the same demo as a module
   reactloop run --model openai:gpt-4o-mini [--tools module:attr] "question"
   reactloop runs list|show|resume|export [--store sqlite:///runs.db]
   reactloop trace RUN_OR_FILE --html trace.html

@@ -83,6 +83,11 @@ def usage_text(usage: Usage) -> str:
     return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"
 
 
+def steps_text(count: int) -> str:
+    """`1 step`, `2 steps`."""
+    return f"{count} step" if count == 1 else f"{count} steps"
+
+
 def pending_lines(pending: tuple[PendingCall, ...]) -> list[Line]:
     """One line per held call: what waits, why, and its call id."""
     return [
@@ -107,7 +112,7 @@ def result_lines(result: RunResult, seconds: float) -> list[Line]:
     lines.append(
         Line(
             Kind.USAGE,
-            f"{len(result.steps)} steps, {usage_text(result.usage)}, {seconds:.2f} s",
+            f"{steps_text(len(result.steps))}, {usage_text(result.usage)}, {seconds:.2f} s",
         )
     )
     return lines
@@ -121,6 +126,12 @@ class Narrator:
     started: float = 0.0
     text: list[str] = field(factory=list)
     activity: str = "starting"
+    note: str = ""  # said before the activity in the status line ("interrupting", ...)
+
+    @property
+    def status(self) -> str:
+        """The live view's status line: the note, then what the run is doing."""
+        return f"{self.note}{self.activity}"
 
     def watch(self, event: Event) -> list[Line]:
         """`lines(event)`, keeping `activity` (what the run is doing now) up to date."""

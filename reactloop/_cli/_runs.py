@@ -25,6 +25,7 @@ from reactloop._cli._lines import (
     pending_lines,
     shorten,
     shown_arguments,
+    steps_text,
     usage_text,
 )
 from reactloop._stores._codec import unstructure_records
@@ -86,7 +87,7 @@ def _end_lines(stored: StoredRun) -> list[Line]:
     lines.append(Line(Kind.ANSWER, f"answer ({ended.stop_reason.value}): {ended.output}"))
     if ended.error_code is not None:
         lines.append(Line(Kind.ERROR, f"error [{ended.error_code.value}]: {ended.error_message}"))
-    lines.append(Line(Kind.USAGE, f"{len(stored.steps)} steps, {usage_text(stored.usage)}"))
+    lines.append(Line(Kind.USAGE, f"{steps_text(len(stored.steps))}, {usage_text(stored.usage)}"))
     return lines
 
 

@@ -32,10 +32,10 @@ async def watch_run(open_stream: OpenStream, view: View) -> RunResult[Any] | Non
     with view, unwrap_single_error():
         async with anyio.create_task_group() as tasks:
             async with open_stream() as events:
-                await tasks.start(_on_ctrl_c, events, view, tasks.cancel_scope)
+                await tasks.start(_on_ctrl_c, events, view, narrator, tasks.cancel_scope)
                 async for event in events:
                     view.show(narrator.watch(event))
-                    view.status(narrator.activity)
+                    view.status(narrator.status)
                 result = await events.result()
             tasks.cancel_scope.cancel()
     if result is None:
@@ -46,6 +46,7 @@ async def watch_run(open_stream: OpenStream, view: View) -> RunResult[Any] | Non
 async def _on_ctrl_c(
     events: RunStream[Any],
     view: View,
+    narrator: Narrator,
     scope: CancelScope,
     *,
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
@@ -61,4 +62,5 @@ async def _on_ctrl_c(
             pressed = True
             events.interrupt()
             view.show([Line(Kind.NOTE, INTERRUPTING)])
-            view.status("interrupting: stopping at the next safe point")
+            narrator.note = "interrupting (Ctrl-C again cancels) · "
+            view.status(narrator.status)
