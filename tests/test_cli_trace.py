@@ -39,6 +39,14 @@ def _browser_missing() -> str | None:
 
 
 @pytest.fixture
+def watched(tmp_path: Path) -> Path:
+    """The trace page of a demo run the command line watched (`demo --html`)."""
+    html = tmp_path / "watched.html"
+    assert run_cli(["demo", "--plain", "--html", str(html)]) == 0
+    return html
+
+
+@pytest.fixture
 def traced(tmp_path: Path) -> tuple[str, Path]:
     """The demo's run in a SQLite store and its trace page, made before the browser starts
     (playwright's sync driver holds an event loop in this thread)."""
@@ -50,7 +58,7 @@ def traced(tmp_path: Path) -> tuple[str, Path]:
 
 
 @pytest.fixture
-def page(traced: tuple[str, Path]) -> Iterator[Any]:
+def page(traced: tuple[str, Path], watched: Path) -> Iterator[Any]:
     """A fresh page in headless Chromium; skipped only outside CI, saying how to enable it."""
     missing = _browser_missing()
     if missing is not None:
@@ -141,3 +149,24 @@ def test_the_trace_page_renders_the_run_without_console_errors(
 
 def test_without_the_browser_the_skip_says_how_to_enable_it() -> None:
     assert "apt-get install chromium" in ENABLE and shutil.which("python3") is not None
+
+
+def test_a_watched_runs_page_shows_its_phases_and_measured_times(
+    watched: Path, page: Any, tmp_path: Path
+) -> None:
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(f"{message.type}: {message.text}"))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(watched.as_uri())
+    page.wait_for_selector(".step")
+    start = page.locator(".start-row .bar.phase").all_inner_texts()
+    assert start == ["RunStart", "HookDecisionApplier", "PlanningPhase"]
+    first = page.locator('.step[data-index="1"] .bar.phase').all_inner_texts()
+    assert first[:2] == ["IterationGuards", "ReasoningPhase"] and "ToolPhase" in first
+    models = page.locator(".bar.model").all_inner_texts()
+    assert len(models) == 4 and not any("derived" in text for text in models)
+    page.locator('.step[data-index="1"] .bar.phase', has_text="ToolPhase").click()
+    assert "decided" in page.locator("#details").inner_text()
+    assert "measured" in page.locator("#notes").inner_text()
+    page.screenshot(path=str(artifacts(tmp_path) / "trace-page-watched.png"), full_page=True)
+    assert problems == []

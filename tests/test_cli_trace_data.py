@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from reactloop._cli._trace import read_export, steps_of, write_trace
+from reactloop._cli._trace import read_export, steps_of, stored_trace, write_trace
 from reactloop._decisions import StopReason
 from reactloop._errors import ConfigurationError
 from reactloop._messages import AssistantMessage, ModelResponse, ToolCall, Usage
@@ -54,6 +54,6 @@ def test_a_file_that_is_no_export_is_a_configuration_error(data: bytes) -> None:
 def test_the_data_cannot_close_its_script_early() -> None:
     created = RunCreated("r1", "</script><script>alert(1)</script>", None, (), 0.0)
     ended = RunEnded(StopReason.COMPLETED, "", "done", Usage(), 1.0)
-    page = write_trace(replay([created, ended]).stored)
+    page = write_trace(stored_trace(replay([created, ended]).stored))
     assert page.count("</script>") == 2  # the page's own two scripts
     assert "<script src" not in page and "http" not in page.split("<script", 1)[1]

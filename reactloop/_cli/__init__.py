@@ -44,9 +44,11 @@ def _agent_options(parser: argparse.ArgumentParser, *, model_required: bool = Tr
     _view_options(parser)
 
 
-def _view_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", help="run store URL (default: $REACTLOOP_STORE)")
+def _view_options(parser: argparse.ArgumentParser, *, store: bool = True) -> None:
+    if store:
+        parser.add_argument("--store", help="run store URL (default: $REACTLOOP_STORE)")
     parser.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
+    parser.add_argument("--html", metavar="OUT", help="also write the run's trace page here")
 
 
 def _runs_parser(commands: Any) -> None:
@@ -96,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_commands.run_command)
     demo = commands.add_parser("demo", help="the offline demo agent")
     demo.add_argument("question", nargs="?")
-    demo.add_argument("--plain", action="store_true", help="plain lines even on a terminal")
+    _view_options(demo, store=False)
     demo.set_defaults(handler=_commands.demo_command)
     _runs_parser(commands)
     trace = commands.add_parser("trace", help="a run's timeline as one HTML file")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from typing import Any
 
 import anyio
@@ -15,8 +16,9 @@ import anyio
 from reactloop._cli._lines import Kind, Line
 from reactloop._cli._load import STORE_ENV, import_tools, open_store, store_url
 from reactloop._cli._runs import decide, export_document, stored_lines, summary_lines
-from reactloop._cli._session import watch_run
-from reactloop._cli._trace import read_export, write_trace
+from reactloop._cli._session import OpenStream, watch_run
+from reactloop._cli._timings import Timings
+from reactloop._cli._trace import read_export, stored_trace, watched_trace, write_trace
 from reactloop._cli._views import PlainView, choose_view
 from reactloop._loop import ReActLoop
 from reactloop._state import RunResult
@@ -47,12 +49,22 @@ def _store_from_env() -> bool:
     return bool(os.environ.get(STORE_ENV))
 
 
+async def watched(args: argparse.Namespace, open_stream: OpenStream, text: str) -> int:
+    """Watch a run in the view `--plain` asks for; with `--html`, write its trace page."""
+    timings = Timings(time.monotonic)
+    result = await watch_run(open_stream, choose_view(args.plain), timings.observe)
+    if result is not None and args.html:
+        page = write_trace(watched_trace(result, text, timings))
+        await anyio.Path(args.html).write_text(page, encoding="utf-8")
+        PlainView().show([Line(Kind.NOTE, f"wrote {args.html}")])
+    return exit_code(result)
+
+
 async def run_command(args: argparse.Namespace) -> int:
     """`reactloop run`: one run of an agent on `--model`, shown live."""
     loop: ReActLoop[Any] = ReActLoop(args.model, **loop_options(args))
     async with loop:
-        result = await watch_run(lambda: loop.stream(args.question), choose_view(args.plain))
-    return exit_code(result)
+        return await watched(args, lambda: loop.stream(args.question), args.question)
 
 
 async def demo_command(args: argparse.Namespace) -> int:
@@ -60,8 +72,7 @@ async def demo_command(args: argparse.Namespace) -> int:
     loop = build_loop(scripted_model())
     question = args.question or QUESTION
     async with loop:
-        result = await watch_run(lambda: loop.stream(question), choose_view(args.plain))
-    return exit_code(result)
+        return await watched(args, lambda: loop.stream(question), question)
 
 
 async def _stored(args: argparse.Namespace) -> StoredRun:
@@ -113,11 +124,11 @@ async def runs_resume_command(args: argparse.Namespace) -> int:
         decisions[held.call_id] = await anyio.to_thread.run_sync(decide, held, ask, args.decide)
     loop: ReActLoop[Any] = ReActLoop(args.model, **loop_options(args, store_needed=True))
     async with loop:
-        result = await watch_run(
+        return await watched(
+            args,
             lambda: loop.resume_stream(args.run_id, decisions=decisions),
-            choose_view(args.plain),
+            stored.created.input,
         )
-    return exit_code(result)
 
 
 def _no_answer(prompt: str) -> str:
@@ -134,6 +145,6 @@ async def trace_command(args: argparse.Namespace) -> int:
     else:
         args.run_id = args.source
         stored = await _stored(args)
-    await anyio.Path(args.html).write_text(write_trace(stored), encoding="utf-8")
+    await anyio.Path(args.html).write_text(write_trace(stored_trace(stored)), encoding="utf-8")
     PlainView().show([Line(Kind.NOTE, f"wrote {args.html} ({len(stored.steps)} steps)")])
     return 0

@@ -15,6 +15,7 @@ from anyio.abc import TaskStatus
 
 from reactloop._cli._lines import Kind, Line, Narrator
 from reactloop._cli._views import View
+from reactloop._events import Event
 from reactloop._groups import unwrap_single_error
 from reactloop._handle import RunStream
 from reactloop._state import RunResult
@@ -25,8 +26,11 @@ INTERRUPTING = "interrupt: the run stops at its next safe point (Ctrl-C again ca
 CANCELLED = "cancelled: the run was cancelled at once (a second Ctrl-C)"
 
 
-async def watch_run(open_stream: OpenStream, view: View) -> RunResult[Any] | None:
-    """Show a run's events in `view` until it ends; its result, or None when it was cancelled."""
+async def watch_run(
+    open_stream: OpenStream, view: View, observe: Callable[[Event], None] | None = None
+) -> RunResult[Any] | None:
+    """Show a run's events in `view` (each seen by `observe` too) until it ends; its result, or
+    None when it was cancelled."""
     narrator = Narrator(time.monotonic, started=time.monotonic())
     result: RunResult[Any] | None = None
     with view, unwrap_single_error():
@@ -34,6 +38,8 @@ async def watch_run(open_stream: OpenStream, view: View) -> RunResult[Any] | Non
             async with open_stream() as events:
                 await tasks.start(_on_ctrl_c, events, view, narrator, tasks.cancel_scope)
                 async for event in events:
+                    if observe is not None:
+                        observe(event)
                     view.show(narrator.watch(event))
                     view.status(narrator.status)
                 result = await events.result()

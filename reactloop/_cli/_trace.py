@@ -2,8 +2,9 @@
 timeline of steps, model calls and tool calls, written into one self-contained HTML file.
 
 The journal keeps each step's start and duration and each tool result's duration, but not when
-a model call ended: a step's model call is taken to last from the step's start until its tools
-began, its tools to start together (side by side) and end after their own durations."""
+a model call ended nor the phases: for a stored run a step's model call is taken to last from the
+step's start until its tools began, its tools to start together (side by side). A run watched by
+the command line (`run --html`) has its phases and times measured from its events."""
 
 from __future__ import annotations
 
@@ -13,14 +14,21 @@ from typing import Any
 
 import orjson
 
+from reactloop._cli._timings import PhaseMark, Timings
 from reactloop._errors import ConfigurationError
 from reactloop._messages import AssistantMessage, Message, SystemMessage, ToolMessage, Usage
-from reactloop._state import Step
-from reactloop._stores._codec import structure_records
+from reactloop._state import RunResult, Step
+from reactloop._stores._codec import structure_records, value_json
 from reactloop._stores._records import SCHEMA_VERSION, StoredRun
 from reactloop._stores._replay import replay
 
 PLACEHOLDER = "/*TRACE-DATA*/null"
+REASONING = "ReasoningPhase"
+"""The phase that calls the model: in a watched run, a model call is drawn as its span."""
+MEASURED_NOTE = (
+    "Times are measured: the command line watched this run and noted when each phase ended and"
+    " each tool call started; a model call is drawn as its reasoning phase's span."
+)
 DERIVED_NOTE = (
     "Model call times are derived: the journal records each step's start and duration and each"
     " tool call's duration, so a model call is drawn from its step's start until the step's tools"
@@ -65,14 +73,32 @@ def message_of(message: Message) -> dict[str, Any]:
     return {"role": role, "text": message.content}
 
 
-def step_of(step: Step, start: float) -> dict[str, Any]:
-    """One step on the timeline (seconds from the run's first step): its model call, then its
-    tool calls side by side, one lane each."""
+def phase_segments(marks: Sequence[PhaseMark], start: float, origin: float) -> list[Any]:
+    """Each phase from the end of the one before (the first from `start`) to its own end,
+    in seconds from `origin`."""
+    segments, at = [], start
+    for mark in marks:
+        segment = {"name": mark.phase, "decision": mark.decision, "start": at - origin}
+        segments.append({**segment, "duration": max(0.0, mark.ended_at - at)})
+        at = mark.ended_at
+    return segments
+
+
+def _model_span(step: Step, start: float, phases: list[Any]) -> tuple[float, float, bool]:
+    """The model call's start and duration, and whether they were measured (the reasoning
+    phase's own span) or derived (from the step's start until its longest tool call)."""
+    for segment in phases:
+        if segment["name"] == REASONING:
+            return segment["start"], segment["duration"], True
     longest = max((result.duration for result in step.tool_results), default=0.0)
-    model_time = max(0.0, step.duration - longest)
-    response = step.response
+    return start, max(0.0, step.duration - longest), False
+
+
+def _tools(step: Step, tools_start: float, starts: dict[str, float]) -> list[Any]:
+    """The step's tool calls, one lane each; each starts when it was seen to (`starts`, in
+    seconds on the page's axis), else at `tools_start`."""
     arguments = {call.id: call.arguments for call in step.tool_calls}
-    tools = [
+    return [
         {
             "call_id": result.call_id,
             "name": result.name,
@@ -80,15 +106,27 @@ def step_of(step: Step, start: float) -> dict[str, Any]:
             "content": result.content,
             "error": result.is_error,
             "error_code": None if result.error_code is None else result.error_code.value,
-            "start": start + model_time,
+            "start": starts.get(result.call_id, tools_start),
             "duration": result.duration,
             "lane": lane,
         }
         for lane, result in enumerate(step.tool_results)
     ]
+
+
+def step_of(step: Step, start: float, timings: Timings | None = None, origin: float = 0.0) -> Any:
+    """One step on the timeline (at `start` seconds; `origin` is the clock's time at zero): its
+    phases when they were watched, its model call, then its tool calls side by side."""
+    marks = [] if timings is None else timings.phases.get(step.index, [])
+    phases = phase_segments(marks, step.started_at, origin)
+    model_start, model_time, measured = _model_span(step, start, phases)
+    seen = {} if timings is None else timings.tool_starts
+    starts = {call_id: at - origin for call_id, at in seen.items()}
+    response = step.response
     model = {
-        "start": start,
+        "start": model_start,
         "duration": model_time,
+        "measured": measured,
         "name": None if response is None else response.model,
         "finish": None if response is None else response.finish_reason.value,
         "message": None if response is None else message_of(response.message),
@@ -98,52 +136,88 @@ def step_of(step: Step, start: float) -> dict[str, Any]:
         "start": start,
         "duration": step.duration,
         "usage": usage_of(step.usage),
+        "phases": phases,
         "model": model,
-        "tools": tools,
+        "tools": _tools(step, model_start + model_time, starts),
     }
 
 
-def steps_of(steps: Sequence[Step]) -> list[dict[str, Any]]:
-    """The steps in order on one time axis; a step whose clock went back (a run resumed in
-    another process) starts where the one before it ended."""
-    laid: list[dict[str, Any]] = []
-    origin = steps[0].started_at if steps else 0.0
+def steps_of(
+    steps: Sequence[Step], timings: Timings | None = None, origin: float | None = None
+) -> list[Any]:
+    """The steps in order on one time axis from `origin` (the first step's start unless given);
+    a step whose clock went back (a run resumed in another process) starts where the one before
+    it ended."""
+    laid: list[Any] = []
+    zero = origin if origin is not None else (steps[0].started_at if steps else 0.0)
     end = 0.0
     for step in steps:
-        start = max(step.started_at - origin, end)
-        laid.append(step_of(step, start))
+        start = max(step.started_at - zero, end)
+        laid.append(step_of(step, start, timings, step.started_at - start))
         end = start + step.duration
     return laid
 
 
-def trace_data(stored: StoredRun) -> dict[str, Any]:
-    """Everything the page shows, as JSON values."""
+def _stored_facts(stored: StoredRun) -> dict[str, Any]:
     ended, created = stored.ended, stored.created
-    run = {
+    return {
         "id": stored.run_id,
         "status": stored.status.value,
         "input": created.input,
-        "instructions": created.instructions,
-        "created_at": created.created_at,
         "stop_reason": None if ended is None else ended.stop_reason.value,
-        "stop_detail": None if ended is None else ended.stop_detail,
         "output": None if ended is None else (ended.output or ended.output_json),
         "error_code": None if ended is None or ended.error_code is None else ended.error_code.value,
         "error_message": None if ended is None else ended.error_message,
         "usage": usage_of(stored.usage),
         "pending": [held.tool for held in stored.pending],
     }
+
+
+def _result_facts(result: RunResult[Any], text: str) -> dict[str, Any]:
+    error, output = result.error, result.output
     return {
-        "run": run,
+        "id": result.run_id,
+        "status": "failed" if error is not None else result.stop_reason.value,
+        "input": text,
+        "stop_reason": result.stop_reason.value,
+        "output": output if output is None or isinstance(output, str) else value_json(output),
+        "error_code": None if error is None else error.code.value,
+        "error_message": None if error is None else error.message,
+        "usage": usage_of(result.usage),
+        "pending": [held.tool for held in result.pending],
+    }
+
+
+def stored_trace(stored: StoredRun) -> dict[str, Any]:
+    """The page's data for a stored run (model call times derived: the journal has none)."""
+    return {
+        "run": _stored_facts(stored),
+        "start": None,
         "steps": steps_of(stored.steps),
         "messages": [message_of(message) for message in stored.messages],
         "notes": [DERIVED_NOTE],
     }
 
 
-def write_trace(stored: StoredRun) -> str:
-    """The trace page of a run: one HTML file, its CSS, script and data inline (no network)."""
+def watched_trace(result: RunResult[Any], text: str, timings: Timings) -> dict[str, Any]:
+    """The page's data for a run the command line watched: phases and times as measured."""
+    first = result.steps[0].started_at if result.steps else 0.0
+    origin = first if timings.started_at is None else timings.started_at
+    start_marks = timings.phases.get(0, [])
+    start = {"phases": phase_segments(start_marks, origin, origin)} if start_marks else None
+    return {
+        "run": _result_facts(result, text),
+        "start": start,
+        "steps": steps_of(result.steps, timings, origin),
+        "messages": [message_of(message) for message in result.messages],
+        "notes": [MEASURED_NOTE],
+    }
+
+
+def write_trace(trace: dict[str, Any]) -> str:
+    """The trace page: one HTML file, its CSS, script and data (`stored_trace`,
+    `watched_trace`) inline; it loads nothing from the network."""
     template = importlib.resources.files("reactloop._cli").joinpath("trace.html").read_text("utf-8")
-    data = orjson.dumps(trace_data(stored)).decode()
+    data = orjson.dumps(trace).decode()
     safe = data.replace("<", "\\u003c")  # inside <script>: no "</script>" can end it early
     return template.replace(PLACEHOLDER, safe)
