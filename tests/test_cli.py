@@ -256,3 +256,28 @@ def test_importing_reactloop_does_not_import_the_terminal_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=TIMEOUT
     )
     assert done.stdout == "False\n"
+
+
+def test_runs_list_filters_by_time(adding: FakeModel, store: str) -> None:
+    ran = cli(
+        "run", "--model", adding.model, "--tools", "tests.cli_tools:add", "--store", store, "2+3?"
+    )
+    run_id = ran.stdout.split()[1].rstrip(":")
+    listed = ["runs", "list", "--store", store]
+    assert cli(*listed, "--since", "2000-01-01").stdout.startswith(run_id)
+    assert cli(*listed, "--since", "2999-01-01T00:00").stdout == "no runs\n"
+    assert cli(*listed, "--until", "946684800").stdout == "no runs\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["bogus"], ["invalid choice: 'bogus'"]),
+        (["runs", "list", "--since", "yesterday"], ["'yesterday'", "ISO 8601"]),
+        (["run", "hi"], ["--model"]),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(args: list[str], words: list[str]) -> None:
+    done = cli(*args)
+    assert done.returncode == 2
+    assert_error_line(done, *words)

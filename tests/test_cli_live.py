@@ -144,3 +144,36 @@ def test_the_demo_in_a_terminal(backend: str) -> None:
     terminal.wait_for("answer (completed): Tokyo is sunny")
     assert terminal.finish() == 0
     assert terminal.text.count("call get_weather(") == 2
+
+
+def test_an_interrupted_run_resumes_to_its_end(held: FakeModel, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    agent = ["--model", held.model, "--tools", "tests.cli_tools:add", "--store", store]
+    terminal = Terminal("run", *agent, "2+3?")
+    terminal.wait_for("waiting for the model")
+    assert held.wait_for_requests(1)
+    terminal.child.sendintr()
+    terminal.wait_for("interrupt: the run stops")
+    held.release.set()
+    run_id = terminal.wait_for("answer (interrupted)").split()[1].rstrip(":")
+    assert terminal.finish() == 0
+    resumed = Terminal("runs", "resume", run_id, *agent)
+    resumed.wait_for("answer (completed): It is 5.")
+    assert resumed.finish() == 0
+    assert len(held.requests) == 2
+
+
+def test_a_paused_run_asks_for_each_decision_at_the_prompt(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    turns = [Turn("", (("transfer", {"amount": 7}),)), Turn("Moved.")]
+    with fake_model(turns) as fake:
+        agent = ["--model", fake.model, "--tools", "tests.cli_tools:transfer", "--store", store]
+        terminal = Terminal("run", *agent, "move 7")
+        run_id = terminal.wait_for("answer (awaiting_approval)").split()[1].rstrip(":")
+        assert terminal.finish() == 0
+        resumed = Terminal("runs", "resume", run_id, *agent)
+        resumed.wait_for("approve transfer(amount=7)?")
+        resumed.child.sendline("y")
+        resumed.wait_for("answer (completed): Moved.")
+        assert resumed.finish() == 0
+    assert "done transfer (" in resumed.text and "-> moved 7" in resumed.text

@@ -4,9 +4,10 @@ and a run's trace page. `main()` is the console script (and `python -m reactloop
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 
@@ -29,6 +30,30 @@ reactloop {version}: a decomposed ReAct loop for tool-using LLM agents.
 
 `reactloop COMMAND --help` tells more; the live view needs pip install 'reactloop[cli]'.
 """
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (and exit code 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"reactloop: error: {message} (see {self.prog} --help)\n")
+
+
+def moment(value: str) -> float:
+    """A time given as epoch seconds or an ISO 8601 date or time (UTC unless it says)."""
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not epoch seconds or an ISO 8601 time such as 2026-11-23T16:00"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=datetime.UTC)
+    return parsed.timestamp()
 
 
 def _agent_options(parser: argparse.ArgumentParser, *, model_required: bool = True) -> None:
@@ -59,6 +84,8 @@ def _runs_parser(commands: Any) -> None:
     listing.add_argument("--status", choices=[status.value for status in RunStatus])
     listing.add_argument("--session")
     listing.add_argument("--user")
+    listing.add_argument("--since", type=moment, help="created at or after (ISO 8601 or epoch)")
+    listing.add_argument("--until", type=moment, help="created before (ISO 8601 or epoch)")
     listing.add_argument("--limit", type=int, default=50)
     listing.add_argument("--store", help="run store URL (default: $REACTLOOP_STORE)")
     listing.set_defaults(handler=_commands.runs_list_command)
@@ -86,7 +113,7 @@ def _runs_parser(commands: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line's parser: one sub-command each, their handlers set as defaults."""
-    parser = argparse.ArgumentParser(prog="reactloop", description="reactloop's command line")
+    parser = _Parser(prog="reactloop", description="reactloop's command line")
     parser.add_argument("--version", action="version", version=f"reactloop {__version__}")
     parser.add_argument(
         "--backend", choices=["asyncio", "trio"], default="asyncio", help=argparse.SUPPRESS

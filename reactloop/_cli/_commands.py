@@ -89,7 +89,12 @@ async def runs_list_command(args: argparse.Namespace) -> int:
     try:
         status = None if args.status is None else RunStatus(args.status)
         found = await store.list_runs(
-            status=status, session_id=args.session, user_id=args.user, limit=args.limit
+            status=status,
+            session_id=args.session,
+            user_id=args.user,
+            since=args.since,
+            until=args.until,
+            limit=args.limit,
         )
     finally:
         await store.aclose()
