@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +43,10 @@ def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out == f"reactloop {__version__}\n"
+
+
+def test_the_console_script_and_the_cli_extra_are_declared() -> None:
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert project["scripts"] == {"reactloop": "reactloop._cli:main"}
+    assert any(item.startswith("rich") for item in project["optional-dependencies"]["cli"])
+    assert not any(item.startswith("rich") for item in project["dependencies"])
