@@ -4,6 +4,7 @@ it (pyte): styled lines and a status line, and Ctrl-C: once interrupts, twice ca
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -100,7 +101,9 @@ def live_run(fake: FakeModel, backend: str) -> Terminal:
 
 def test_the_live_view_shows_steps_calls_results_and_usage(held: FakeModel, backend: str) -> None:
     terminal = live_run(held, backend)
-    terminal.wait_for("waiting for the model")
+    terminal.wait_for(
+        lambda screen: re.search(r"step 1: waiting for the model · \d+\.\d s", screen) is not None
+    )
     held.release.set()
     screen = terminal.wait_for("answer (completed): It is 5.")
     assert terminal.finish() == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import IO, Any, Protocol
@@ -73,15 +74,28 @@ class PlainView:
         return None
 
 
+class _Status:
+    """The status line's content, drawn at each refresh: the activity and the time so far."""
+
+    def __init__(self, spinner: Any) -> None:
+        self.spinner = spinner
+        self.text = "starting"
+        self.started = time.monotonic()
+
+    def __rich__(self) -> Any:
+        self.spinner.update(text=f"{self.text} · {time.monotonic() - self.started:.1f} s")
+        return self.spinner
+
+
 class LiveView:
     """Styled lines above a live status line (a spinner, the activity, the run's time)."""
 
     def __init__(self, rich: Any) -> None:
         self._rich = rich
         self.console = rich["console"].Console(highlight=False)
-        self._spinner = rich["spinner"].Spinner("dots", text="starting")
+        self._status = _Status(rich["spinner"].Spinner("dots"))
         self._live = rich["live"].Live(
-            self._spinner, console=self.console, refresh_per_second=10, transient=True
+            self._status, console=self.console, refresh_per_second=10, transient=True
         )
 
     def show(self, lines: Sequence[Line]) -> None:
@@ -92,7 +106,7 @@ class LiveView:
 
     def status(self, text: str) -> None:
         """Show `text` in the status line."""
-        self._spinner.update(text=text)
+        self._status.text = text
 
     def __enter__(self) -> LiveView:
         self._live.__enter__()
