@@ -24,6 +24,8 @@ from reactloop._contracts import (
     RunStore,
     StopCondition,
     Tool,
+    ToolSelector,
+    Toolset,
 )
 from reactloop._errors import ConfigurationError
 from reactloop._guards import NON_EMPTY_INPUT
@@ -48,6 +50,7 @@ from reactloop._sealing import ENV_VAR, SigningKeys, StateKey, signing_keys
 from reactloop._stop import MaxIterations, MaxToolCalls, StopWhen
 from reactloop._stores import from_url
 from reactloop._tool import FunctionTool
+from reactloop._toolsets import LoopToolsets, ToolSelection
 from reactloop._validate import (
     accepts,
     boolean,
@@ -71,7 +74,9 @@ ToolLike = Tool | Callable[..., Any]
 class LoopOptions(TypedDict, total=False):
     """Every option of a loop; all are optional (defaults in `build_config`)."""
 
-    tools: Sequence[ToolLike]  # tools or plain functions (wrapped with @tool)
+    tools: Sequence[ToolLike | Toolset]  # tools, plain functions (wrapped), toolsets (MCP servers)
+    tool_selector: ToolSelector | None  # picks each step's tools, best first; default: all of them
+    max_tools_per_request: int | None  # at most this many tools offered per step; default no cap
     instructions: Instructions  # system prompt, or a function of the RunContext
     hooks: Sequence[Hook]
     max_iterations: int  # default 10
@@ -103,10 +108,15 @@ class LoopOptions(TypedDict, total=False):
     output_validators: Sequence[OutputValidator]  # check or change the value; raise OutputRetry
 
 
-def _tool_item(option: str, item: object) -> ToolLike:
-    if not isinstance(item, type) and (isinstance(item, Tool) or callable(item)):
+_TOOL_ITEM_RULE = "a Tool, a function, or a Toolset (an MCP server)"
+
+
+def _tool_item(option: str, item: object) -> ToolLike | Toolset:
+    if isinstance(item, type):
+        raise ConfigurationError.invalid(option, item, _TOOL_ITEM_RULE)
+    if isinstance(item, Toolset | Tool) or callable(item):
         return item
-    raise ConfigurationError.invalid(option, item, "a Tool or a function")
+    raise ConfigurationError.invalid(option, item, _TOOL_ITEM_RULE)
 
 
 def _as_tool(item: ToolLike) -> Tool:
@@ -122,10 +132,13 @@ def _check_tool(tool: Tool) -> None:
         boolean(f"tools[{name!r}].{flag}", getattr(tool, flag, False))
 
 
-def tool_registry(items: Sequence[ToolLike]) -> dict[str, Tool]:
-    """Tools by name; plain functions are wrapped with `@tool`; names must be unique."""
+def tool_registry(items: Sequence[ToolLike | Toolset]) -> dict[str, Tool]:
+    """Tools by name (toolsets left out); plain functions are wrapped with `@tool`; names must
+    be unique."""
     registry: dict[str, Tool] = {}
-    for item in sequence_of("tools", items, _tool_item, "tools or functions"):
+    for item in sequence_of("tools", items, _tool_item, "tools, functions or toolsets"):
+        if isinstance(item, Toolset):
+            continue
         tool = _as_tool(item)
         _check_tool(tool)
         if tool.name in registry:
@@ -134,6 +147,24 @@ def tool_registry(items: Sequence[ToolLike]) -> dict[str, Tool]:
             )
         registry[tool.name] = tool
     return registry
+
+
+def loop_toolsets(items: Sequence[object]) -> LoopToolsets | None:
+    """The toolsets among the loop's tools, each once; None when there are none."""
+    toolsets = tuple(item for item in items if isinstance(item, Toolset))
+    for index, toolset in enumerate(toolsets):
+        if any(other is toolset for other in toolsets[:index]):
+            rule = "each toolset given once (the same server object appears twice)"
+            raise ConfigurationError.invalid("tools", toolset, rule)
+    return LoopToolsets(toolsets) if toolsets else None
+
+
+def tool_selection(options: Mapping[str, Any]) -> ToolSelection | None:
+    """The loop's selector and cap; None when neither is given (every tool, every step)."""
+    selector, limit = options.get("tool_selector"), options.get("max_tools_per_request")
+    if selector is None and limit is None:
+        return None
+    return ToolSelection(selector, limit)
 
 
 def stop_conditions(
@@ -207,7 +238,9 @@ def _guard(option: str, value: object) -> InputGuard:
 Check = Callable[[str, object], object]
 
 CHECKS: dict[str, Check] = {
-    "tools": lambda o, v: sequence_of(o, v, _tool_item, "tools or functions"),
+    "tools": lambda o, v: sequence_of(o, v, _tool_item, "tools, functions or toolsets"),
+    "tool_selector": lambda o, v: optional_function(o, v, 2),
+    "max_tools_per_request": optional_integer,
     "instructions": _instructions,
     "hooks": lambda o, v: sequence_of(o, v, _hook, "Hook instances"),
     "max_iterations": integer,
@@ -299,12 +332,16 @@ def build_config(
         checked.get("stop_when"),
     )
     tools = tool_registry(checked.get("tools", ()))
+    toolsets = loop_toolsets(checked.get("tools", ()))
     output = _output(output_type, model, checked)
     _offer_final_tool(tools, output)
-    holds = _holds_calls(checked.get("approval"), tools.values())
+    holds = _holds_calls(checked.get("approval"), [*tools.values(), *_toolsets_of(toolsets)])
     store = checked.get("store")
     keys = checked.get("state_key") or signing_keys(None)  # None: the environment's key
     _can_resume_paused(holds, store, keys)
+    # A toolset's tools are known once listed: any of them may need a decision when a paused run
+    # can be resumed; a listed one that needs it otherwise is refused then (see `_toolsets`).
+    holds = holds or (toolsets is not None and (store is not None or keys is not None))
     return LoopConfig(
         model=model,
         tools=tools,
@@ -337,7 +374,13 @@ def build_config(
         state_keys=keys,
         output=output,
         request_settings=_request_settings(output, checked.get("settings", ModelSettings())),
+        toolsets=toolsets,
+        selection=tool_selection(checked),
     )
+
+
+def _toolsets_of(toolsets: LoopToolsets | None) -> tuple[Toolset, ...]:
+    return () if toolsets is None else toolsets.toolsets
 
 
 def _request_settings(output: Output | None, settings: ModelSettings) -> ModelSettings | None:
@@ -423,8 +466,9 @@ def _can_resume_paused(holds: bool, store: object, keys: SigningKeys | None) -> 
         raise ConfigurationError.invalid("state_key", None, rule)
 
 
-def _holds_calls(policy: ApprovalPolicy | None, tools: Iterable[Tool]) -> bool:
-    """Whether any call may be held: a policy decides, or a tool needs approval or is external."""
+def _holds_calls(policy: ApprovalPolicy | None, tools: Iterable[Tool | Toolset]) -> bool:
+    """Whether any call may be held: a policy decides, or a tool (or a toolset's, such as an
+    MCP server's with `requires_approval`) needs approval or is external."""
     if policy is not None and policy.needs_approval is not None:
         return True
     return any(

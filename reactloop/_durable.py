@@ -239,7 +239,7 @@ async def _resumed(
         run = _rebuilt(config, store, replayed, (), context, release=None)
         return Resumed(run, replayed, stored_result(stored, run))
     missing = replayed.called - set(config.tools)
-    if missing:
+    if missing and config.toolsets is None:  # a toolset's tools are known once it is listed
         raise MissingToolError(run_id, sorted(missing), list(config.tools))
     return await _continued(config, store, replayed, context, release)
 

@@ -147,13 +147,19 @@ class LoopResources:
     _owns_model: bool
 
     async def __aenter__(self) -> Self:
+        """Open the loop's toolsets (start their servers) for all runs until the block ends."""
+        if self.config.toolsets is not None:
+            await self.config.toolsets.open()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the model's connections and the store if this loop created them (from strings)."""
+        """Close the toolsets `async with loop:` opened, then the model's connections and the
+        store if this loop created them (from strings)."""
+        if self.config.toolsets is not None:
+            await self.config.toolsets.close()
         close = getattr(self.config.model, "aclose", None)
         if self._owns_model and close is not None:
             await close()

@@ -36,6 +36,7 @@ from reactloop._messages import UserMessage
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._run import Run
 from reactloop._state import OutputT, RunResult
+from reactloop._toolsets import run_toolsets
 from reactloop._validate import checked_arguments
 
 T = TypeVar("T")
@@ -127,15 +128,16 @@ class ReActLoop(RunEntryPoints[OutputT]):
         return Stop(StopReason.RUN_TIMEOUT, error.message, error=error)
 
     async def _iterate(self, run: Run) -> Stop:
-        decision = PROCEED if run.skip_start else await self._sequence(run, self.start_phases)
-        while not isinstance(decision, Stop):
-            step = run.state.open_step(run.now())
-            if run.listening:
-                await run.emit(StepStarted(step.index))
-            decision = await self._sequence(run, self.phases)
-            if not isinstance(decision, Stop):
-                await finish_step(run)
-        return decision
+        async with run_toolsets(run):
+            decision = PROCEED if run.skip_start else await self._sequence(run, self.start_phases)
+            while not isinstance(decision, Stop):
+                step = run.state.open_step(run.now())
+                if run.listening:
+                    await run.emit(StepStarted(step.index))
+                decision = await self._sequence(run, self.phases)
+                if not isinstance(decision, Stop):
+                    await finish_step(run)
+            return decision
 
     async def _sequence(self, run: Run, phases: Sequence[Phase]) -> PhaseDecision:
         listening = run.listening

@@ -26,6 +26,7 @@ from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._sealing import SigningKeys
 from reactloop._state import RunContext, RunState, ToolResult
+from reactloop._toolsets import LoopToolsets, RunCatalog, ToolSelection
 from reactloop._validate import checked_arguments, integer
 
 Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
@@ -114,6 +115,8 @@ class LoopConfig:
     state_keys: SigningKeys | None = None  # sign a paused run's state token
     output: Output | None = None  # the structured output the runs must end with
     request_settings: ModelSettings | None = None  # `settings` with the output's format, if any
+    toolsets: LoopToolsets | None = None  # tools from outside (MCP servers), listed per step
+    selection: ToolSelection | None = None  # a tool selector and a cap on tools per request
 
 
 @define
@@ -133,6 +136,7 @@ class Run:
     call_outcomes: dict[str, ToolResult | None] = field(factory=dict)
     journal: NullJournal = field(default=NULL_JOURNAL)  # writes to the loop's store, if any
     skip_start: bool = False  # a resumed run past its start phases
+    catalog: RunCatalog | None = field(default=None)  # the toolsets' tools, when the loop has any
 
     @property
     def listening(self) -> bool:
@@ -151,7 +155,9 @@ class Run:
 
     def offered_tools(self) -> Mapping[str, Tool]:
         """The tools the current step offered the model (all the loop's tools by default)."""
-        return self.config.tools if self.step_tools is None else self.step_tools
+        if self.step_tools is not None:
+            return self.step_tools
+        return self.config.tools if self.catalog is None else self.catalog.by_name
 
     def now(self) -> float:
         """The run's clock, in seconds."""

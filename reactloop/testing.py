@@ -3,6 +3,7 @@
 - `ScriptedModel`: canned responses in order; records requests; `assert_complete()`.
 - `FunctionModel`: computes each response from the request.
 - `FakeTool`: a tool that returns, raises or blocks as told, and records its calls.
+- `FakeToolset`: a toolset (like an MCP server) whose tool list can change; counts its connections.
 - `make_run` / `run_phase`: build a run's state by hand and run one phase on it.
 - `FakeClock`: an injectable clock for time budgets.
 - `Cassette`, `RecordingModel`, `ReplayModel`: turn a recorded or stored run into a regression
@@ -12,7 +13,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Unpack
 
 import anyio
@@ -22,7 +24,7 @@ from attrs import define, field
 from reactloop._cassette import Cassette
 from reactloop._cassette_models import RecordingModel, ReplayModel
 from reactloop._config import LoopOptions, build_config, check_options
-from reactloop._contracts import DeltaSink, Phase
+from reactloop._contracts import DeltaSink, Phase, Tool, ToolSource
 from reactloop._decisions import PhaseDecision
 from reactloop._deltas import deltas_of
 from reactloop._errors import (
@@ -230,6 +232,71 @@ class FakeTool:
         return self.result
 
 
+def _tool_tuple(tools: Iterable[Tool]) -> tuple[Tool, ...]:
+    return tuple(tools)
+
+
+class _FakeSource:
+    """An open connection to a `FakeToolset`: lists the toolset's current tools."""
+
+    def __init__(self, toolset: FakeToolset) -> None:
+        self._toolset = toolset
+
+    async def list_tools(self) -> Sequence[Tool]:
+        """The toolset's tools now (the same tuple until `set_tools` changes them)."""
+        self._toolset.listings += 1
+        await anyio.lowlevel.checkpoint()
+        return self._toolset.tools
+
+
+@define
+class FakeToolset:
+    """A toolset serving `tools`, as an MCP server would: `set_tools` changes the list (as a
+    server announcing a change), `connects`/`closes` count connections, `fail_on_connect` makes
+    connecting raise, and `async with toolset:` keeps one connection open for every run."""
+
+    name: str
+    tools: tuple[Tool, ...] = field(converter=_tool_tuple)
+    fail_on_connect: Exception | None = None
+    requires_approval: bool = False
+    connects: int = 0
+    closes: int = 0
+    listings: int = 0
+    _entered: list[AbstractAsyncContextManager[ToolSource]] = field(factory=list)
+    _open: ToolSource | None = None
+
+    @property
+    def open_source(self) -> ToolSource | None:
+        """The connection kept while the toolset is entered."""
+        return self._open
+
+    def set_tools(self, tools: Iterable[Tool]) -> None:
+        """Change the tools offered from now on."""
+        self.tools = tuple(tools)
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[ToolSource]:
+        """A new connection; counted when opened and when closed."""
+        await anyio.lowlevel.checkpoint()
+        if self.fail_on_connect is not None:
+            raise self.fail_on_connect
+        self.connects += 1
+        try:
+            yield _FakeSource(self)
+        finally:
+            self.closes += 1
+
+    async def __aenter__(self) -> FakeToolset:
+        manager = self.connect()
+        self._open = await manager.__aenter__()
+        self._entered.append(manager)
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self._open = None
+        await self._entered.pop().__aexit__(*exc_info)
+
+
 @checked_arguments
 @define
 class FakeClock:
@@ -303,6 +370,7 @@ __all__ = [
     "Cassette",
     "FakeClock",
     "FakeTool",
+    "FakeToolset",
     "FunctionModel",
     "RecordingModel",
     "ReplayModel",

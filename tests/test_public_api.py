@@ -96,7 +96,8 @@ PINNED: dict[str, set[str]] = {
     },
     "reactloop.testing": {
         "Cassette", "RecordingModel", "ReplayModel",
-        "FakeClock", "FakeTool", "FunctionModel", "ScriptedModel", "call", "deltas_of",
+        "FakeClock", "FakeTool", "FakeToolset", "FunctionModel", "ScriptedModel", "call",
+        "deltas_of",
         "make_run", "reply", "run_phase"
     },
 }  # fmt: skip

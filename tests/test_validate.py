@@ -117,6 +117,8 @@ LOOP_BAD: dict[str, list[object]] = {
         [WrongFailureHook()],
         [SyncMethodHook()],
     ],
+    "tool_selector": ["rank", 5, lambda run: [], lambda: [], [lambda run, tools: tools]],
+    "max_tools_per_request": OPTIONAL_COUNTS,
     "max_iterations": COUNTS,
     "max_tool_calls": OPTIONAL_COUNTS,
     "stop_when": ["x", 5, lambda: True, lambda a, b: True, [MaxIterations(1)], True, ToolCalled],
@@ -149,6 +151,8 @@ LOOP_BAD: dict[str, list[object]] = {
 
 LOOP_DEFAULTS: dict[str, Any] = {
     "tools": (),
+    "tool_selector": None,
+    "max_tools_per_request": None,
     "instructions": None,
     "hooks": (),
     "max_iterations": 10,

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 async def plan_step(run: Run) -> StepPlan:
     """The step's model, tools, tool choice and messages, after the loop's `prepare_step`."""
     config, state = run.config, run.state
-    tools: tuple[Tool, ...] = config.tool_list
+    plain = run.catalog is None and config.selection is None
+    tools = config.tool_list if plain else await step_tools(run)
     choice: ToolChoice | ForcedTool = ToolChoice.AUTO if tools else ToolChoice.NONE
     if state.finishing is not None:
         tools, choice = _finishing_tools(run)
@@ -45,6 +46,17 @@ async def plan_step(run: Run) -> StepPlan:
         plan = await prepared if inspect.isawaitable(prepared) else prepared
         _check_plan(config.prepare_step, plan)
     return fit_to_window(run, plan)
+
+
+async def step_tools(run: Run) -> tuple[Tool, ...]:
+    """The tools this step may offer: the loop's, its toolsets' current ones, then those the
+    loop's selector and cap keep."""
+    config, catalog = run.config, run.catalog
+    tools = config.tool_list if catalog is None else await catalog.refresh()
+    if config.selection is None:
+        return tools
+    by_name = config.tools if catalog is None else catalog.by_name
+    return await config.selection.choose(run, tools, by_name)
 
 
 def _finishing_tools(run: Run) -> tuple[tuple[Tool, ...], ToolChoice | ForcedTool]:
@@ -80,15 +92,21 @@ def offered(run: Run, plan: StepPlan) -> Mapping[str, Tool] | None:
     """The step's tools by name; None when they are the loop's own (no copy needed)."""
     if plan.tools is run.config.tool_list:
         return None
+    catalog = run.catalog
+    if catalog is not None and plan.tools is catalog.tools:
+        return catalog.by_name
     return {tool.name: tool for tool in plan.tools}
 
 
 def build_request(run: Run, plan: StepPlan) -> ModelRequest:
     """The provider-neutral request for a plan."""
-    config = run.config
-    specs = (
-        config.tool_specs if plan.tools is config.tool_list else tuple(t.spec for t in plan.tools)
-    )
+    config, catalog = run.config, run.catalog
+    if plan.tools is config.tool_list:
+        specs = config.tool_specs
+    elif catalog is not None and plan.tools is catalog.tools:
+        specs = catalog.specs
+    else:
+        specs = tuple(tool.spec for tool in plan.tools)
     return ModelRequest(
         messages=plan.messages,
         instructions=plan.instructions,
