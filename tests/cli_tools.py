@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reactloop import tool
+from reactloop.testing import FakeToolset
 
 
 @tool
@@ -36,6 +37,16 @@ def double(n: int) -> int:
     return 2 * n
 
 
+@tool
+def triple(n: int) -> int:
+    """Three times a number.
+
+    Args:
+        n: The number.
+    """
+    return 3 * n
+
+
 def shout(text: str) -> str:
     """Say it louder (a plain function: the loop makes it a tool).
 
@@ -47,3 +58,4 @@ def shout(text: str) -> str:
 
 ALL = [add, double]
 NOT_A_TOOL = 42
+TOOLSET = FakeToolset("calc", [triple])  # as an MCP server would serve its tools

@@ -96,6 +96,14 @@ def test_a_list_of_tools_and_a_plain_function_are_imported() -> None:
     assert offered == {"add", "double", "shout"}
 
 
+def test_a_toolset_is_imported_and_its_tools_offered() -> None:
+    with fake_model([Turn("", (("triple", {"n": 4}),)), Turn("12")]) as fake:
+        done = cli("run", "--model", fake.model, "--tools", "tests.cli_tools:TOOLSET", "3*4?")
+    assert done.returncode == 0, done.stderr
+    assert "done triple (" in done.stdout and "-> 12" in done.stdout
+    assert [spec["function"]["name"] for spec in fake.requests[0]["tools"]] == ["triple"]
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
