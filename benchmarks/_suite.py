@@ -20,6 +20,7 @@ from benchmarks._scenarios import (
     streaming,
 )
 from benchmarks._sealing import sealing
+from benchmarks._selection import selection_steps
 from benchmarks._trim import trim_cost
 
 Scenario = Callable[[Sizes], Awaitable[list[Figure]]]
@@ -49,6 +50,7 @@ SCENARIOS: dict[str, Scenario] = {
     "i": sealing,
     "j": approval_costs,
     "k": postgres_steps,
+    "sel": selection_steps,
 }
 if available():  # the `bench` extra: LangGraph's agent and checkpointer alongside (g)
     SCENARIOS["h"] = langgraph_steps

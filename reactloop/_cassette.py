@@ -35,6 +35,7 @@ from reactloop._messages import (
 )
 from reactloop._state import RunResult, ToolResult
 from reactloop._stored_errors import CassetteFormatError, CassetteMismatchError
+from reactloop._stores._codec import keep_sub_runs_apart
 from reactloop._stores._records import InstructionsSaved, ResponseSaved, ResultSaved, StoredRun
 from reactloop._validate import instance, sequence_of
 
@@ -42,6 +43,7 @@ CASSETTE_VERSION = 1
 """The version of the cassette file layout; `Cassette.load` reads this version only."""
 
 _converter = make_converter(omit_if_default=True)
+keep_sub_runs_apart(_converter)
 configure_tagged_union(Message, _converter, tag_name="type")
 _FILE_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 

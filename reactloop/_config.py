@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 import anyio
 import attrs
@@ -47,8 +47,10 @@ from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy
 from reactloop._sealing import ENV_VAR, SigningKeys, StateKey, signing_keys
+from reactloop._selection import RelevanceSelector
 from reactloop._stop import MaxIterations, MaxToolCalls, StopWhen
 from reactloop._stores import from_url
+from reactloop._telemetry import Telemetry, telemetry_option, tracing_for
 from reactloop._tool import FunctionTool
 from reactloop._toolsets import LoopToolsets, ToolSelection
 from reactloop._validate import (
@@ -67,6 +69,9 @@ from reactloop._validate import (
     sequence_of,
     text,
 )
+
+if TYPE_CHECKING:
+    from reactloop._otel import Tracing
 
 ToolLike = Tool | Callable[..., Any]
 
@@ -106,6 +111,7 @@ class LoopOptions(TypedDict, total=False):
     output_strategy: OutputStrategy  # how the model is asked for output_type; default AUTO
     output_retries: int  # more tries after an answer that does not validate; default 2
     output_validators: Sequence[OutputValidator]  # check or change the value; raise OutputRetry
+    telemetry: Telemetry | None  # OpenTelemetry GenAI traces and metrics (the otel extra)
 
 
 _TOOL_ITEM_RULE = "a Tool, a function, or a Toolset (an MCP server)"
@@ -160,11 +166,13 @@ def loop_toolsets(items: Sequence[object]) -> LoopToolsets | None:
 
 
 def tool_selection(options: Mapping[str, Any]) -> ToolSelection | None:
-    """The loop's selector and cap; None when neither is given (every tool, every step)."""
+    """The loop's selector and cap; None when neither is given (every tool, every step). A cap
+    alone ranks with `RelevanceSelector` (cutting the list in declared order would drop tools
+    for where they were written, not for what the conversation needs)."""
     selector, limit = options.get("tool_selector"), options.get("max_tools_per_request")
     if selector is None and limit is None:
         return None
-    return ToolSelection(selector, limit)
+    return ToolSelection(selector or RelevanceSelector(), limit)
 
 
 def stop_conditions(
@@ -270,6 +278,7 @@ CHECKS: dict[str, Check] = {
     "output_strategy": lambda o, v: member(o, v, OutputStrategy),
     "output_retries": lambda o, v: integer(o, v, minimum=0),
     "output_validators": lambda o, v: sequence_of(o, v, output_validator, "functions"),
+    "telemetry": telemetry_option,
 }
 """One check per option of `LoopOptions`: it raises `ConfigurationError` or returns the value."""
 
@@ -342,8 +351,9 @@ def build_config(
     # A toolset's tools are known once listed: any of them may need a decision when a paused run
     # can be resumed; a listed one that needs it otherwise is refused then (see `_toolsets`).
     holds = holds or (toolsets is not None and (store is not None or keys is not None))
+    tracing = tracing_for(checked.get("telemetry"))
     return LoopConfig(
-        model=model,
+        model=model if tracing is None else tracing.model(model),
         tools=tools,
         tool_list=tuple(tools.values()),
         tool_specs=tuple(tool.spec for tool in tools.values()),
@@ -355,7 +365,7 @@ def build_config(
         max_concurrency=checked.get("max_concurrency"),
         max_result_chars=checked.get("max_result_chars", 20_000),
         input_guards=(NON_EMPTY_INPUT, *checked.get("input_guards", ())),
-        prepare_step=checked.get("prepare_step"),
+        prepare_step=_traced_prepare(tracing, checked.get("prepare_step")),
         settings=checked.get("settings", ModelSettings()),
         clock=checked.get("clock") or time.monotonic,
         model_timeout=checked.get("model_timeout"),
@@ -376,7 +386,13 @@ def build_config(
         request_settings=_request_settings(output, checked.get("settings", ModelSettings())),
         toolsets=toolsets,
         selection=tool_selection(checked),
+        tracing=tracing,
     )
+
+
+def _traced_prepare(tracing: Tracing | None, prepare: PrepareStep | None) -> PrepareStep | None:
+    """`prepare_step`, tracing the models its plans name, when telemetry is on."""
+    return prepare if tracing is None else tracing.prepare_step(prepare)
 
 
 def _toolsets_of(toolsets: LoopToolsets | None) -> tuple[Toolset, ...]:

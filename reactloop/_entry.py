@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Generic, Unpack
 
+from reactloop._agent_tool import DEFAULT_MAX_DEPTH, AgentTool, agent_tool
 from reactloop._durable import ResumeOptions, resume_any
 from reactloop._groups import unwrap_single_error
 from reactloop._handle import RunHandle, RunStream, open_handle, open_stream
@@ -16,6 +17,7 @@ from reactloop._lifecycle import Departure, LoopResources, start_run
 from reactloop._messages import Message
 from reactloop._run import LoopConfig, Run
 from reactloop._state import OutputT, RunResult
+from reactloop._validate import checked_arguments
 
 
 class RunEntryPoints(LoopResources, Generic[OutputT]):
@@ -68,6 +70,23 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
         with run.journal:
             async with open_stream(run, self.drive) as events:
                 yield events
+
+    @checked_arguments
+    def as_tool(
+        self,
+        *,
+        name: str,
+        description: str,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        timeout: float | None = None,
+    ) -> AgentTool:
+        """This loop as a tool of another loop: each call runs it on the task the model gives
+        (`{"input": ...}`) and answers with the run's output. `max_depth` bounds how many runs
+        deep agent tools may nest; `timeout` (seconds) takes the calling loop's default if None.
+        """
+        return agent_tool(
+            self, name=name, description=description, max_depth=max_depth, timeout=timeout
+        )
 
     @asynccontextmanager
     async def resume_stream(

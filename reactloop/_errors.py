@@ -22,7 +22,9 @@ broken rule and the offending value::
     │   ├── ToolArgumentsError      tool_error      arguments did not match the tool's schema
     │   ├── ToolRefusedError        tool_error      not run: over the cap, hook rejected, stopping
     │   ├── ToolTimeoutError        timeout         the tool ran past its timeout
-    │   └── ToolExecutionError      tool_error      the tool raised
+    │   ├── ToolExecutionError      tool_error      the tool raised
+    │   ├── AgentDepthError         tool_error      an agent tool would nest runs past max_depth
+    │   └── AgentRunError           tool_error      an agent tool's sub-run failed or gave no answer
     ├── RunTimeoutError             timeout         the whole run exceeded its timeout
     ├── NoResultError               cancelled       a run was cancelled or aborted: it has no result
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
@@ -369,6 +371,31 @@ class ToolExecutionError(ToolError):
             f"tool {tool_name!r} raised {type(error).__name__}: {error}", tool_name=tool_name
         )
         self.error_type = type(error).__name__
+
+
+class AgentDepthError(ToolError):
+    """An agent tool was called from runs nested `depth - 1` deep: its sub-run would be `depth`
+    deep, past its `max_depth` (runaway recursion stops here)."""
+
+    def __init__(self, tool_name: str, depth: int, max_depth: int) -> None:
+        super().__init__(
+            f"agent tool {tool_name!r} was not run: its sub-run would be nested {depth} runs deep, "
+            f"over its max_depth of {max_depth}",
+            tool_name=tool_name,
+        )
+        self.depth = depth
+        self.max_depth = max_depth
+
+
+class AgentRunError(ToolError):
+    """An agent tool's sub-run failed, or ended without an answer; `why` says how it ended."""
+
+    def __init__(self, tool_name: str, run_id: str, why: str) -> None:
+        super().__init__(
+            f"agent tool {tool_name!r} (run {run_id}) failed: {why}", tool_name=tool_name
+        )
+        self.run_id = run_id
+        self.why = why
 
 
 class RunTimeoutError(ReactLoopError):

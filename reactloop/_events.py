@@ -142,6 +142,33 @@ class RunFailed:
     error: ReactLoopError
 
 
+@frozen
+class AgentCall:
+    """One link of a nested event's path: the agent tool `tool`, called as `call_id` by its
+    parent run, ran the sub-run `run_id`."""
+
+    tool: str
+    call_id: str
+    run_id: str
+
+
+@frozen(eq=False)
+class NestedEvent:
+    """An event of a sub-run (an agent tool's run), as its parent's stream delivers it.
+
+    `path` leads from the streamed run down to the run that emitted `event`: one `AgentCall`
+    per level (a sub-run's own sub-run extends the path; `event` is never itself nested).
+    """
+
+    path: tuple[AgentCall, ...]
+    event: Event
+
+    @property
+    def depth(self) -> int:
+        """How many runs down the event comes from (1: a sub-run of the streamed run)."""
+        return len(self.path)
+
+
 Event: TypeAlias = (
     RunStarted
     | StepStarted
@@ -157,4 +184,5 @@ Event: TypeAlias = (
     | RunPaused
     | RunFailed
     | RunFinished
+    | NestedEvent
 )

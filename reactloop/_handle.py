@@ -14,6 +14,7 @@ from reactloop._events import Event
 from reactloop._groups import reraise as _reraise
 from reactloop._groups import unwrap_single_error
 from reactloop._lifecycle import Departure
+from reactloop._nesting import interrupt_run
 from reactloop._run import Run
 from reactloop._state import OutputT, RunResult
 
@@ -40,8 +41,9 @@ class RunHandle(Generic[OutputT]):
         return self._run.state.run_id
 
     def interrupt(self, message: str | None = None) -> None:
-        """Ask the run to stop at its next safe point; `message` becomes the output if given."""
-        self._run.request_interrupt(message)
+        """Ask the run to stop at its next safe point; `message` becomes the output if given.
+        Sub-runs its agent tools are running are interrupted too."""
+        interrupt_run(self._run, message)
 
     def _finish(self, result: RunResult[Any] | None) -> None:
         """Record the result (None: the run was cancelled or aborted) and wake the waiters."""
@@ -73,8 +75,9 @@ class RunStream(Generic[OutputT]):
         return self._run.state.run_id
 
     def interrupt(self, message: str | None = None) -> None:
-        """Ask the run to stop at its next safe point; later events still arrive."""
-        self._run.request_interrupt(message)
+        """Ask the run (and the sub-runs its agent tools are running) to stop at the next safe
+        point; later events still arrive."""
+        interrupt_run(self._run, message)
 
     def __aiter__(self) -> AsyncIterator[Event]:
         """The events in order, ending with the run; after the block, nothing more (at once)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from contextlib import nullcontext
+from functools import partial
 from typing import Any, TypeVar, Unpack, assert_never, overload
 
 import anyio
@@ -32,10 +33,12 @@ from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import PhaseFinished, RunStarted, StepFinished, StepStarted
 from reactloop._lease import leased
 from reactloop._lifecycle import Departure, finish_run
+from reactloop._logs import RUN_MARKS, marked
 from reactloop._messages import UserMessage
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._run import Run
 from reactloop._state import OutputT, RunResult
+from reactloop._telemetry import phase_name
 from reactloop._toolsets import run_toolsets
 from reactloop._validate import checked_arguments
 
@@ -101,11 +104,18 @@ class ReActLoop(RunEntryPoints[OutputT]):
 
     async def drive(self, run: Run, departure: Departure | None = None) -> RunResult[Any]:
         """Execute a prepared run to its end: the one code path of run(), start() and stream()."""
+        tracing = self.config.tracing
+        if tracing is None:
+            return await self._drive(run, departure)
+        return await tracing.invoke_agent(run, partial(self._drive, run, departure))
+
+    async def _drive(self, run: Run, departure: Departure | None) -> RunResult[Any]:
         async with leased(run):
-            if departure is None:
-                stop = await self._work(run)
-            else:
-                stop = await departure.work_or_closed(self._work, run)
+            with marked(run):
+                if departure is None:
+                    stop = await self._work(run)
+                else:
+                    stop = await departure.work_or_closed(self._work, run)
             return await finish_run(run, stop, departure)
 
     async def _work(self, run: Run) -> Stop:
@@ -128,20 +138,25 @@ class ReActLoop(RunEntryPoints[OutputT]):
         return Stop(StopReason.RUN_TIMEOUT, error.message, error=error)
 
     async def _iterate(self, run: Run) -> Stop:
+        start, phases = self.start_phases, self.phases
+        if self.config.tracing is not None:  # once per run: phase spans, when asked for
+            start, phases = self.config.tracing.phases(start), self.config.tracing.phases(phases)
         async with run_toolsets(run):
-            decision = PROCEED if run.skip_start else await self._sequence(run, self.start_phases)
+            decision = PROCEED if run.skip_start else await self._sequence(run, start)
             while not isinstance(decision, Stop):
                 step = run.state.open_step(run.now())
                 if run.listening:
                     await run.emit(StepStarted(step.index))
-                decision = await self._sequence(run, self.phases)
+                decision = await self._sequence(run, phases)
                 if not isinstance(decision, Stop):
                     await finish_step(run)
             return decision
 
     async def _sequence(self, run: Run, phases: Sequence[Phase]) -> PhaseDecision:
-        listening = run.listening
+        listening, marks = run.listening, RUN_MARKS.get()
         for phase in phases:
+            if marks is not None:
+                marks.phase = phase
             pending = phase(run)
             try:
                 decision = await pending
@@ -149,7 +164,7 @@ class ReActLoop(RunEntryPoints[OutputT]):
                 _not_awaitable(phase, pending)
                 raise
             if listening:
-                await run.emit(PhaseFinished(type(phase).__name__, decision))
+                await run.emit(PhaseFinished(phase_name(phase), decision))
             if decision is PROCEED:
                 continue
             match decision:

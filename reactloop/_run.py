@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from attrs import define, field, frozen
@@ -20,6 +20,7 @@ from reactloop._hooks import HookSet
 from reactloop._journal import NULL_JOURNAL, NullJournal
 from reactloop._limits import RunLimiter
 from reactloop._messages import ForcedTool, Message, ModelSettings, ToolChoice, ToolSpec
+from reactloop._nesting import sub_runs_of
 from reactloop._output import Output
 from reactloop._policy import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
@@ -28,6 +29,9 @@ from reactloop._sealing import SigningKeys
 from reactloop._state import RunContext, RunState, ToolResult
 from reactloop._toolsets import LoopToolsets, RunCatalog, ToolSelection
 from reactloop._validate import checked_arguments, integer
+
+if TYPE_CHECKING:
+    from reactloop._otel import Tracing
 
 Instructions = str | Callable[[RunContext[Any]], str | Awaitable[str]] | None
 EventSink = Callable[[Event], Awaitable[None]]
@@ -117,6 +121,7 @@ class LoopConfig:
     request_settings: ModelSettings | None = None  # `settings` with the output's format, if any
     toolsets: LoopToolsets | None = None  # tools from outside (MCP servers), listed per step
     selection: ToolSelection | None = None  # a tool selector and a cap on tools per request
+    tracing: Tracing | None = None  # OpenTelemetry spans and metrics (telemetry=...); None: off
 
 
 @define
@@ -149,9 +154,12 @@ class Run:
             await self.sink(event)
 
     def request_interrupt(self, message: str | None = None) -> None:
-        """Ask the run to stop at its next safe point (before reasoning, after tools)."""
+        """Ask the run, and the sub-runs its agent tools drive now, to stop at their next safe
+        point (before reasoning, after tools)."""
         if self.interrupt is None:
             self.interrupt = Interrupt(message)
+        for child in sub_runs_of(self):
+            child.request_interrupt(message)
 
     def offered_tools(self) -> Mapping[str, Tool]:
         """The tools the current step offered the model (all the loop's tools by default)."""

@@ -10,7 +10,7 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from attrs import Factory, define, frozen
+from attrs import Factory, define, field, frozen
 
 from reactloop._approval import Decision, PendingCall
 from reactloop._decisions import StopReason
@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # a default (PEP 696) for type checkers; typing_extensions sh
 else:
     OutputT = typing.TypeVar("OutputT")
 _NO_USAGE = Usage()
+NO_USAGE = _NO_USAGE
+"""The zero usage a `ToolResult` has by default (compared by identity on the hot path)."""
 
 
 @frozen
@@ -47,7 +49,13 @@ class RunContext(Generic[DepsT]):
 
 @frozen
 class ToolResult:
-    """The outcome of one tool call: its content as the model reads it, and whether it failed."""
+    """The outcome of one tool call: its content as the model reads it, and whether it failed.
+
+    A call of an agent tool (`loop.as_tool()`) ran a sub-run: `usage` is what it spent (counted
+    in this run's usage too), `sub_run_id` its run id (stored, so its transcript can be loaded
+    from the store), and `sub_run` its whole result (in memory only: None once read back from a
+    store).
+    """
 
     call_id: str
     name: str
@@ -55,6 +63,9 @@ class ToolResult:
     is_error: bool = False
     error_code: ErrorCode | None = None
     duration: float = 0.0
+    usage: Usage = _NO_USAGE
+    sub_run_id: str | None = None
+    sub_run: RunResult[Any] | None = field(default=None, eq=False, repr=False)
 
     def to_message(self) -> ToolMessage:
         """The transcript message for this result."""
@@ -290,3 +301,14 @@ class RunResult(Generic[OutputT]):
     def succeeded(self) -> bool:
         """True when the run ended without an error."""
         return self.error is None
+
+    @property
+    def sub_runs(self) -> dict[str, RunResult[Any]]:
+        """The results of the sub-runs its agent tools ran (kept apart from this transcript), by
+        the id of the tool call that ran each, in order."""
+        return {
+            result.call_id: result.sub_run
+            for step in self.steps
+            for result in step.tool_results
+            if result.sub_run is not None
+        }

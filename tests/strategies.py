@@ -29,11 +29,12 @@ from reactloop._messages import (
     SystemMessage,
     ToolCall,
     ToolMessage,
+    ToolSpec,
     Usage,
     UserMessage,
 )
 from reactloop._repair import RepairKind, RepairNote
-from reactloop._state import ToolResult
+from reactloop._state import RunContext, ToolResult
 from reactloop._stores._records import (
     CallStarted,
     InstructionsSaved,
@@ -759,3 +760,54 @@ def _object_values(draw: st.DrawFn, schema: dict[str, object]) -> dict[str, obje
         for name, sub in properties.items()
         if name in required or draw(st.booleans())
     }
+
+
+SELECTOR_WORDS = ("weather", "file", "sql", "email", "calendar", "invoice", "map", "flight", "news")
+"""A small vocabulary, so that drawn tools and conversations share terms (and tie often)."""
+_selector_texts = st.lists(st.sampled_from(SELECTOR_WORDS), max_size=4).map(" ".join)
+
+
+@frozen
+class SpecTool:
+    """A tool that is only a spec: what a selector reads (name, description, parameters)."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, object] = attrs.field(factory=lambda: {"type": "object"})
+    timeout: float | None = None
+    exclusive: bool = False
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The spec offered to the model."""
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def parse_arguments(self, arguments: str) -> dict[str, object]:
+        """Any JSON object."""
+        value: dict[str, object] = orjson.loads(arguments or "{}")
+        return value
+
+    async def invoke(self, arguments: dict[str, object], context: RunContext[object]) -> object:
+        """Nothing to do: selectors never call it."""
+        return "ok"
+
+
+@st.composite
+def selector_tools(draw: st.DrawFn, max_size: int = 12) -> tuple[SpecTool, ...]:
+    """Tools with distinct names made of the vocabulary's words; descriptions repeat often."""
+    count = draw(st.integers(0, max_size))
+    return tuple(
+        SpecTool(f"{draw(st.sampled_from(SELECTOR_WORDS))}_{i}", draw(_selector_texts))
+        for i in range(count)
+    )
+
+
+selector_conversations = st.lists(
+    st.one_of(
+        st.builds(UserMessage, _selector_texts),
+        st.builds(AssistantMessage, _selector_texts),
+        st.builds(ToolMessage, call_ids, tool_names, _selector_texts),
+    ),
+    max_size=6,
+)
+"""Conversations about the vocabulary's words (any roles, in any order)."""

@@ -12,6 +12,7 @@ from benchmarks import _handwritten as handwritten
 from benchmarks import cassette as cassette_benchmark
 from benchmarks import output_validation
 from benchmarks import partial as partial_benchmark
+from benchmarks import telemetry as telemetry_benchmark
 from benchmarks.__main__ import main
 from benchmarks._fakes import FINAL_TEXT, InstantModel, Script, as_tool, echo
 from benchmarks._figures import Figure, Measure, Target
@@ -39,6 +40,12 @@ async def test_scenario_reports_positive_figures(name: str) -> None:
 async def test_the_cassette_benchmark_reports_each_contender() -> None:
     figures = await cassette_benchmark.measure(steps=2, repeats=1)
     assert set(figures) == {"ScriptedModel", "ReplayModel", "ReplayModel, served tools"}
+    assert all(value > 0 for value in figures.values())
+
+
+async def test_the_telemetry_benchmark_reports_each_way() -> None:
+    figures = await telemetry_benchmark.measure(steps=2, repeats=1)
+    assert set(figures) == {"telemetry off", "on, no-op exporter", "on, with phase spans"}
     assert all(value > 0 for value in figures.values())
 
 

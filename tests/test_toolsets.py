@@ -322,3 +322,10 @@ async def test_a_stored_run_that_used_a_toolsets_tool_resumes() -> None:
     resumed = await loop.resume(paused.run_id, decisions={paused.pending[0].call_id: True})
     assert resumed.stop_reason is StopReason.COMPLETED
     assert lookup.calls == [{}]
+
+
+async def test_a_cap_alone_ranks_the_tools_by_relevance() -> None:
+    model = ScriptedModel(["done"])
+    tools = [FakeTool("send_email"), FakeTool("get_weather"), FakeTool("book_flight")]
+    await ReActLoop(model, tools=tools, max_tools_per_request=1).run("What is the weather?")
+    assert _offered(model.requests[0]) == ["get_weather"]

@@ -43,6 +43,7 @@ from reactloop._stop import (
     ToolCalled,
 )
 from reactloop._stores import MemoryStore, SqliteStore, store_from_url
+from reactloop._telemetry import Telemetry
 from reactloop._tokens import MessageTokenEstimator
 from reactloop._tool import FunctionTool, tool
 from reactloop._validate import checked_arguments
@@ -146,6 +147,7 @@ LOOP_BAD: dict[str, list[object]] = {
     "output_strategy": ["fast", 5, None, OutputStrategy.NATIVE],
     "output_retries": [-1, 1.5, "2", True, 3],
     "output_validators": [5, [5], "f", [str]],
+    "telemetry": [5, "on", True, object(), Telemetry],
 }
 """Wrong values for each `LoopOptions` key."""
 
@@ -182,6 +184,7 @@ LOOP_DEFAULTS: dict[str, Any] = {
     "output_strategy": OutputStrategy.AUTO,
     "output_retries": 2,
     "output_validators": (),
+    "telemetry": None,
 }
 """Each option at its documented default."""
 
@@ -234,6 +237,16 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
     BlockedPatterns: (
         {"patterns": ["x"]},
         {"patterns": [[], "", "(", [5], 5, None, [b"x"], re.compile(b"x")]},
+    ),
+    Telemetry: (
+        {},
+        {
+            "tracer_provider": ["global", 5, object()],
+            "meter_provider": ["global", 5, object()],
+            "phase_spans": ["yes", 1, None],
+            "record_content": ["no", 0, None],
+            "agent_name": [5, "", b"agent"],
+        },
     ),
     RetryPolicy: (
         {},

@@ -14,9 +14,10 @@ from reactloop._contracts import HookPoint, Tool
 from reactloop._errors import ErrorCode, ToolError, ToolExecutionError, ToolTimeoutError
 from reactloop._events import ToolCallFinished, ToolCallStarted
 from reactloop._messages import ToolCall
+from reactloop._nesting import CALLING, SubRunOutcome
 from reactloop._phases.applier import park_stop
 from reactloop._repair import INTERRUPTED_RESULT
-from reactloop._state import ToolResult
+from reactloop._state import NO_USAGE, ToolResult
 
 if TYPE_CHECKING:
     from reactloop._run import Run
@@ -32,7 +33,8 @@ class Admitted:
     arguments: dict[str, Any]
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """orjson's `default`: attrs classes as objects, sets as sorted lists."""
     if attrs.has(type(value)):
         return attrs.asdict(value)
     if isinstance(value, set | frozenset):
@@ -45,7 +47,7 @@ def render(value: object, limit: int) -> str:
     if isinstance(value, str):
         text = value
     else:
-        text = orjson.dumps(value, default=_jsonable, option=orjson.OPT_NON_STR_KEYS).decode()
+        text = orjson.dumps(value, default=jsonable, option=orjson.OPT_NON_STR_KEYS).decode()
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n[truncated: {len(text) - limit} of {len(text)} characters cut]"
@@ -57,13 +59,17 @@ def error_result(call: ToolCall, error: ToolError, duration: float = 0.0) -> Too
 
 
 async def _call(run: Run, item: Admitted) -> tuple[object, ToolError | None]:
-    """The tool's value, or the error it raised (cancellation is not caught)."""
+    """The tool's value, or the error it raised (cancellation is not caught). The tool may read
+    its run and call from `CALLING` (an agent tool does)."""
+    calling = CALLING.set((run, item.call))
     try:
         return await item.tool.invoke(item.arguments, run.context), None
     except Exception as exc:
         error = ToolExecutionError(item.tool.name, exc)
         error.__cause__ = exc
         return None, error
+    finally:
+        CALLING.reset(calling)
 
 
 async def _call_within(run: Run, item: Admitted, seconds: float) -> tuple[object, ToolError | None]:
@@ -82,6 +88,8 @@ async def _invoke(run: Run, item: Admitted) -> ToolResult:
     else:
         value, error = await _call_within(run, item, timeout)
     duration = run.now() - started
+    if type(value) is SubRunOutcome:  # an agent tool's sub-run: its usage, id and result
+        return await _delegated(run, item, value, duration)
     if error is None:
         try:
             content = render(value, run.config.max_result_chars)
@@ -91,6 +99,16 @@ async def _invoke(run: Run, item: Admitted) -> ToolResult:
             return ToolResult(call.id, call.name, content, duration=duration)
     await run.config.hooks.on_error(run, error)
     return error_result(call, error, duration)
+
+
+async def _delegated(
+    run: Run, item: Admitted, outcome: SubRunOutcome, duration: float
+) -> ToolResult:
+    """The result of an agent tool's call; its sub-run's failure goes to the error hooks."""
+    if outcome.error is not None:
+        await run.config.hooks.on_error(run, outcome.error)
+    content = render(outcome.content, run.config.max_result_chars)
+    return outcome.tool_result(item.call, content, duration)
 
 
 def _interrupted(run: Run, item: Admitted) -> bool:
@@ -116,7 +134,13 @@ async def _outcome(run: Run, item: Admitted) -> ToolResult:
         result = ToolResult(call.id, call.name, INTERRUPTED_RESULT, True, ErrorCode.TOOL_ERROR)
     else:
         await run.journal.call_started(run.state, call)
-        result = await _invoke(run, item)
+        tracing = run.config.tracing
+        if tracing is None:
+            result = await _invoke(run, item)
+        else:  # here, where every call passes (the loop's tools and those offered per step)
+            result = await tracing.execute_tool(run, item, _invoke)
+        if result.usage is not NO_USAGE:  # tokens a sub-run spent: this run's too
+            run.state.record_usage(result.usage)
     await run.journal.tool_result(run.state, result)
     return result
 

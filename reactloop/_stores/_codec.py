@@ -10,16 +10,36 @@ from collections.abc import Iterable
 from typing import Any
 
 import orjson
+from cattrs import Converter
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.orjson import make_converter
 from cattrs.strategies import configure_tagged_union
 
 from reactloop._approval import Decision
 from reactloop._errors import ContractError
 from reactloop._messages import Message
+from reactloop._state import ToolResult
 from reactloop._stored_errors import StoreError
 from reactloop._stores._records import Record
 
+
+def keep_sub_runs_apart(converter: Converter) -> None:
+    """Make `converter` write a `ToolResult` without its sub-run's result (in memory only: a
+    sub-run's journal is its own; its id is kept) and read one back without it."""
+    in_memory = override(omit=True)
+    converter.register_unstructure_hook(
+        ToolResult,
+        make_dict_unstructure_fn(
+            ToolResult, converter, _cattrs_omit_if_default=True, sub_run=in_memory
+        ),
+    )
+    converter.register_structure_hook(
+        ToolResult, make_dict_structure_fn(ToolResult, converter, sub_run=in_memory)
+    )
+
+
 _converter = make_converter(omit_if_default=True)
+keep_sub_runs_apart(_converter)
 configure_tagged_union(Message, _converter, tag_name="type")
 configure_tagged_union(Decision, _converter, tag_name="type")  # before the records that hold them
 configure_tagged_union(Record, _converter, tag_name="type")

@@ -145,6 +145,16 @@ class RunEnded:
     output_json: str | None = None  # a structured output's value, as JSON (`output` is None)
 
 
+@frozen
+class SubRunLinked:
+    """This run is an agent tool's sub-run: the parent run `parent_run_id` called the tool `tool`
+    as `call_id` (the parent's journal holds the call's result with this run's id)."""
+
+    parent_run_id: str
+    call_id: str
+    tool: str
+
+
 Record: TypeAlias = (
     RunCreated
     | ResponseSaved
@@ -156,6 +166,7 @@ Record: TypeAlias = (
     | RunEnded
     | CallsHeld
     | DecisionsSaved
+    | SubRunLinked
 )
 RECORD_TYPES: tuple[type, ...] = (
     RunCreated,
@@ -168,6 +179,7 @@ RECORD_TYPES: tuple[type, ...] = (
     RunEnded,
     CallsHeld,
     DecisionsSaved,
+    SubRunLinked,
 )
 
 _EARLY = frozenset({StopReason.INTERRUPTED, StopReason.STREAM_CLOSED})
@@ -256,3 +268,11 @@ class StoredRun:
     def output(self) -> str | None:
         """The run's final output, if it ended with one."""
         return None if self.ended is None else self.ended.output
+
+    @property
+    def parent(self) -> SubRunLinked | None:
+        """For an agent tool's sub-run, the parent run and call that ran it; None otherwise."""
+        for record in self.records:
+            if isinstance(record, SubRunLinked):
+                return record
+        return None

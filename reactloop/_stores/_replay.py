@@ -292,7 +292,8 @@ def _reopen(state: RunState, log: _StepLog | None, now: float) -> None:
     recovered = Recovered(dict(log.saved), frozenset(log.started))
     state.pending.extend(log.pending())
     state.decisions.update(log.decided)
-    draft = StepDraft(log.index, now, log.response, usage=log.spent, recovered=recovered)
+    spent = sum((result.usage for result in log.saved.values()), log.spent)  # sub-runs' too
+    draft = StepDraft(log.index, now, log.response, usage=spent, recovered=recovered)
     state.resume_step = draft
     state.iteration = log.index
-    state.usage = state.usage + log.spent
+    state.usage = state.usage + spent
