@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reactloop import tool
-from reactloop.testing import FakeToolset
+from reactloop import ReActLoop, tool
+from reactloop.testing import FakeToolset, ScriptedModel, call
 
 
 @tool
@@ -59,3 +59,6 @@ def shout(text: str) -> str:
 ALL = [add, double]
 NOT_A_TOOL = 42
 TOOLSET = FakeToolset("calc", [triple])  # as an MCP server would serve its tools
+RESEARCHER = ReActLoop(
+    ScriptedModel([call("double", n=21), "The answer is 42."]), tools=[double]
+).as_tool(name="researcher", description="Looks things up (an agent: a loop of its own).")

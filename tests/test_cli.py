@@ -104,6 +104,19 @@ def test_a_toolset_is_imported_and_its_tools_offered() -> None:
     assert [spec["function"]["name"] for spec in fake.requests[0]["tools"]] == ["triple"]
 
 
+def test_an_agent_tools_sub_run_is_shown_indented_under_its_call() -> None:
+    turns = [Turn("", (("researcher", {"input": "what is 2*21?"}),)), Turn("It is 42.")]
+    with fake_model(turns) as fake:
+        done = cli("run", "--model", fake.model, "--tools", "tests.cli_tools:RESEARCHER", "q?")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert 'call researcher(input="what is 2*21?")' in lines
+    assert "  [researcher] call double(n=21)" in lines
+    assert any(line.startswith("  [researcher] done double (") for line in lines)
+    assert "  [researcher] answer (completed): The answer is 42." in lines
+    assert lines[-2] == "answer (completed): It is 42."
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

@@ -14,8 +14,10 @@ from reactloop._cli._lines import Kind, Line, Narrator, shorten, shown_arguments
 from reactloop._cli._views import INSTALL_HINT, LiveView, PlainView, choose_view
 from reactloop._errors import ErrorCode, ReactLoopError
 from reactloop._events import (
+    AgentCall,
     HookFailed,
     ModelRetrying,
+    NestedEvent,
     RunFailed,
     RunPaused,
     StepStarted,
@@ -62,6 +64,16 @@ def test_the_status_keeps_its_note_across_events() -> None:
 )
 def test_other_events_say_what_happened(event: Any, text: str) -> None:
     assert [line.text for line in narrator().watch(event)] == [text]
+
+
+def test_a_sub_runs_events_are_indented_and_named_by_their_agent_path() -> None:
+    story = narrator()
+    path = (AgentCall("planner", "c1", "r2"), AgentCall("researcher", "c2", "r3"))
+    event = NestedEvent(path, ToolCallStarted(ToolCall("search", '{"q": "x"}', "c3")))
+    assert story.watch(event) == [Line(Kind.CALL, '    [planner > researcher] call search(q="x")')]
+    assert story.status == "agent planner > researcher: running search"
+    assert story.watch(NestedEvent(path[:1], TextStreamed("thinking"))) == []
+    assert story.flush() == []  # a sub-run's text is its own, not the parent's
 
 
 def test_a_pause_lists_each_held_call() -> None:

@@ -15,6 +15,7 @@ from reactloop._events import (
     Event,
     HookFailed,
     ModelRetrying,
+    NestedEvent,
     PhaseFinished,
     RunFailed,
     RunFinished,
@@ -126,6 +127,7 @@ class Narrator:
     started: float = 0.0
     text: list[str] = field(factory=list)
     activity: str = "starting"
+    subruns: dict[tuple[str, ...], Narrator] = field(factory=dict)  # by agent call path
     note: str = ""  # said before the activity in the status line ("interrupting", ...)
 
     @property
@@ -135,8 +137,21 @@ class Narrator:
 
     def watch(self, event: Event) -> list[Line]:
         """`lines(event)`, keeping `activity` (what the run is doing now) up to date."""
+        if isinstance(event, NestedEvent):
+            return self._nested(event)
         self.activity = _activity(event, self.activity, "".join(self.text))
         return self.lines(event)
+
+    def _nested(self, nested: NestedEvent) -> list[Line]:
+        """A sub-run's event (an agent tool's run): its own narrator's lines, indented and
+        named by the agent tools on its path; the status says which agent works."""
+        key = tuple(link.call_id for link in nested.path)
+        inner = self.subruns.setdefault(key, Narrator(self.clock))
+        lines = inner.watch(nested.event)
+        names = " > ".join(link.tool for link in nested.path)
+        self.activity = f"agent {names}: {inner.activity}"
+        indent = "  " * nested.depth
+        return [Line(line.kind, f"{indent}[{names}] {line.text}") for line in lines]
 
     def lines(self, event: Event) -> list[Line]:
         """The lines `event` adds (streamed text waits for the model's turn to end)."""
