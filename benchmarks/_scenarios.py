@@ -43,6 +43,7 @@ class Sizes:
     trim_history: int = 10_000
     concurrent: int = 1000
     concurrent_nap: float = 0.01
+    mcp_calls: int = 200
     repeats: int = 15
     warmup: int = 1
     collect: bool = True
@@ -53,7 +54,7 @@ class Sizes:
         return cls(
             steps=20, short_runs=20, fanout=3, nap=0.001, deltas=100, history_steps=10,
             small_history=4, big_history=40, trim_history=200, concurrent=20,
-            concurrent_nap=0.001, repeats=1, warmup=0, collect=False,
+            concurrent_nap=0.001, mcp_calls=3, repeats=1, warmup=0, collect=False,
         )  # fmt: skip
 
 

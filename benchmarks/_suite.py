@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Awaitable, Callable
 
 from benchmarks._approval import approval_costs
@@ -54,6 +55,10 @@ SCENARIOS: dict[str, Scenario] = {
 }
 if available():  # the `bench` extra: LangGraph's agent and checkpointer alongside (g)
     SCENARIOS["h"] = langgraph_steps
+if importlib.util.find_spec("mcp") is not None:  # the `mcp` extra (in `dev`): (l) MCP calls
+    from benchmarks._mcp import mcp_calls
+
+    SCENARIOS["l"] = mcp_calls
 
 
 async def run_suite(sizes: Sizes, only: frozenset[str] | None = None) -> list[Figure]:

@@ -24,7 +24,11 @@ broken rule and the offending value::
     │   ├── ToolTimeoutError        timeout         the tool ran past its timeout
     │   ├── ToolExecutionError      tool_error      the tool raised
     │   ├── AgentDepthError         tool_error      an agent tool would nest runs past max_depth
-    │   └── AgentRunError           tool_error      an agent tool's sub-run failed or gave no answer
+    │   ├── AgentRunError           tool_error      an agent tool's sub-run failed or gave no answer
+    │   └── MCPToolError            tool_error      an MCP tool answered with isError
+    ├── ToolsetError                tool_error      a toolset (an MCP server) was used wrongly
+    │   └── ToolsetConnectionError  tool_error      it could not be started or reached, or it
+    │                                               closed the connection (crashed, exited)
     ├── RunTimeoutError             timeout         the whole run exceeded its timeout
     ├── NoResultError               cancelled       a run was cancelled or aborted: it has no result
     ├── GuardRejectedError          guard_rejected  an input guard refused the input
@@ -396,6 +400,32 @@ class AgentRunError(ToolError):
         )
         self.run_id = run_id
         self.why = why
+
+
+class MCPToolError(ToolError):
+    """An MCP tool answered with `isError`: `detail` (its text) is the error the model reads."""
+
+    def __init__(self, tool_name: str, detail: str) -> None:
+        super().__init__(f"tool {tool_name!r} reported an error: {detail}", tool_name=tool_name)
+        self.detail = detail
+
+
+class ToolsetError(ReactLoopError):
+    """A toolset (an MCP server) was used wrongly (entered twice, called after closing) or failed;
+    `toolset` names it and `problem` says what happened."""
+
+    code = ErrorCode.TOOL_ERROR
+
+    def __init__(self, toolset: str, problem: str) -> None:
+        super().__init__(f"toolset {toolset!r}: {problem}")
+        self.toolset = toolset
+        self.problem = problem
+
+
+class ToolsetConnectionError(ToolsetError):
+    """The toolset's server could not be started or reached, or it closed the connection (it
+    crashed or exited, mid-call or between calls). A call cut off this way gets an error result;
+    a later call starts the server again while its `RestartPolicy` allows."""
 
 
 class RunTimeoutError(ReactLoopError):

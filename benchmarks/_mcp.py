@@ -1,0 +1,61 @@
+"""(l) One MCP tool call through reactloop against the same call made directly with the SDK.
+
+Both sides talk to their own process of the same stdio server (benchmarks/_mcp_server.py), opened
+once before measuring. reactloop's side is a run whose scripted model calls the server's `echo`
+`mcp_calls` times (each call validated against the server's schema, invoked, its result
+converted and rendered, one loop step each); the SDK's side is `ClientSession.call_tool` that many
+times. The figure is the time per call; the second column is the SDK's. Needs the `mcp` extra.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from benchmarks._fakes import FINAL_TEXT, InstantModel, Script
+from benchmarks._figures import Figure, Measure, Target
+from benchmarks._rig import HANDWRITTEN, REACTLOOP
+from benchmarks._scenarios import Sizes, _figure, _measure, _timed
+from reactloop import ReActLoop
+from reactloop._mcp import MCPServerStdio
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMAND = (sys.executable, "-m", "benchmarks._mcp_server")
+
+
+@asynccontextmanager
+async def sdk_session() -> AsyncIterator[ClientSession]:
+    """A session of the SDK's own, to another process of the same server."""
+    parameters = StdioServerParameters(command=COMMAND[0], args=list(COMMAND[1:]), cwd=ROOT)
+    async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def mcp_calls(sizes: Sizes) -> list[Figure]:
+    """(l) Per-call time of `mcp_calls` sequential MCP tool calls: reactloop, then the SDK."""
+    count = sizes.mcp_calls
+    server = MCPServerStdio(COMMAND[0], list(COMMAND[1:]), cwd=ROOT)
+    loop = ReActLoop(InstantModel(Script(count)), tools=[server], max_iterations=count + 1)
+
+    async def ours() -> None:
+        result = await loop.run("go")
+        assert result.output == FINAL_TEXT, result.error
+
+    async with server, sdk_session() as session:
+
+        async def theirs() -> None:
+            for n in range(count):
+                answer = await session.call_tool("echo", {"n": n})
+                assert not answer.is_error
+
+        contenders = {REACTLOOP: _timed(ours, count), HANDWRITTEN: _timed(theirs, count)}
+        samples = await _measure(sizes, contenders)
+    metric = f"{count} MCP tool calls over stdio: per call"
+    return [_figure("l", metric, "us", samples, target=Target(1.1, Measure.RATIO),
+                    note="second column: the SDK's ClientSession.call_tool")]  # fmt: skip
