@@ -104,6 +104,16 @@ def test_a_toolset_is_imported_and_its_tools_offered() -> None:
     assert [spec["function"]["name"] for spec in fake.requests[0]["tools"]] == ["triple"]
 
 
+def test_an_mcp_server_started_by_mcp_serves_its_tools() -> None:
+    turns = [Turn("", (("echo", {"text": "hi", "times": 2}),)), Turn("Echoed.")]
+    with fake_model(turns) as fake:
+        server = f"{sys.executable} -m tests.mcp_server stdio"
+        done = cli("run", "--model", fake.model, "--mcp", server, "echo hi twice")
+    assert done.returncode == 0, done.stderr
+    assert 'call echo(text="hi", times=2)' in done.stdout and "-> hihi" in done.stdout
+    assert "echo" in {spec["function"]["name"] for spec in fake.requests[0]["tools"]}
+
+
 def test_an_agent_tools_sub_run_is_shown_indented_under_its_call() -> None:
     turns = [Turn("", (("researcher", {"input": "what is 2*21?"}),)), Turn("It is 42.")]
     with fake_model(turns) as fake:
@@ -165,6 +175,32 @@ def test_an_agent_tools_sub_run_is_shown_indented_under_its_call() -> None:
                 "hi",
             ],
             ["tools", "42"],
+        ),
+        (
+            ["run", "--model", "openai-compatible:m@http://127.0.0.1:9/v1", "--mcp", "", "hi"],
+            ["--mcp", "MCP server"],
+        ),
+        (
+            [
+                "run",
+                "--model",
+                "openai-compatible:m@http://127.0.0.1:9/v1",
+                "--mcp",
+                "'unclosed",
+                "hi",
+            ],
+            ["--mcp", "quotation"],
+        ),
+        (
+            [
+                "run",
+                "--model",
+                "openai-compatible:m@http://127.0.0.1:9/v1",
+                "--mcp",
+                "no-such-server-xyz --flag",
+                "hi",
+            ],
+            ["'no-such-server-xyz'", "could not be started"],
         ),
         (["runs", "show", "nosuchrun", "--store", "memory://"], ["'nosuchrun'"]),
         (["runs", "list"], ["--store", "REACTLOOP_STORE"]),

@@ -24,7 +24,7 @@ reactloop {version}: a decomposed ReAct loop for tool-using LLM agents.
   reactloop demo                  the offline demo (a scripted model plays the LLM)
   python -m reactloop.examples.demo
                                   the same demo as a module
-  reactloop run --model openai:gpt-4o-mini [--tools module:attr] "question"
+  reactloop run --model openai:gpt-4o-mini [--tools module:attr] [--mcp "CMD ARGS"] "question"
   reactloop runs list|show|resume|export [--store sqlite:///runs.db]
   reactloop trace RUN_OR_FILE --html trace.html
 
@@ -64,6 +64,13 @@ def _agent_options(parser: argparse.ArgumentParser, *, model_required: bool = Tr
         default=[],
         metavar="MODULE:ATTR",
         help="a tool, a list of tools or a function to import (repeatable)",
+    )
+    parser.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar='"COMMAND ARGS"',
+        help="an MCP server to start over stdio; its tools join the agent's (repeatable)",
     )
     parser.add_argument("--instructions", help="the agent's instructions")
     _view_options(parser)

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from reactloop._cli._lines import Kind, Line
-from reactloop._cli._load import STORE_ENV, import_tools, open_store, store_url
+from reactloop._cli._load import STORE_ENV, import_tools, mcp_servers, open_store, store_url
 from reactloop._cli._runs import decide, export_document, stored_lines, summary_lines
 from reactloop._cli._session import OpenStream, watch_run
 from reactloop._cli._timings import Timings
@@ -36,8 +36,9 @@ def exit_code(result: RunResult[Any] | None) -> int:
 
 
 def loop_options(args: argparse.Namespace, *, store_needed: bool = False) -> dict[str, Any]:
-    """The loop's options from `--tools`, `--instructions` and the store (when one is given)."""
-    options: dict[str, Any] = {"tools": import_tools(args.tools)}
+    """The loop's options from `--tools`, `--mcp`, `--instructions` and the store (when one is
+    given)."""
+    options: dict[str, Any] = {"tools": import_tools(args.tools) + mcp_servers(args.mcp)}
     if args.instructions:
         options["instructions"] = args.instructions
     if store_needed or args.store or _store_from_env():

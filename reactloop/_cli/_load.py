@@ -1,20 +1,24 @@
-"""What the command line builds from its arguments: tools imported by `module:attr`, the store a
-URL names (or `REACTLOOP_STORE`), each failure a `ConfigurationError` naming the bad value."""
+"""What the command line builds from its arguments: tools imported by `module:attr`, MCP servers
+started by `--mcp`, the store a URL names (or `REACTLOOP_STORE`), each failure a
+`ConfigurationError` naming the bad value."""
 
 from __future__ import annotations
 
 import importlib
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from reactloop._errors import ConfigurationError
+from reactloop._mcp import MCPServerStdio
 from reactloop._stores import Store, from_url
 
 STORE_ENV = "REACTLOOP_STORE"
 """The environment variable a store URL is read from when `--store` is not given."""
 
+MCP_RULE = "a command line that starts an MCP server over stdio, e.g. 'uvx mcp-server-time'"
 TOOLS_RULE = "'module:attr' naming an importable tool, list of tools, or function"
 
 
@@ -56,6 +60,20 @@ def _imported(spec: str) -> Any:
             )
         found = getattr(found, part)
     return found
+
+
+def mcp_servers(specs: Sequence[str]) -> list[Any]:
+    """An `MCPServerStdio` toolset per `--mcp "COMMAND ARGS"` (split as a shell would)."""
+    servers = []
+    for spec in specs:
+        try:
+            words = shlex.split(spec)
+        except ValueError as exc:
+            raise ConfigurationError.invalid("--mcp", spec, f"{MCP_RULE} ({exc})") from exc
+        if not words:
+            raise ConfigurationError.invalid("--mcp", spec, MCP_RULE)
+        servers.append(MCPServerStdio(words[0], words[1:]))
+    return servers
 
 
 def store_url(given: str | None) -> str:
