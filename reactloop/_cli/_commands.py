@@ -1,0 +1,156 @@
+"""The command line's commands: each takes the parsed arguments and returns the exit code.
+
+Exit codes: 0 a run ended (completed, a cap, interrupted, paused), 1 it failed or a command
+could not do its work, 130 it was cancelled (a second Ctrl-C)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+import anyio
+
+from reactloop._cli._lines import Kind, Line
+from reactloop._cli._load import STORE_ENV, import_tools, mcp_servers, open_store, store_url
+from reactloop._cli._runs import decide, export_document, stored_lines, summary_lines
+from reactloop._cli._session import OpenStream, watch_run
+from reactloop._cli._timings import Timings
+from reactloop._cli._trace import read_export, stored_trace, watched_trace, write_trace
+from reactloop._cli._views import PlainView, choose_view
+from reactloop._loop import ReActLoop
+from reactloop._state import RunResult
+from reactloop._stores._records import RunStatus, StoredRun
+from reactloop.examples.demo import QUESTION, build_loop, scripted_model
+
+CANCELLED_EXIT = 130
+
+
+def exit_code(result: RunResult[Any] | None) -> int:
+    """0 for a run that ended, 1 for a failed one, 130 for a cancelled one (no result)."""
+    if result is None:
+        return CANCELLED_EXIT
+    return 0 if result.error is None else 1
+
+
+def loop_options(args: argparse.Namespace, *, store_needed: bool = False) -> dict[str, Any]:
+    """The loop's options from `--tools`, `--mcp`, `--instructions` and the store (when one is
+    given)."""
+    options: dict[str, Any] = {"tools": import_tools(args.tools) + mcp_servers(args.mcp)}
+    if args.instructions:
+        options["instructions"] = args.instructions
+    if store_needed or args.store or _store_from_env():
+        options["store"] = store_url(args.store)
+    return options
+
+
+def _store_from_env() -> bool:
+    return bool(os.environ.get(STORE_ENV))
+
+
+async def watched(args: argparse.Namespace, open_stream: OpenStream, text: str) -> int:
+    """Watch a run in the view `--plain` asks for; with `--html`, write its trace page."""
+    timings = Timings(time.monotonic)
+    result = await watch_run(open_stream, choose_view(args.plain), timings.observe)
+    if result is not None and args.html:
+        page = write_trace(watched_trace(result, text, timings))
+        await anyio.Path(args.html).write_text(page, encoding="utf-8")
+        PlainView().show([Line(Kind.NOTE, f"wrote {args.html}")])
+    return exit_code(result)
+
+
+async def run_command(args: argparse.Namespace) -> int:
+    """`reactloop run`: one run of an agent on `--model`, shown live."""
+    loop: ReActLoop[Any] = ReActLoop(args.model, **loop_options(args))
+    async with loop:
+        return await watched(args, lambda: loop.stream(args.question), args.question)
+
+
+async def demo_command(args: argparse.Namespace) -> int:
+    """`reactloop demo`: the offline demo agent (a scripted model) in the same view."""
+    loop = build_loop(scripted_model())
+    question = args.question or QUESTION
+    async with loop:
+        return await watched(args, lambda: loop.stream(question), question)
+
+
+async def _stored(args: argparse.Namespace) -> StoredRun:
+    store = open_store(args.store)
+    try:
+        return await store.load(args.run_id)
+    finally:
+        await store.aclose()
+
+
+async def runs_list_command(args: argparse.Namespace) -> int:
+    """`reactloop runs list`: the store's runs, newest first, filtered."""
+    store = open_store(args.store)
+    try:
+        status = None if args.status is None else RunStatus(args.status)
+        found = await store.list_runs(
+            status=status,
+            session_id=args.session,
+            user_id=args.user,
+            since=args.since,
+            until=args.until,
+            limit=args.limit,
+        )
+    finally:
+        await store.aclose()
+    for line in summary_lines(found):
+        print(line)
+    return 0
+
+
+async def runs_show_command(args: argparse.Namespace) -> int:
+    """`reactloop runs show ID`: one stored run, step by step."""
+    PlainView().show(stored_lines(await _stored(args)))
+    return 0
+
+
+async def runs_export_command(args: argparse.Namespace) -> int:
+    """`reactloop runs export ID [-o FILE]`: the run's records as JSON."""
+    document = export_document(await _stored(args))
+    if args.output is None:
+        sys.stdout.buffer.write(document)
+        sys.stdout.flush()
+    else:
+        await anyio.Path(args.output).write_bytes(document)
+    return 0
+
+
+async def runs_resume_command(args: argparse.Namespace) -> int:
+    """`reactloop runs resume ID`: go on with a stored run (a paused one with decisions)."""
+    stored = await _stored(args)
+    decisions = {}
+    for held in stored.pending:
+        ask = input if sys.stdin.isatty() else _no_answer
+        decisions[held.call_id] = await anyio.to_thread.run_sync(decide, held, ask, args.decide)
+    loop: ReActLoop[Any] = ReActLoop(args.model, **loop_options(args, store_needed=True))
+    async with loop:
+        return await watched(
+            args,
+            lambda: loop.resume_stream(args.run_id, decisions=decisions),
+            stored.created.input,
+        )
+
+
+def _no_answer(prompt: str) -> str:
+    """What a prompt gets with no terminal to ask on: nothing (a denial or a failure)."""
+    print(f"{prompt}(no terminal: no answer)", file=sys.stderr)
+    return ""
+
+
+async def trace_command(args: argparse.Namespace) -> int:
+    """`reactloop trace RUN_OR_FILE --html OUT`: the run's timeline as one HTML file."""
+    source = anyio.Path(args.source)
+    if await source.is_file():
+        stored = read_export(await source.read_bytes(), args.source)
+    else:
+        args.run_id = args.source
+        stored = await _stored(args)
+    await anyio.Path(args.html).write_text(write_trace(stored_trace(stored)), encoding="utf-8")
+    PlainView().show([Line(Kind.NOTE, f"wrote {args.html} ({len(stored.steps)} steps)")])
+    return 0

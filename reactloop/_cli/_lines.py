@@ -1,0 +1,225 @@
+"""The command line's view of a run as lines: each event becomes zero or more `Line`s, the same
+for the plain and the live view (the live one only styles them and adds a status line)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+
+import orjson
+from attrs import define, field, frozen
+
+from reactloop._approval import PendingCall
+from reactloop._decisions import StopReason
+from reactloop._events import (
+    Event,
+    HookFailed,
+    ModelRetrying,
+    NestedEvent,
+    PhaseFinished,
+    RunFailed,
+    RunFinished,
+    RunPaused,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    TextStreamed,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from reactloop._messages import ToolCall, Usage
+from reactloop._state import RunResult
+
+SHOWN_CHARS = 160
+"""Longest argument list or tool result a line shows (the rest is cut with an ellipsis)."""
+
+
+class Kind(enum.StrEnum):
+    """What a line reports; the live view styles each kind its own way."""
+
+    RUN = "run"
+    STEP = "step"
+    MODEL = "model"
+    CALL = "call"
+    OK = "ok"
+    ERROR = "error"
+    NOTE = "note"
+    ANSWER = "answer"
+    USAGE = "usage"
+
+
+@frozen
+class Line:
+    """One line of the view: its kind and text (no styling, no colour codes)."""
+
+    kind: Kind
+    text: str
+
+
+def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text` on one line, cut to `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def shown_arguments(arguments: str | dict[str, object]) -> str:
+    """Arguments as `name=value, ...` (JSON values), or the raw text when it is not an object."""
+    try:
+        value = orjson.loads(arguments) if isinstance(arguments, str) else arguments
+    except orjson.JSONDecodeError:
+        return shorten(str(arguments))
+    if not isinstance(value, dict):
+        return shorten(str(arguments))
+    parts = [f"{key}={orjson.dumps(item).decode()}" for key, item in value.items()]
+    return shorten(", ".join(parts))
+
+
+def call_text(call: ToolCall) -> str:
+    """`name(arguments)` for a tool call."""
+    return f"{call.name}({shown_arguments(call.arguments)})"
+
+
+def usage_text(usage: Usage) -> str:
+    """Tokens in, out and in total."""
+    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"
+
+
+def steps_text(count: int) -> str:
+    """`1 step`, `2 steps`."""
+    return f"{count} step" if count == 1 else f"{count} steps"
+
+
+def pending_lines(pending: tuple[PendingCall, ...]) -> list[Line]:
+    """One line per held call: what waits, why, and its call id."""
+    return [
+        Line(
+            Kind.NOTE,
+            f"held: {held.tool}({shown_arguments(held.arguments)}) — {held.reason}"
+            f" [{held.kind.value}, call {held.call_id}]",
+        )
+        for held in pending
+    ]
+
+
+def result_lines(result: RunResult, seconds: float) -> list[Line]:
+    """The end of a run: its answer (or error), then steps, tokens and time."""
+    lines = [Line(Kind.ANSWER, f"answer ({result.stop_reason.value}): {result.output}")]
+    if result.error is not None:
+        lines.append(Line(Kind.ERROR, f"error [{result.error.code.value}]: {result.error.message}"))
+    if result.stop_reason is StopReason.AWAITING_APPROVAL:
+        lines.append(
+            Line(Kind.NOTE, f"paused: reactloop runs resume {result.run_id} (same --store)")
+        )
+    lines.append(
+        Line(
+            Kind.USAGE,
+            f"{steps_text(len(result.steps))}, {usage_text(result.usage)}, {seconds:.2f} s",
+        )
+    )
+    return lines
+
+
+@define
+class Narrator:
+    """Turns a run's events into lines; collects streamed text into one `model:` line."""
+
+    clock: Callable[[], float]
+    started: float = 0.0
+    text: list[str] = field(factory=list)
+    activity: str = "starting"
+    subruns: dict[tuple[str, ...], Narrator] = field(factory=dict)  # by agent call path
+    note: str = ""  # said before the activity in the status line ("interrupting", ...)
+
+    @property
+    def status(self) -> str:
+        """The live view's status line: the note, then what the run is doing."""
+        return f"{self.note}{self.activity}"
+
+    def watch(self, event: Event) -> list[Line]:
+        """`lines(event)`, keeping `activity` (what the run is doing now) up to date."""
+        if isinstance(event, NestedEvent):
+            return self._nested(event)
+        self.activity = _activity(event, self.activity, "".join(self.text))
+        return self.lines(event)
+
+    def _nested(self, nested: NestedEvent) -> list[Line]:
+        """A sub-run's event (an agent tool's run): its own narrator's lines, indented and
+        named by the agent tools on its path; the status says which agent works."""
+        key = tuple(link.call_id for link in nested.path)
+        inner = self.subruns.setdefault(key, Narrator(self.clock))
+        lines = inner.watch(nested.event)
+        names = " > ".join(link.tool for link in nested.path)
+        self.activity = f"agent {names}: {inner.activity}"
+        indent = "  " * nested.depth
+        return [Line(line.kind, f"{indent}[{names}] {line.text}") for line in lines]
+
+    def lines(self, event: Event) -> list[Line]:
+        """The lines `event` adds (streamed text waits for the model's turn to end)."""
+        if isinstance(event, TextStreamed):
+            self.text.append(event.text)
+            return []
+        return self.flush() + self._describe(event)
+
+    def flush(self) -> list[Line]:
+        """The model's text streamed so far, as one line (nothing when there is none)."""
+        said = "".join(self.text).strip()
+        self.text.clear()
+        return [Line(Kind.MODEL, f"model: {shorten(said)}")] if said else []
+
+    def _describe(self, event: Event) -> list[Line]:
+        match event:
+            case RunStarted(run_id=run_id, input=text):
+                self.started = self.clock()
+                return [Line(Kind.RUN, f"run {run_id}: {shorten(text)}")]
+            case StepStarted(index=index):
+                return [Line(Kind.STEP, f"step {index}")]
+            case ToolCallStarted(call=call):
+                return [Line(Kind.CALL, f"call {call_text(call)}")]
+            case ToolCallFinished(result=result):
+                kind, mark = (Kind.ERROR, "failed") if result.is_error else (Kind.OK, "done")
+                took = f"{result.duration * 1e3:.0f} ms"
+                return [Line(kind, f"{mark} {result.name} ({took}) -> {shorten(result.content)}")]
+            case StepFinished(step=step):
+                return [
+                    Line(
+                        Kind.USAGE,
+                        f"step {step.index} took {step.duration:.2f} s, {usage_text(step.usage)}",
+                    )
+                ]
+            case _:
+                return self._other(event)
+
+    def _other(self, event: Event) -> list[Line]:
+        match event:
+            case ModelRetrying(attempt=attempt, code=code, delay=delay):
+                retry = f"model call {attempt} failed ({code.value}), retry in {delay:.1f} s"
+                return [Line(Kind.NOTE, retry)]
+            case HookFailed(hook=hook, point=point, error=error):
+                return [Line(Kind.ERROR, f"hook {hook} failed at {point}: {error}")]
+            case RunPaused(pending=pending):
+                return pending_lines(pending)
+            case RunFailed(error=error):
+                return [Line(Kind.ERROR, f"run failed [{error.code.value}]: {error.message}")]
+            case RunFinished(result=result):
+                return result_lines(result, self.clock() - self.started)
+            case PhaseFinished():
+                return []
+            case _:
+                return []
+
+
+def _activity(event: Event, before: str, said: str) -> str:
+    """What the run is doing once `event` happened (the live view's status line)."""
+    match event:
+        case StepStarted(index=index):
+            return f"step {index}: waiting for the model"
+        case TextStreamed(text=text):
+            return f"model writing: {shorten(said + text, 60)}"
+        case ToolCallStarted(call=call):
+            return f"running {call.name}"
+        case ToolCallFinished() | StepFinished():
+            return "between steps"
+        case RunPaused() | RunFinished() | RunFailed():
+            return "ended"
+        case _:
+            return before

@@ -1,0 +1,90 @@
+"""What the command line builds from its arguments: tools imported by `module:attr`, MCP servers
+started by `--mcp`, the store a URL names (or `REACTLOOP_STORE`), each failure a
+`ConfigurationError` naming the bad value."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from reactloop._errors import ConfigurationError
+from reactloop._mcp import MCPServerStdio
+from reactloop._stores import Store, from_url
+
+STORE_ENV = "REACTLOOP_STORE"
+"""The environment variable a store URL is read from when `--store` is not given."""
+
+MCP_RULE = "a command line that starts an MCP server over stdio, e.g. 'uvx mcp-server-time'"
+TOOLS_RULE = "'module:attr' naming an importable tool, list of tools, or function"
+
+
+def import_tools(specs: Sequence[str]) -> list[Any]:
+    """The tools each `module:attr` names, in order; a list or tuple adds each of its items.
+
+    The working directory is importable, as for `python -m`: a user's own tools module is found.
+    """
+    if specs and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    tools: list[Any] = []
+    for spec in specs:
+        found = _imported(spec)
+        tools += list(found) if isinstance(found, list | tuple) else [found]
+    return tools
+
+
+def _imported(spec: str) -> Any:
+    """The object `module:attr` names (attr may be dotted)."""
+    module_name, colon, attr = spec.partition(":")
+    if not colon or not module_name or not attr:
+        raise ConfigurationError.invalid("--tools", spec, TOOLS_RULE)
+    try:
+        found: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"--tools {spec!r}: module {module_name!r} cannot be imported ({exc})",
+            option="--tools",
+            value=spec,
+            rule=TOOLS_RULE,
+        ) from exc
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            raise ConfigurationError(
+                f"--tools {spec!r}: {module_name!r} has no attribute {attr!r}",
+                option="--tools",
+                value=spec,
+                rule=TOOLS_RULE,
+            )
+        found = getattr(found, part)
+    return found
+
+
+def mcp_servers(specs: Sequence[str]) -> list[Any]:
+    """An `MCPServerStdio` toolset per `--mcp "COMMAND ARGS"` (split as a shell would)."""
+    servers = []
+    for spec in specs:
+        try:
+            words = shlex.split(spec)
+        except ValueError as exc:
+            raise ConfigurationError.invalid("--mcp", spec, f"{MCP_RULE} ({exc})") from exc
+        if not words:
+            raise ConfigurationError.invalid("--mcp", spec, MCP_RULE)
+        servers.append(MCPServerStdio(words[0], words[1:]))
+    return servers
+
+
+def store_url(given: str | None) -> str:
+    """The store URL: `--store`, else `REACTLOOP_STORE`; neither is a `ConfigurationError`."""
+    url = given or os.environ.get(STORE_ENV)
+    if not url:
+        rule = f"a store URL from --store or {STORE_ENV}, e.g. 'sqlite:///runs.db'"
+        raise ConfigurationError.invalid("--store", None, rule)
+    return url
+
+
+def open_store(given: str | None) -> Store:
+    """The store `--store` (or `REACTLOOP_STORE`) names."""
+    return from_url("--store", store_url(given))

@@ -1,0 +1,126 @@
+"""`reactloop runs ...`: list a store's runs, show one, export its journal as JSON, and the
+decisions a paused run's held calls get from the prompt when it is resumed."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+
+from reactloop._approval import (
+    Approve,
+    Decision,
+    Deny,
+    ExternalFailure,
+    ExternalResult,
+    HoldKind,
+    PendingCall,
+)
+from reactloop._cli._lines import (
+    Kind,
+    Line,
+    call_text,
+    pending_lines,
+    shorten,
+    shown_arguments,
+    steps_text,
+    usage_text,
+)
+from reactloop._stores._codec import unstructure_records
+from reactloop._stores._records import SCHEMA_VERSION, RunSummary, StoredRun
+
+EXPORT_FORMAT = "reactloop.run"
+"""The `format` field of an exported run (`runs export`), which `trace` reads back."""
+
+Ask = Callable[[str], str]
+
+
+def when(epoch: float) -> str:
+    """Epoch seconds as a UTC time to the second."""
+    moment = datetime.datetime.fromtimestamp(epoch, datetime.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def summary_lines(runs: Sequence[RunSummary]) -> list[str]:
+    """One line per run: id, status, created, updated, session and user when set."""
+    if not runs:
+        return ["no runs"]
+    lines = []
+    for run in runs:
+        owner = f"  session={run.session_id}" if run.session_id else ""
+        owner += f"  user={run.user_id}" if run.user_id else ""
+        lines.append(
+            f"{run.run_id}  {run.status.value:<11}  {when(run.created_at)}"
+            f"  updated {when(run.updated_at)}{owner}"
+        )
+    return lines
+
+
+def stored_lines(stored: StoredRun) -> list[Line]:
+    """A stored run: input, each step (model text, calls, results), then how it ended."""
+    created = stored.created
+    lines = [
+        Line(Kind.RUN, f"run {stored.run_id} ({stored.status.value}), {when(created.created_at)}"),
+        Line(Kind.MODEL, f"input: {shorten(created.input)}"),
+    ]
+    for step in stored.steps:
+        lines.append(
+            Line(Kind.STEP, f"step {step.index}: {step.duration:.2f} s, {usage_text(step.usage)}")
+        )
+        said = "" if step.response is None else step.response.message.text
+        if said.strip():
+            lines.append(Line(Kind.MODEL, f"model: {shorten(said)}"))
+        lines += [Line(Kind.CALL, f"call {call_text(call)}") for call in step.tool_calls]
+        for result in step.tool_results:
+            kind = Kind.ERROR if result.is_error else Kind.OK
+            lines.append(Line(kind, f"{result.name} -> {shorten(result.content)}"))
+    return lines + _end_lines(stored)
+
+
+def _end_lines(stored: StoredRun) -> list[Line]:
+    ended = stored.ended
+    lines = pending_lines(stored.pending)
+    if ended is None:
+        return [*lines, Line(Kind.NOTE, "not ended (running, or its process stopped)")]
+    lines.append(Line(Kind.ANSWER, f"answer ({ended.stop_reason.value}): {ended.output}"))
+    if ended.error_code is not None:
+        lines.append(Line(Kind.ERROR, f"error [{ended.error_code.value}]: {ended.error_message}"))
+    lines.append(Line(Kind.USAGE, f"{steps_text(len(stored.steps))}, {usage_text(stored.usage)}"))
+    return lines
+
+
+def export_document(stored: StoredRun) -> bytes:
+    """The run's journal as one JSON document (its records, as a store encodes them)."""
+    document: dict[str, Any] = {
+        "format": EXPORT_FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "run_id": stored.run_id,
+        "status": stored.status.value,
+        "records": unstructure_records(stored.records),
+    }
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+
+
+def decide(held: PendingCall, ask: Ask, default: str) -> Decision:
+    """A held call's decision: `default` ("approve" or "deny") or, for "ask", the answer to a
+    prompt (y/n for an approval, a value for an external call; no answer denies or fails)."""
+    shown = f"{held.tool}({shown_arguments(held.arguments)})"
+    if held.kind is HoldKind.EXTERNAL:
+        if default == "deny":
+            return Deny("denied at the command line")
+        answer = ask(f"result of {shown} (JSON or text; empty fails it): ").strip()
+        return ExternalResult(_value(answer)) if answer else ExternalFailure("no result given")
+    if default != "ask":
+        return Approve() if default == "approve" else Deny("denied at the command line")
+    answer = ask(f"approve {shown}? {held.reason} [y/N] ").strip().lower()
+    return Approve() if answer in ("y", "yes") else Deny("denied at the command line")
+
+
+def _value(answer: str) -> Any:
+    """The answer as JSON when it is JSON, else as text."""
+    try:
+        return orjson.loads(answer)
+    except orjson.JSONDecodeError:
+        return answer

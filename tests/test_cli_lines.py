@@ -1,0 +1,124 @@
+"""The command line's lines and views: what each event says, the status line, and which view a
+terminal gets (live with rich, plain without it or on a pipe)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+from reactloop._approval import HoldKind, PendingCall
+from reactloop._cli import _views
+from reactloop._cli._lines import Kind, Line, Narrator, shorten, shown_arguments
+from reactloop._cli._views import INSTALL_HINT, LiveView, PlainView, choose_view
+from reactloop._errors import ErrorCode, ReactLoopError
+from reactloop._events import (
+    AgentCall,
+    HookFailed,
+    ModelRetrying,
+    NestedEvent,
+    RunFailed,
+    RunPaused,
+    StepStarted,
+    TextStreamed,
+    ToolCallStarted,
+)
+from reactloop._messages import ToolCall
+
+
+def narrator() -> Narrator:
+    return Narrator(lambda: 0.0)
+
+
+def test_streamed_text_becomes_one_model_line_before_the_next_event() -> None:
+    story = narrator()
+    assert story.watch(TextStreamed("Thinking ")) == []
+    assert story.watch(TextStreamed("hard.")) == []
+    assert story.status == "model writing: Thinking hard."
+    lines = story.watch(ToolCallStarted(ToolCall("add", '{"a": 1}', "c1")))
+    assert lines == [Line(Kind.MODEL, "model: Thinking hard."), Line(Kind.CALL, "call add(a=1)")]
+    assert story.status == "running add"
+
+
+def test_the_status_keeps_its_note_across_events() -> None:
+    story = narrator()
+    story.note = "interrupting · "
+    story.watch(StepStarted(2))
+    assert story.status == "interrupting · step 2: waiting for the model"
+
+
+@pytest.mark.parametrize(
+    ("event", "text"),
+    [
+        (
+            ModelRetrying(2, ErrorCode.RATE_LIMITED, 1.5, 3),
+            "model call 2 failed (rate_limited), retry in 1.5 s",
+        ),
+        (
+            HookFailed("Audit", "after_run", ValueError("boom")),
+            "hook Audit failed at after_run: boom",
+        ),
+        (RunFailed(ReactLoopError("it broke")), "run failed [unknown]: it broke"),
+    ],
+)
+def test_other_events_say_what_happened(event: Any, text: str) -> None:
+    assert [line.text for line in narrator().watch(event)] == [text]
+
+
+def test_a_sub_runs_events_are_indented_and_named_by_their_agent_path() -> None:
+    story = narrator()
+    path = (AgentCall("planner", "c1", "r2"), AgentCall("researcher", "c2", "r3"))
+    event = NestedEvent(path, ToolCallStarted(ToolCall("search", '{"q": "x"}', "c3")))
+    assert story.watch(event) == [Line(Kind.CALL, '    [planner > researcher] call search(q="x")')]
+    assert story.status == "agent planner > researcher: running search"
+    assert story.watch(NestedEvent(path[:1], TextStreamed("thinking"))) == []
+    assert story.flush() == []  # a sub-run's text is its own, not the parent's
+
+
+def test_a_pause_lists_each_held_call() -> None:
+    held = PendingCall("c9", "transfer", {"amount": 7}, "needs approval", HoldKind.APPROVAL)
+    lines = narrator().watch(RunPaused((held,)))
+    assert lines == [
+        Line(Kind.NOTE, "held: transfer(amount=7) — needs approval [approval, call c9]")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "shown"),
+    [('{"a": 1, "b": "x"}', 'a=1, b="x"'), ("[1, 2]", "[1, 2]"), ("{not json", "{not json")],
+)
+def test_arguments_are_shown_as_names_and_json_values(arguments: str, shown: str) -> None:
+    assert shown_arguments(arguments) == shown
+
+
+def test_long_text_is_cut_to_one_line() -> None:
+    assert shorten("a\nb   c") == "a b c"
+    assert shorten("x" * 500, 10) == "x" * 9 + "…"
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_pipe_gets_the_plain_view() -> None:
+    assert isinstance(choose_view(False, io.StringIO()), PlainView)
+
+
+def test_a_terminal_gets_the_live_view_unless_plain_is_asked() -> None:
+    assert isinstance(choose_view(False, Tty()), LiveView)
+    assert isinstance(choose_view(True, Tty()), PlainView)
+
+
+def test_without_rich_a_terminal_gets_plain_lines_and_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(_views, "RICH_MODULES", ("no_such_rich_module",))
+    out = Tty()
+    view = choose_view(False, out)
+    assert isinstance(view, PlainView)
+    assert capsys.readouterr().err == f"reactloop: {INSTALL_HINT}\n"
+    assert "pip install 'reactloop[cli]'" in INSTALL_HINT
+    view.show([Line(Kind.STEP, "step 1")])
+    assert out.getvalue() == "step 1\n"

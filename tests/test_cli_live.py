@@ -1,0 +1,182 @@
+"""The command line's live view in a real pseudo-terminal (pexpect), read as a terminal shows
+it (pyte): styled lines and a status line, and Ctrl-C: once interrupts, twice cancels."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+
+from tests.cli_model import FakeModel, Turn, fake_model
+
+PROJECT = Path(__file__).resolve().parents[1]
+COLUMNS, ROWS = 120, 40
+WAIT = 30.0
+"""Longest a test waits for the screen to show something (a slow machine, not a real clock)."""
+
+
+class Terminal:
+    """A command running in a pseudo-terminal, and the screen it draws."""
+
+    def __init__(self, *args: str) -> None:
+        env = {name: value for name, value in os.environ.items() if name != "NO_COLOR"}
+        env.update(TERM="xterm-256color", COLUMNS=str(COLUMNS), LINES=str(ROWS))
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "reactloop", *args],
+            cwd=str(PROJECT),
+            env=env,
+            dimensions=(ROWS, COLUMNS),
+            encoding="utf-8",
+        )
+        self.screen = pyte.Screen(COLUMNS, ROWS)
+        self.stream = pyte.Stream(self.screen)
+        self.raw = ""
+
+    @property
+    def text(self) -> str:
+        """The screen's lines, right-trimmed."""
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def _read(self) -> bool:
+        """Feed what the child wrote to the screen; False once it has exited."""
+        try:
+            data = self.child.read_nonblocking(65536, timeout=0.1)
+        except pexpect.TIMEOUT:
+            return True
+        except pexpect.EOF:
+            return False
+        self.raw += data
+        self.stream.feed(data)
+        return True
+
+    def wait_for(self, shown: Callable[[str], bool] | str) -> str:
+        """Read until the screen shows `shown` (text, or a test on the screen's text)."""
+        check = shown if callable(shown) else (lambda screen: shown in screen)
+        deadline = time.monotonic() + WAIT
+        while not check(self.text):
+            alive = self._read()
+            if not alive and not check(self.text):
+                raise AssertionError(f"the command ended first; the screen:\n{self.text}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not shown in {WAIT} s; the screen:\n{self.text}")
+        return self.text
+
+    def finish(self) -> int:
+        """Read to the end; the exit code."""
+        deadline = time.monotonic() + WAIT
+        while self._read():
+            assert time.monotonic() < deadline, self.text
+        self.child.close()
+        status = self.child.exitstatus
+        assert status is not None, f"killed by a signal; the screen:\n{self.text}"
+        return status
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def held() -> Iterator[FakeModel]:
+    """A model that thinks until the test releases it, then calls a tool, then answers."""
+    turns = [Turn("Adding.", (("add", {"a": 2, "b": 3}),), hold=True), Turn("It is 5.")]
+    with fake_model(turns) as fake:
+        yield fake
+
+
+def live_run(fake: FakeModel, backend: str) -> Terminal:
+    return Terminal(
+        "--backend", backend, "run", "--model", fake.model, "--tools", "tests.cli_tools:add", "2+3?"
+    )
+
+
+def test_the_live_view_shows_steps_calls_results_and_usage(held: FakeModel, backend: str) -> None:
+    terminal = live_run(held, backend)
+    terminal.wait_for(
+        lambda screen: re.search(r"step 1: waiting for the model · \d+\.\d s", screen) is not None
+    )
+    held.release.set()
+    screen = terminal.wait_for("answer (completed): It is 5.")
+    assert terminal.finish() == 0
+    screen = terminal.text
+    assert "step 1" in screen and "call add(a=2, b=3)" in screen
+    assert "done add (" in screen and "-> 5" in screen
+    assert "2 steps, 22 in + 14 out = 36 tokens" in screen
+    assert "waiting for the model" not in screen  # the status line goes when the run ends
+    assert "\x1b[" in terminal.raw  # styled: a terminal's view, not the plain one
+
+
+def test_one_ctrl_c_interrupts_at_the_next_safe_point(held: FakeModel, backend: str) -> None:
+    terminal = live_run(held, backend)
+    terminal.wait_for("waiting for the model")
+    assert held.wait_for_requests(1)
+    terminal.child.sendintr()
+    terminal.wait_for("interrupt: the run stops at its next safe point")
+    terminal.wait_for("interrupting (Ctrl-C again cancels) · step 1: waiting for the model")
+    held.release.set()  # the model answers; its tool call runs; the run stops after it
+    screen = terminal.wait_for("answer (interrupted)")
+    assert terminal.finish() == 0
+    assert "done add (" in terminal.text and "-> 5" in screen
+    assert len(held.requests) == 1  # no second model call
+
+
+def test_a_second_ctrl_c_cancels_the_run(held: FakeModel, backend: str) -> None:
+    terminal = live_run(held, backend)
+    terminal.wait_for("waiting for the model")
+    assert held.wait_for_requests(1)
+    terminal.child.sendintr()
+    terminal.wait_for("interrupt: the run stops at its next safe point")
+    terminal.child.sendintr()
+    terminal.wait_for("cancelled: the run was cancelled at once")
+    assert terminal.finish() == 130
+    assert "answer (" not in terminal.text
+    assert "Traceback" not in terminal.raw
+
+
+def test_the_demo_in_a_terminal(backend: str) -> None:
+    terminal = Terminal("--backend", backend, "demo")
+    terminal.wait_for("answer (completed): Tokyo is sunny")
+    assert terminal.finish() == 0
+    assert terminal.text.count("call get_weather(") == 2
+
+
+def test_an_interrupted_run_resumes_to_its_end(held: FakeModel, tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    agent = ["--model", held.model, "--tools", "tests.cli_tools:add", "--store", store]
+    terminal = Terminal("run", *agent, "2+3?")
+    terminal.wait_for("waiting for the model")
+    assert held.wait_for_requests(1)
+    terminal.child.sendintr()
+    terminal.wait_for("interrupt: the run stops")
+    held.release.set()
+    run_id = terminal.wait_for("answer (interrupted)").split()[1].rstrip(":")
+    assert terminal.finish() == 0
+    resumed = Terminal("runs", "resume", run_id, *agent)
+    resumed.wait_for("answer (completed): It is 5.")
+    assert resumed.finish() == 0
+    assert len(held.requests) == 2
+
+
+def test_a_paused_run_asks_for_each_decision_at_the_prompt(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    turns = [Turn("", (("transfer", {"amount": 7}),)), Turn("Moved.")]
+    with fake_model(turns) as fake:
+        agent = ["--model", fake.model, "--tools", "tests.cli_tools:transfer", "--store", store]
+        terminal = Terminal("run", *agent, "move 7")
+        run_id = terminal.wait_for("answer (awaiting_approval)").split()[1].rstrip(":")
+        assert terminal.finish() == 0
+        resumed = Terminal("runs", "resume", run_id, *agent)
+        resumed.wait_for("approve transfer(amount=7)?")
+        resumed.child.sendline("y")
+        resumed.wait_for("answer (completed): Moved.")
+        assert resumed.finish() == 0
+    assert "done transfer (" in resumed.text and "-> moved 7" in resumed.text
