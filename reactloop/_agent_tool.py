@@ -21,7 +21,7 @@ from reactloop._groups import unwrap_single_error
 from reactloop._journal import Journal
 from reactloop._lifecycle import Departure, start_run
 from reactloop._messages import ToolCall, ToolSpec
-from reactloop._nesting import CALLING, SubRunOutcome, nested, path_of
+from reactloop._nesting import CALLING, READS_CALLING, SubRunOutcome, nested, path_of
 from reactloop._phases._execute import jsonable
 from reactloop._state import RunContext, RunResult
 from reactloop._stores._records import SubRunLinked
@@ -187,3 +187,6 @@ def agent_tool(
         integer("as_tool.max_depth", max_depth),
         optional_number("as_tool.timeout", timeout),
     )
+
+
+READS_CALLING.add(AgentTool)  # its invoke finds the calling run and call in `CALLING`

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 CALLING: ContextVar[tuple[Run, ToolCall] | None] = ContextVar("reactloop_calling", default=None)
 """The run and the call whose tool is being invoked (set by the tool phase around `invoke`)."""
 
+READS_CALLING: set[type] = set()
+"""Tool classes whose `invoke` reads `CALLING` (`AgentTool`): the tool phase sets it for them."""
+
 _children: dict[int, list[Run]] = {}  # id of a run -> the sub-runs it drives now
 _paths: dict[int, tuple[AgentCall, ...]] = {}  # id of a sub-run -> its path from the top
 

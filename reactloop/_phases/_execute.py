@@ -14,7 +14,7 @@ from reactloop._contracts import HookPoint, Tool
 from reactloop._errors import ErrorCode, ToolError, ToolExecutionError, ToolTimeoutError
 from reactloop._events import ToolCallFinished, ToolCallStarted
 from reactloop._messages import ToolCall
-from reactloop._nesting import CALLING, SubRunOutcome
+from reactloop._nesting import CALLING, READS_CALLING, SubRunOutcome
 from reactloop._phases.applier import park_stop
 from reactloop._repair import INTERRUPTED_RESULT
 from reactloop._state import NO_USAGE, ToolResult
@@ -59,17 +59,32 @@ def error_result(call: ToolCall, error: ToolError, duration: float = 0.0) -> Too
 
 
 async def _call(run: Run, item: Admitted) -> tuple[object, ToolError | None]:
-    """The tool's value, or the error it raised (cancellation is not caught). The tool may read
-    its run and call from `CALLING` (an agent tool does)."""
+    """The tool's value, or the error it raised (cancellation is not caught). A tool of a class
+    in `READS_CALLING` (an agent tool) reads its run and call from `CALLING`; others skip the
+    context variable (a set and a reset per call, on the hot path)."""
+    if type(item.tool) in READS_CALLING:
+        return await _call_telling(run, item)
+    try:
+        return await item.tool.invoke(item.arguments, run.context), None
+    except Exception as exc:
+        return None, _failed(item, exc)
+
+
+async def _call_telling(run: Run, item: Admitted) -> tuple[object, ToolError | None]:
+    """`_call` with `CALLING` set to the run and the call for the tool's duration."""
     calling = CALLING.set((run, item.call))
     try:
         return await item.tool.invoke(item.arguments, run.context), None
     except Exception as exc:
-        error = ToolExecutionError(item.tool.name, exc)
-        error.__cause__ = exc
-        return None, error
+        return None, _failed(item, exc)
     finally:
         CALLING.reset(calling)
+
+
+def _failed(item: Admitted, exc: Exception) -> ToolError:
+    error = ToolExecutionError(item.tool.name, exc)
+    error.__cause__ = exc
+    return error
 
 
 async def _call_within(run: Run, item: Admitted, seconds: float) -> tuple[object, ToolError | None]:
