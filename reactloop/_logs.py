@@ -11,8 +11,6 @@ inside another (a sub-agent in a tool) sets its own marks for its duration.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
@@ -39,15 +37,21 @@ class RunMarks:
 RUN_MARKS: ContextVar[RunMarks | None] = ContextVar("reactloop_run_marks", default=None)
 
 
-@contextmanager
-def marked(run: Run) -> Iterator[RunMarks]:
-    """Mark the current context as inside `run` until the block ends."""
-    marks = RunMarks(run.state)
-    token = RUN_MARKS.set(marks)
-    try:
-        yield marks
-    finally:
-        RUN_MARKS.reset(token)
+class MarkedRun:
+    """`with MarkedRun(run):` log records made in this context carry `run`'s marks. A class
+    rather than a generator-based context manager: it is entered once per run, for a third of
+    the cost."""
+
+    __slots__ = ("_run", "_token")
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    def __enter__(self) -> None:
+        self._token = RUN_MARKS.set(RunMarks(self._run.state))
+
+    def __exit__(self, *exc_info: object) -> None:
+        RUN_MARKS.reset(self._token)
 
 
 def current_fields() -> tuple[str, str, str]:

@@ -33,7 +33,7 @@ from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._events import PhaseFinished, RunStarted, StepFinished, StepStarted
 from reactloop._lease import leased
 from reactloop._lifecycle import Departure, finish_run
-from reactloop._logs import RUN_MARKS, marked
+from reactloop._logs import RUN_MARKS, MarkedRun
 from reactloop._messages import UserMessage
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._run import Run
@@ -111,7 +111,7 @@ class ReActLoop(RunEntryPoints[OutputT]):
 
     async def _drive(self, run: Run, departure: Departure | None) -> RunResult[Any]:
         async with leased(run):
-            with marked(run):
+            with MarkedRun(run):
                 if departure is None:
                     stop = await self._work(run)
                 else:

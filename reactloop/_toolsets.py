@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING
 
 from attrs import define, field, frozen
@@ -136,14 +136,19 @@ def _collision(name: str, first: str, second: str) -> ConfigurationError:
     return ConfigurationError.invalid("tools", name, rule)
 
 
-@asynccontextmanager
-async def run_toolsets(run: Run) -> AsyncIterator[None]:
-    """Around a run with toolsets: use the loop's open connections, open the missing ones for
-    this run alone (closed when it ends, whatever the ending), and list the tools once."""
+def run_toolsets(run: Run) -> AbstractAsyncContextManager[None]:
+    """Around a run: its toolsets opened (nothing to do, at no cost, for a loop without any)."""
     host = run.config.toolsets
-    if host is None:
-        yield
-        return
+    return _NOTHING if host is None else _opened(run, host)
+
+
+_NOTHING: AbstractAsyncContextManager[None] = nullcontext()
+
+
+@asynccontextmanager
+async def _opened(run: Run, host: LoopToolsets) -> AsyncIterator[None]:
+    """Use the loop's open connections, open the missing ones for this run alone (closed when it
+    ends, whatever the ending), and list the tools once."""
     async with AsyncExitStack() as stack:
         sources: list[tuple[Toolset, ToolSource]] = []
         for index, toolset in enumerate(host.toolsets):
