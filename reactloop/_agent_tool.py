@@ -23,6 +23,7 @@ from reactloop._lifecycle import Departure, start_run
 from reactloop._messages import ToolCall, ToolSpec
 from reactloop._nesting import CALLING, READS_CALLING, SubRunOutcome, nested, path_of
 from reactloop._phases._execute import jsonable
+from reactloop._schema import Invalid, compile_object
 from reactloop._state import RunContext, RunResult
 from reactloop._stores._records import SubRunLinked
 from reactloop._tool import _NAME_RULE, _TOOL_NAME
@@ -34,18 +35,10 @@ if TYPE_CHECKING:
 DEFAULT_MAX_DEPTH = 3
 """How many runs deep agent tools may nest by default (a sub-run of a sub-run of a sub-run)."""
 INPUT = "input"
-_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        INPUT: {
-            "type": "string",
-            "description": "The task for the agent, in full: it sees nothing else of this "
-            "conversation.",
-        }
-    },
-    "required": [INPUT],
-    "additionalProperties": False,
-}
+_SCHEMA, _CONVERT = compile_object(
+    {INPUT: (str, attrs.NOTHING)},
+    {INPUT: "The task for the agent, in full: it sees nothing else of this conversation."},
+)
 _NO_ANSWER = frozenset(
     {StopReason.INTERRUPTED, StopReason.STREAM_CLOSED, StopReason.AWAITING_APPROVAL}
 )
@@ -86,15 +79,11 @@ class AgentTool:
         try:
             value = orjson.loads(arguments or "{}")
         except orjson.JSONDecodeError as exc:
-            raise ToolArgumentsError(self.name, [f"not JSON: {exc}"]) from None
-        if not isinstance(value, dict):
-            raise ToolArgumentsError(self.name, ["the arguments must be a JSON object"])
-        problems = [f"unknown argument {key!r}" for key in value if key != INPUT]
-        if not isinstance(value.get(INPUT), str):
-            problems.insert(0, f"{INPUT!r} is required: a string (the task for the agent)")
-        if problems:
-            raise ToolArgumentsError(self.name, problems)
-        return value
+            raise ToolArgumentsError(self.name, [f"arguments are not valid JSON ({exc})"]) from None
+        try:
+            return _CONVERT(value, "")
+        except Invalid as exc:
+            raise ToolArgumentsError(self.name, [str(exc)]) from None
 
     async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> SubRunOutcome:
         """Run the sub-run to its end (under the calling run, when a loop calls it)."""
