@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import gc
 import itertools
 import resource
@@ -10,6 +11,8 @@ import tracemalloc
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
+
+import anyio
 
 S = TypeVar("S")
 Contender = Callable[[], Awaitable[S]]
@@ -95,3 +98,25 @@ async def traced_peak_mib(work: Callable[[], Awaitable[object]], collect: bool =
     finally:
         tracemalloc.stop()
     return (peak - start) / MIB
+
+
+StepFigures = Callable[[int, int], Awaitable[dict[str, float]]]
+
+
+def per_step_main(
+    prog: str, doc: str | None, measure: StepFigures, argv: Sequence[str] | None
+) -> int:
+    """The command line of a per-step side benchmark: `measure(steps, repeats)` for each step
+    count, each figure printed with its difference from the first (the baseline)."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc)
+    parser.add_argument("--steps", type=int, nargs="+", default=[10, 100])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    args = parser.parse_args(argv)
+    for steps in args.steps:
+        figures = anyio.run(measure, steps, args.repeats, backend=args.backend)
+        base = next(iter(figures.values()))
+        width = max(map(len, figures))
+        for name, value in figures.items():
+            print(f"{steps:>4} steps  {name:<{width}} {value:8.1f} us/step  ({value - base:+.1f})")
+    return 0

@@ -10,17 +10,15 @@ benchmark on a commit before telemetry existed.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-import anyio
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
-from benchmarks._measure import interleave, median
+from benchmarks._measure import interleave, median, per_step_main
 from reactloop import ReActLoop
 from reactloop._telemetry import Telemetry
 from reactloop.messages import ToolCall
@@ -83,17 +81,7 @@ async def measure(steps: int, repeats: int) -> dict[str, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the figures for each step count."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.telemetry", description=__doc__)
-    parser.add_argument("--steps", type=int, nargs="+", default=[10, 100])
-    parser.add_argument("--repeats", type=int, default=30)
-    parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
-    args = parser.parse_args(argv)
-    for steps in args.steps:
-        figures = anyio.run(measure, steps, args.repeats, backend=args.backend)
-        base = figures["telemetry off"]
-        for name, value in figures.items():
-            print(f"{steps:>4} steps  {name:<22} {value:8.1f} us/step  ({value - base:+.1f})")
-    return 0
+    return per_step_main("python -m benchmarks.telemetry", __doc__, measure, argv)
 
 
 if __name__ == "__main__":
