@@ -8,10 +8,12 @@ under cancellation). This module needs the `mcp` extra.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
 import anyio.abc
@@ -76,8 +78,22 @@ async def _stdio(server: MCPServerStdio) -> AsyncIterator[TransportStreams]:
     parameters = StdioServerParameters(
         command=server.command, args=list(server.args), env=server.env, cwd=server.cwd
     )
-    async with stdio_client(parameters) as streams:
+    async with stdio_client(parameters, errlog=server_errlog()) as streams:
         yield streams
+
+
+def server_errlog() -> TextIO:
+    """Where a stdio server's stderr goes: this process's stderr as it is now (the SDK's default
+    is the one it saw when imported, which a test runner or a notebook may have replaced and
+    closed since); its original stderr when the current one has no file descriptor (a notebook's
+    stream); nowhere when neither has one."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None and stream.fileno() >= 0:
+                return stream
+        except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
+            continue
+    return cast(TextIO, subprocess.DEVNULL)  # the process is started with stderr=DEVNULL
 
 
 @asynccontextmanager

@@ -116,6 +116,8 @@ async def serve_http() -> None:
 
 def main(argv: list[str]) -> None:
     """`stdio` or `http`."""
+    if note := os.environ.get("REACTLOOP_MCP_STDERR"):
+        print(note, file=sys.stderr, flush=True)
     if argv[1:] == ["http"]:
         anyio.run(serve_http)
     else:

@@ -4,9 +4,13 @@ asyncio and on trio."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
@@ -20,7 +24,7 @@ from reactloop._errors import (
     ToolsetError,
 )
 from reactloop._mcp import ServerRestartPolicy
-from reactloop._mcp_connection import Connection
+from reactloop._mcp_connection import Connection, server_errlog
 from reactloop._mcp_tools import MCPTool
 from reactloop._state import RunContext
 from reactloop.testing import make_run
@@ -145,6 +149,32 @@ async def test_headers_reach_the_http_server(mcp_url: str) -> None:
     async with server.connect() as source:
         header = by_remote(await source.list_tools())["header"]
         assert await invoke(header, name="X-Tenant") == "acme"
+
+
+async def test_a_stdio_servers_stderr_goes_to_the_stderr_of_the_moment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with (tmp_path / "stderr").open("w") as stderr:
+        monkeypatch.setattr(sys, "stderr", stderr)
+        async with stdio_server(env={"REACTLOOP_MCP_STDERR": "server says hi"}).connect() as source:
+            assert await source.list_tools()
+    assert "server says hi" in (tmp_path / "stderr").read_text()
+
+
+async def test_a_stdio_server_starts_when_stderr_has_no_file_descriptor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # as in a notebook
+    async with time_server().connect() as source:
+        assert await source.list_tools()
+
+
+def test_a_stdio_servers_stderr_goes_nowhere_when_no_stream_has_a_descriptor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    monkeypatch.setattr(sys, "__stderr__", None)
+    assert server_errlog() == subprocess.DEVNULL
 
 
 async def test_env_reaches_the_stdio_server() -> None:
