@@ -15,7 +15,7 @@ import orjson
 from attrs import frozen
 
 from reactloop._decisions import StopReason
-from reactloop._errors import AgentDepthError, AgentRunError, ConfigurationError, ToolArgumentsError
+from reactloop._errors import AgentDepthError, AgentRunError, ToolArgumentsError
 from reactloop._events import AgentCall, Event, NestedEvent
 from reactloop._groups import unwrap_single_error
 from reactloop._journal import Journal
@@ -26,8 +26,7 @@ from reactloop._phases._execute import jsonable
 from reactloop._schema import Invalid, compile_object
 from reactloop._state import RunContext, RunResult
 from reactloop._stores._records import SubRunLinked
-from reactloop._tool import _NAME_RULE, _TOOL_NAME
-from reactloop._validate import integer, optional_number, text
+from reactloop._validate import integer, optional_number, text, tool_name
 
 if TYPE_CHECKING:
     from reactloop._run import EventSink, LoopConfig, Run
@@ -167,11 +166,9 @@ def agent_tool(
     loop: DrivenLoop, *, name: object, description: object, max_depth: object, timeout: object
 ) -> AgentTool:
     """An `AgentTool` for `loop`, its options checked (`ConfigurationError` naming the option)."""
-    if not isinstance(name, str) or not _TOOL_NAME.match(name):
-        raise ConfigurationError.invalid("as_tool.name", name, _NAME_RULE)
     return AgentTool(
         loop,
-        name,
+        tool_name("as_tool.name", name),
         text("as_tool.description", description),
         integer("as_tool.max_depth", max_depth),
         optional_number("as_tool.timeout", timeout),

@@ -25,7 +25,7 @@ class RecordingModel:
     `Cassette`, taking the run's input, history and tool results from its `RunResult`."""
 
     def __init__(self, model: Model) -> None:
-        if not isinstance(model, Model):
+        if not isinstance(model, Model) or isinstance(model, type):
             raise ConfigurationError.invalid(
                 "RecordingModel.model", model, "a Model (with request and stream)"
             )

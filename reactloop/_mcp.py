@@ -21,6 +21,7 @@ from attrs import frozen
 
 from reactloop._errors import ConfigurationError, ToolsetError
 from reactloop._validate import (
+    accepts,
     checked_arguments,
     fail,
     integer,
@@ -53,6 +54,7 @@ def require_sdk() -> None:
         ) from error
 
 
+@checked_arguments
 @frozen
 class ServerRestartPolicy:
     """How often a server that crashed or exited is started again for later calls: at most
@@ -85,9 +87,11 @@ def _string_map(option: str, value: object) -> dict[str, str] | None:
 def _tool_filter(option: str, value: object) -> ToolFilter | None:
     if value is None:
         return None
-    if callable(value):
-        return value
     names = "a collection of tool names, a predicate over the server's tool, or None"
+    if callable(value) and not isinstance(value, type):
+        if not accepts(value, 1):
+            fail(option, value, names)
+        return value
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Collection):
         fail(option, value, names)
     return frozenset(_strings(option, value, "tool names"))
@@ -213,7 +217,7 @@ class MCPServerStdio(MCPServerBase):
         self.command = text("MCPServerStdio.command", command)
         self.args = _strings("MCPServerStdio.args", args, "strings")
         self.env = _string_map("MCPServerStdio.env", env)
-        if cwd is not None and not isinstance(cwd, str | os.PathLike):
+        if cwd is not None and (not isinstance(cwd, str | os.PathLike) or not os.fspath(cwd)):
             fail("MCPServerStdio.cwd", cwd, "None or a path")
         self.cwd = None if cwd is None else Path(cwd)
         optional_text("MCPServerStdio.name", name)

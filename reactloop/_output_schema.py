@@ -24,6 +24,7 @@ from reactloop._messages import JsonObject
 from reactloop._raw_schema import compile_raw
 from reactloop._schema import Converter, Invalid, UnsupportedType, compile_object, compile_type
 from reactloop._strict_schema import strict_schema_anthropic, strict_schema_openai
+from reactloop._validate import tool_name
 
 __all__ = [
     "WRAPPER_KEY",
@@ -36,7 +37,6 @@ T = TypeVar("T")
 
 WRAPPER_KEY = "result"
 _ENUM_DOC = "An enumeration."
-_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _TYPE_RULE = (
     "an attrs class, dataclass, TypedDict, str, int, float, bool, None, list, tuple, dict with "
     "str keys, Literal, Enum, a union of these, or a JSON schema dict"
@@ -153,6 +153,4 @@ def _description(output: Any) -> str | None:
 
 
 def _checked_name(name: object) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise ConfigurationError.invalid("name", name, "1 to 64 letters, digits, '_' or '-'")
-    return name
+    return tool_name("name", name)

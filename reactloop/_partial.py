@@ -31,6 +31,7 @@ from typing import Final
 import orjson
 
 from reactloop._errors import PartialJsonError
+from reactloop._validate import boolean, checked_arguments
 
 
 class Unchanged(enum.Enum):
@@ -68,6 +69,7 @@ class _Frame:
         self.key = ""
 
 
+@checked_arguments
 class PartialJson:
     """An incremental JSON parser whose `feed` returns each new partial value (module docstring).
 
@@ -78,8 +80,8 @@ class PartialJson:
     """
 
     def __init__(self, *, growing_strings: bool = False, fences: bool = False) -> None:
-        self.growing_strings = growing_strings
-        self.fences = fences
+        self.growing_strings = boolean("PartialJson.growing_strings", growing_strings)
+        self.fences = boolean("PartialJson.fences", fences)
         self._buf = ""
         self._pos = 0
         self._dropped = 0

@@ -29,6 +29,7 @@ from reactloop._validate import (
     did_you_mean,
     optional_number,
     optional_text,
+    tool_name,
 )
 
 ToolFunction = Callable[..., Any]
@@ -112,10 +113,6 @@ def _signature(fn: ToolFunction, name: str, docs: dict[str, str], hidden: set[st
     return _Signature(schema, convert, context_param)
 
 
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_NAME_RULE = "a tool name of 1 to 64 letters, digits, '_' or '-' (pass name= to choose one)"
-
-
 def _check_settings(
     *,
     name: object,
@@ -169,9 +166,7 @@ def _check_options(
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not _TOOL_NAME.match(name):
-        raise ConfigurationError.invalid("tool.name", name, _NAME_RULE)
-    return name
+    return tool_name("tool.name", name)
 
 
 def _check_presets(fn: ToolFunction, tool_name: str, bound: Mapping[str, Any]) -> None:

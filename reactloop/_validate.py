@@ -13,6 +13,7 @@ import enum
 import functools
 import inspect
 import math
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NoReturn, TypeVar
 
@@ -93,6 +94,18 @@ def text(option: str, value: object, *, blank: bool = False) -> str:
 def optional_text(option: str, value: object, *, blank: bool = False) -> str | None:
     """None, or a string (see `text`)."""
     return None if value is None else text(option, value, blank=blank)
+
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""What both providers accept as a function name."""
+TOOL_NAME_RULE = "a tool name of 1 to 64 letters, digits, '_' or '-' (pass name= to choose one)"
+
+
+def tool_name(option: str, value: object) -> str:
+    """A name the providers accept for a tool."""
+    if not isinstance(value, str) or not TOOL_NAME.match(value):
+        fail(option, value, TOOL_NAME_RULE)
+    return value
 
 
 def instance(option: str, value: object, kind: type[T], what: str) -> T:
@@ -202,10 +215,19 @@ def checked_arguments(target: C) -> C:
     if isinstance(target, type):
         setattr(target, _INIT, _checked(target.__name__, getattr(target, _INIT)))
         return target
-    return _checked(getattr(target, "__qualname__", "function"), target)
+    return _checked(None, target)
 
 
-def _checked(owner: str, fn: C) -> C:
+def _owner(fn: Callable[..., Any], args: tuple[object, ...], method: bool) -> str:
+    """How a message names a checked function: a method by the class it was called on (the
+    user's `ReActLoop.as_tool`, not the base class defining it)."""
+    if method and args:
+        head = args[0] if isinstance(args[0], type) else type(args[0])
+        return f"{head.__name__}.{fn.__name__}"
+    return getattr(fn, "__qualname__", "function")
+
+
+def _checked(owner: str | None, fn: C) -> C:
     signature = inspect.signature(fn)
     params = list(signature.parameters.values())
     skip = 1 if params and params[0].name in ("self", "cls") else 0
@@ -219,13 +241,13 @@ def _checked(owner: str, fn: C) -> C:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         if known is not None and kwargs.keys() - known:
-            reject_unknown(owner, kwargs, named)
+            reject_unknown(owner or _owner(fn, args, bool(skip)), kwargs, named)
         if len(args) > positional:
-            _too_many(owner, args[skip:], positional - skip)
+            _too_many(owner or _owner(fn, args, bool(skip)), args[skip:], positional - skip)
         try:
             return fn(*args, **kwargs)
         except TypeError as error:
-            _missing(owner, signature, args, kwargs, error)
+            _missing(owner or _owner(fn, args, bool(skip)), signature, args, kwargs, error)
             raise
 
     return call  # type: ignore[return-value]

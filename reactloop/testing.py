@@ -48,7 +48,19 @@ from reactloop._messages import (
 )
 from reactloop._run import Run
 from reactloop._state import RunContext, RunState
-from reactloop._validate import boolean, checked_arguments, sequence_of
+from reactloop._validate import (
+    boolean,
+    checked_arguments,
+    function,
+    instance,
+    integer,
+    number,
+    optional_instance,
+    optional_number,
+    sequence_of,
+    text,
+    tool_name,
+)
 
 ScriptItem = ModelResponse | str | ToolCall | Sequence[ToolCall] | Exception
 
@@ -172,7 +184,7 @@ class FunctionModel(_RecordingModel):
 
     def __init__(self, fn: Responder) -> None:
         super().__init__()
-        self.fn = fn
+        self.fn: Responder = function("FunctionModel.fn", fn, 1)
 
     async def respond(self, request: ModelRequest) -> ModelResponse:
         """Call `fn` on the request."""
@@ -200,6 +212,18 @@ class FakeTool:
     calls: list[dict[str, Any]] = field(factory=list)
     running: int = 0
     peak_running: int = 0
+
+    def __attrs_post_init__(self) -> None:
+        tool_name("FakeTool.name", self.name)
+        optional_instance("FakeTool.raises", self.raises, Exception, "an exception to raise")
+        optional_instance("FakeTool.gate", self.gate, anyio.Event, "an anyio.Event to wait for")
+        optional_number("FakeTool.timeout", self.timeout)
+        for flag in ("exclusive", "idempotent", "requires_approval", "external"):
+            boolean(f"FakeTool.{flag}", getattr(self, flag))
+        instance("FakeTool.parameters", self.parameters, dict, "a JSON schema (a dict)")
+        instance("FakeTool.calls", self.calls, list, "a list (the calls recorded)")
+        integer("FakeTool.running", self.running, minimum=0)
+        integer("FakeTool.peak_running", self.peak_running, minimum=0)
 
     @property
     def spec(self) -> ToolSpec:
@@ -233,7 +257,11 @@ class FakeTool:
 
 
 def _tool_tuple(tools: Iterable[Tool]) -> tuple[Tool, ...]:
-    return tuple(tools)
+    return sequence_of("FakeToolset.tools", tools, _a_tool, "tools")
+
+
+def _a_tool(option: str, value: object) -> Tool:
+    return instance(option, value, Tool, "a tool (name, spec, parse_arguments, invoke)")  # type: ignore[type-abstract]
 
 
 class _FakeSource:
@@ -249,6 +277,7 @@ class _FakeSource:
         return self._toolset.tools
 
 
+@checked_arguments
 @define
 class FakeToolset:
     """A toolset serving `tools`, as an MCP server would: `set_tools` changes the list (as a
@@ -262,8 +291,16 @@ class FakeToolset:
     connects: int = 0
     closes: int = 0
     listings: int = 0
-    _entered: list[AbstractAsyncContextManager[ToolSource]] = field(factory=list)
-    _open: ToolSource | None = None
+    _entered: list[AbstractAsyncContextManager[ToolSource]] = field(factory=list, init=False)
+    _open: ToolSource | None = field(default=None, init=False)
+
+    def __attrs_post_init__(self) -> None:
+        text("FakeToolset.name", self.name)
+        rule = "an exception to raise on connecting"
+        optional_instance("FakeToolset.fail_on_connect", self.fail_on_connect, Exception, rule)
+        boolean("FakeToolset.requires_approval", self.requires_approval)
+        for count in ("connects", "closes", "listings"):
+            integer(f"FakeToolset.{count}", getattr(self, count), minimum=0)
 
     @property
     def open_source(self) -> ToolSource | None:
@@ -272,7 +309,7 @@ class FakeToolset:
 
     def set_tools(self, tools: Iterable[Tool]) -> None:
         """Change the tools offered from now on."""
-        self.tools = tuple(tools)
+        self.tools = _tool_tuple(tools)
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[ToolSource]:
@@ -304,12 +341,15 @@ class FakeClock:
 
     now: float = 0.0
 
+    def __attrs_post_init__(self) -> None:
+        number("FakeClock.now", self.now, inclusive=True)
+
     def __call__(self) -> float:
         return self.now
 
     def advance(self, seconds: float) -> None:
-        """Move time forward."""
-        self.now += seconds
+        """Move time forward (a clock for durations never goes back)."""
+        self.now += number("FakeClock.advance.seconds", seconds, inclusive=True)
 
 
 @checked_arguments

@@ -141,7 +141,7 @@ async def test_two_toolsets_with_one_name_is_a_configuration_error_naming_both()
 
 async def test_a_toolset_listing_something_else_than_tools_breaks_its_contract() -> None:
     server = FakeToolset("server", [])
-    server.tools = ("not a tool",)  # type: ignore[assignment]
+    object.__setattr__(server, "tools", ("not a tool",))  # past FakeToolset's own check
     result = await ReActLoop(ScriptedModel(["a"]), tools=[server]).run("go")
     assert isinstance(result.error, ContractError)
     assert "ToolSource.list_tools returns Tool objects" in result.error.message

@@ -7,6 +7,7 @@ check (and a row here) fails the suite.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -15,8 +16,10 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from attrs import define
 
-from reactloop._approval import Approve, Deny, Edit, ExternalFailure
+from reactloop._approval import Approve, Deny, Edit, ExternalFailure, ExternalResult
+from reactloop._cassette import Cassette
 from reactloop._config import LOOP_PARAMETERS, OPTION_NAMES, LoopOptions
 from reactloop._context import ContextWindow
 from reactloop._contracts import Hook
@@ -24,14 +27,17 @@ from reactloop._errors import ConfigurationError, ErrorCode, show
 from reactloop._guards import BlockedPatterns, MaxInputLength
 from reactloop._limits import RunLimiter
 from reactloop._loop import ReActLoop
-from reactloop._messages import ModelSettings, ResponseFormat, ResponseFormatKind
+from reactloop._mcp import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
+from reactloop._messages import ModelSettings, ResponseFormat, ResponseFormatKind, ToolSpec
 from reactloop._output import OutputStrategy
+from reactloop._partial import PartialJson
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._policy import ApprovalPolicy
 from reactloop._providers import AnthropicModel, OpenAIModel, model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
 from reactloop._retry import RetryPolicy
 from reactloop._run import CapPolicy, RepetitionPolicy
+from reactloop._selection import RelevanceSelector
 from reactloop._state import Step
 from reactloop._stop import (
     FinalAnswerMarker,
@@ -42,12 +48,21 @@ from reactloop._stop import (
     TokenBudget,
     ToolCalled,
 )
-from reactloop._stores import MemoryStore, SqliteStore, store_from_url
+from reactloop._stores import MemoryStore, PostgresStore, SqliteStore, store_from_url
 from reactloop._telemetry import Telemetry
 from reactloop._tokens import MessageTokenEstimator
 from reactloop._tool import FunctionTool, tool
 from reactloop._validate import checked_arguments
-from reactloop.testing import FakeTool, ScriptedModel, make_run
+from reactloop.testing import (
+    FakeClock,
+    FakeTool,
+    FakeToolset,
+    FunctionModel,
+    RecordingModel,
+    ReplayModel,
+    ScriptedModel,
+    make_run,
+)
 
 NAN, INF = float("nan"), float("inf")
 COUNTS: list[object] = [0, -1, 1.5, True, "3", None, NAN]
@@ -86,6 +101,26 @@ def predicate(steps: Sequence[Step]) -> bool:
     return len(steps) > 3
 
 
+@define
+class UncheckedTool:
+    """A user's own tool class that checks nothing: the loop must check what it offers."""
+
+    name: str
+    timeout: object = None
+    exclusive: object = False
+    idempotent: object = False
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, "a user's tool", {"type": "object"})
+
+    def parse_arguments(self, arguments: str) -> dict[str, Any]:
+        return {}
+
+    async def invoke(self, arguments: dict[str, Any], context: object) -> object:
+        return "ok"
+
+
 def search(query: str) -> str:
     """A valid tool function."""
     return query
@@ -100,11 +135,11 @@ LOOP_BAD: dict[str, list[object]] = {
         [1],
         [None],
         [FunctionTool],
-        [FakeTool("slow", timeout=0)],
-        [FakeTool("slow", timeout=NAN)],
-        [FakeTool("alone", exclusive=1)],  # type: ignore[arg-type]
-        [FakeTool("retry", idempotent="yes")],  # type: ignore[arg-type]
-        [FakeTool("")],
+        [UncheckedTool("slow", timeout=0)],
+        [UncheckedTool("slow", timeout=NAN)],
+        [UncheckedTool("alone", exclusive=1)],
+        [UncheckedTool("retry", idempotent="yes")],
+        [UncheckedTool("")],
     ],
     "instructions": [5, b"x", lambda: "x", lambda a, b: "x", ["x"]],
     "hooks": [
@@ -205,6 +240,17 @@ HTTP_BAD: dict[str, list[object]] = {
     "http_client": ["client", object(), httpx.AsyncClient],
     "extra_headers": ["x-a: 1", {"x-a": 1}, {1: "a"}, [("x-a", "1")]],
 }
+
+MCP_BAD: dict[str, list[object]] = {
+    "name": ["", 5],
+    "prefix": ["", "a b", 5, "x" * 33],
+    "tool_filter": [5, "search", lambda: True],
+    "timeout": OPTIONAL_SECONDS,
+    "connect_timeout": SECONDS,
+    "restart": [3, None, "never", ServerRestartPolicy],
+    "requires_approval": ["yes", 1, [5]],
+}
+"""Wrong values for the options both MCP server kinds take."""
 
 TOOL_BAD: dict[str, list[object]] = {
     "name": ["", "has space", 5, "x" * 65],
@@ -323,6 +369,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
     Approve: ({}, {"always": [1, "yes", None, "session"]}),
     Deny: ({}, {"reason": ["", " ", 5, None], "always": [1, "yes", None, "run"]}),
     Edit: ({"arguments": {}}, {"arguments": [5, "x=1", None, {1: "a"}, [1]]}),
+    ExternalResult: ({"value": "done"}, {"value": []}),
     ExternalFailure: ({"message": "broke"}, {"message": ["", " ", 5, None]}),
     SqliteStore: (
         {"path": "runs.db"},
@@ -342,6 +389,80 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         {"fn": search},
         {**TOOL_BAD, "fn": [5, "search", None], "presets": ["x", 5]},
     ),
+    ServerRestartPolicy: ({}, {"max_restarts": [-1, 1.5, True, "2", None]}),
+    MCPServerStdio: (
+        {"command": "server"},
+        {
+            "command": ["", 5, None, ["server"]],
+            "args": ["--flag", 5, [5], None],
+            "env": [5, {"A": 1}, {1: "a"}, ["A=1"]],
+            "cwd": [5, b"/tmp", ""],
+            **MCP_BAD,
+        },
+    ),
+    MCPServerHTTP: (
+        {"url": "http://127.0.0.1:1/mcp"},
+        {
+            "url": ["", 5, "ftp://x/mcp", "127.0.0.1:1", None],
+            "headers": [5, {"A": 1}, {1: "a"}, ["A: 1"]],
+            **MCP_BAD,
+        },
+    ),
+    RelevanceSelector: (
+        {},
+        {
+            "always": ["search", [5], [""], 5, None],
+            "recent_messages": [-1, 1.5, True, "4", None],
+            "tool_results": ["yes", 1, None],
+        },
+    ),
+    PostgresStore: (
+        {"url": "postgresql://127.0.0.1:1/db"},
+        {
+            "url": ["", 5, None, "sqlite:///runs.db", "runs.db"],
+            "worker_id": ["", 5, "a\x00b"],
+            "lease_seconds": [0, -1, NAN, INF, True, "30", 86_401],
+        },
+    ),
+    PartialJson: ({}, {"growing_strings": ["yes", 1, None], "fences": ["no", 0, None]}),
+    FakeClock: ({}, {"now": [-1, NAN, INF, "0", True, None]}),
+    FakeTool: (
+        {"name": "search"},
+        {
+            "name": ["", "a b", 5, None],
+            "result": [],  # any value: what the tool returns
+            "raises": [5, "boom", ValueError],
+            "gate": [5, True, anyio.Event],
+            "timeout": OPTIONAL_SECONDS,
+            "exclusive": ["yes", 1],
+            "parameters": [5, "object", [1]],
+            "idempotent": ["yes", 1],
+            "requires_approval": ["yes", 1],
+            "external": ["yes", 1],
+            "calls": [5, (), None],
+            "running": [-1, 1.5, "0", None],
+            "peak_running": [-1, 1.5, "0", None],
+        },
+    ),
+    FakeToolset: (
+        {"name": "kit", "tools": []},
+        {
+            "name": ["", 5, None],
+            "tools": [5, "search", [5], [search]],
+            "fail_on_connect": [5, "boom", OSError],
+            "requires_approval": ["yes", 1, None],
+            "connects": [-1, 1.5, "0", None],
+            "closes": [-1, 1.5, "0", None],
+            "listings": [-1, 1.5, "0", None],
+        },
+    ),
+    FunctionModel: ({"fn": lambda request: "hi"}, {"fn": [5, None, lambda: "hi", "reply"]}),
+    RecordingModel: ({"model": ScriptedModel([])}, {"model": [5, None, ScriptedModel]}),
+    ReplayModel: (
+        {"cassette": Cassette("hi", ())},
+        {"cassette": [5, None, "cassette.json"], "check_requests": ["yes", 1, None]},
+    ),
+    ScriptedModel: ({"script": []}, {"script": [5, "hi", None, [5], [None]]}),
     make_run: (
         {},
         {
@@ -459,7 +580,12 @@ def test_the_table_covers_every_parameter(factory: Factory) -> None:
     table = CLASSES[factory][1]
     assert set(table) == _parameters(factory)
     checked = [option for option, values in table.items() if not values]
-    assert checked in ([], ["deps", "options"]), "only deps takes any value"
+    anything = {
+        "deps": "the user's own dependencies",
+        "result": "what a fake tool returns",
+        "value": "an external result: checked when given as a decision",
+    }
+    assert set(checked) <= {*anything, "options"}, "only these take any value"
 
 
 def test_the_table_covers_the_configurable_classes() -> None:
@@ -469,6 +595,32 @@ def test_the_table_covers_the_configurable_classes() -> None:
         ContextWindow, RunLimiter, ModelSettings, ResponseFormat, OpenAIModel, AnthropicModel,
     }  # fmt: skip
     assert configurable <= set(CLASSES)
+
+
+PUBLIC_MODULES = [
+    "reactloop", "reactloop.approval", "reactloop.context", "reactloop.hooks",
+    "reactloop.messages", "reactloop.models", "reactloop.output", "reactloop.phases",
+    "reactloop.providers", "reactloop.stopping", "reactloop.stores", "reactloop.telemetry",
+    "reactloop.testing", "reactloop.tools",
+]  # fmt: skip
+CHECKED_ELSEWHERE = {ReActLoop: "LOOP_BAD and LOOP_OWN_BAD"}
+
+
+def _checked_public() -> set[Factory]:
+    """Every public class or function whose arguments are checked (wrapped by the checker)."""
+    found: set[Factory] = set()
+    for module in map(importlib.import_module, PUBLIC_MODULES):
+        for name in module.__all__:
+            public = getattr(module, name)
+            target = vars(public).get("__init__") if isinstance(public, type) else public
+            if callable(public) and hasattr(target, "__wrapped__"):
+                found.add(public)
+    return found
+
+
+def test_every_checked_public_class_has_its_wrong_values_in_the_tables() -> None:
+    missing = _checked_public() - set(CLASSES) - set(CHECKED_ELSEWHERE)
+    assert not missing, f"add a row to CLASSES for {sorted(map(str, missing))}"
 
 
 def test_every_loop_option_at_its_default_builds_a_loop() -> None:

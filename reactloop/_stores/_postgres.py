@@ -37,7 +37,7 @@ from reactloop._stores._records import (
     status_after,
 )
 from reactloop._stores._replay import replay
-from reactloop._validate import checked_arguments, text
+from reactloop._validate import checked_arguments, fail, number, text
 
 if TYPE_CHECKING:
     import psycopg
@@ -115,6 +115,28 @@ def _migrate(connection: psycopg.Connection[Any]) -> None:
             connection.execute("INSERT INTO reactloop_schema VALUES (%s)", (SCHEMA_VERSION,))
 
 
+_MAX_LEASE = 86_400.0
+_SCHEMES = ("postgresql", "postgres")
+
+
+def _checked_url(url: object) -> str:
+    """A `postgresql://` URL, or a libpq `key=value` connection string."""
+    given = text("PostgresStore.url", url)
+    scheme, found, _ = given.partition("://")
+    if (found and scheme not in _SCHEMES) or (not found and "=" not in given):
+        rule = "a postgresql:// URL or a libpq connection string (host=... dbname=...)"
+        fail("PostgresStore.url", url, rule)
+    return given
+
+
+def _checked_worker(worker_id: object) -> str:
+    """A worker name: non-empty, without NUL characters (PostgreSQL text cannot hold them)."""
+    name = text("PostgresStore.worker_id", worker_id)
+    if "\x00" in name:
+        fail("PostgresStore.worker_id", worker_id, "a worker name without NUL characters")
+    return name
+
+
 @checked_arguments
 class PostgresStore:
     """Runs in a PostgreSQL database (schema created on first use), shared by many workers.
@@ -127,16 +149,12 @@ class PostgresStore:
     def __init__(
         self, url: str, *, worker_id: str | None = None, lease_seconds: float = 30.0
     ) -> None:
-        self.url = text("PostgresStore.url", url)
-        self.worker_id = _default_worker() if worker_id is None else text("worker_id", worker_id)
-        if "\x00" in self.worker_id:
-            rule = "a worker name without NUL characters"
-            raise ConfigurationError.invalid("PostgresStore.worker_id", worker_id, rule)
-        if isinstance(lease_seconds, bool) or not 0 < lease_seconds <= 86400:
-            raise ConfigurationError.invalid(
-                "PostgresStore.lease_seconds", lease_seconds, "seconds in (0, 86400]"
-            )
-        self.lease_seconds = float(lease_seconds)
+        self.url = _checked_url(url)
+        self.worker_id = _default_worker() if worker_id is None else _checked_worker(worker_id)
+        seconds = number("PostgresStore.lease_seconds", lease_seconds)
+        if seconds > _MAX_LEASE:
+            fail("PostgresStore.lease_seconds", lease_seconds, "seconds in (0, 86400]")
+        self.lease_seconds = float(seconds)
         self._psycopg = _driver()
         self._lock = threading.Lock()
         self._connection: psycopg.Connection[Any] | None = None
