@@ -174,7 +174,8 @@ def test_a_stdio_servers_stderr_goes_nowhere_when_no_stream_has_a_descriptor(
 ) -> None:
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     monkeypatch.setattr(sys, "__stderr__", None)
-    assert server_errlog() == subprocess.DEVNULL
+    errlog: object = server_errlog()
+    assert errlog == subprocess.DEVNULL
 
 
 async def test_env_reaches_the_stdio_server() -> None:
