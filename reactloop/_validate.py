@@ -201,6 +201,8 @@ def reject_unknown(owner: str, given: Mapping[str, object], known: Collection[st
 
 
 C = TypeVar("C", bound=Callable[..., Any])
+CHECKED_MARK = "__checks_arguments__"
+"""Set on every function `checked_arguments` wraps (the tests find the checked classes by it)."""
 _INIT = "__init__"
 _NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -250,6 +252,7 @@ def _checked(owner: str | None, fn: C) -> C:
             _missing(owner or _owner(fn, args, bool(skip)), signature, args, kwargs, error)
             raise
 
+    setattr(call, CHECKED_MARK, True)
     return call  # type: ignore[return-value]
 
 

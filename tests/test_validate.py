@@ -52,7 +52,7 @@ from reactloop._stores import MemoryStore, PostgresStore, SqliteStore, store_fro
 from reactloop._telemetry import Telemetry
 from reactloop._tokens import MessageTokenEstimator
 from reactloop._tool import FunctionTool, tool
-from reactloop._validate import checked_arguments
+from reactloop._validate import CHECKED_MARK, checked_arguments
 from reactloop.testing import (
     FakeClock,
     FakeTool,
@@ -613,7 +613,7 @@ def _checked_public() -> set[Factory]:
         for name in module.__all__:
             public = getattr(module, name)
             target = vars(public).get("__init__") if isinstance(public, type) else public
-            if callable(public) and hasattr(target, "__wrapped__"):
+            if callable(public) and getattr(target, CHECKED_MARK, False):
                 found.add(public)
     return found
 
