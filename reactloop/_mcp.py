@@ -58,7 +58,8 @@ def require_sdk() -> None:
 @frozen
 class ServerRestartPolicy:
     """How often a server that crashed or exited is started again for later calls: at most
-    `max_restarts` times per connection (0: never). The call it was answering gets an error."""
+    `max_restarts` times in a row, counted from zero again after each call that succeeds (0:
+    never). The call it was answering gets an error."""
 
     max_restarts: int = 2
 

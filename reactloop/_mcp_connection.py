@@ -162,7 +162,8 @@ class _Live:
 class Connection:
     """An open MCP session as a `ToolSource`: tools listed once, refreshed after the server's
     `notifications/tools/list_changed` (or a restart); calls restart a crashed server while
-    the server's `ServerRestartPolicy` allows."""
+    the server's `ServerRestartPolicy` allows: `max_restarts` in a row, counted again from zero
+    after each call that succeeds (a long-lived connection is not used up by rare crashes)."""
 
     def __init__(self, server: MCPServerBase, tasks: anyio.abc.TaskGroup) -> None:
         self._server = server
@@ -171,6 +172,7 @@ class Connection:
         self._live: _Live | None = None
         self._closed = False
         self.restarts = 0
+        self._in_a_row = 0  # restarts since the last call that succeeded
         self._changes = 0
         self._listed = -1
         self._tools: tuple[MCPTool, ...] = ()
@@ -235,13 +237,14 @@ class Connection:
             if live is not None and not live.done.is_set():
                 return live
             allowed = self._server.restart.max_restarts
-            if self.restarts >= allowed:
+            if self._in_a_row >= allowed:
                 problem = (
-                    f"the server is gone and was restarted {self.restarts} times already "
-                    f"(restart=ServerRestartPolicy(max_restarts={allowed}))"
+                    f"the server is gone and was restarted {self._in_a_row} times in a row without "
+                    f"a call succeeding (restart=ServerRestartPolicy(max_restarts={allowed}))"
                 )
                 raise ToolsetConnectionError(self._server.name, problem)
             self.restarts += 1
+            self._in_a_row += 1
             self._changes += 1  # a new process may offer other tools
             return await self.start()
 
@@ -250,7 +253,7 @@ class Connection:
         `ToolsetConnectionError` (cancellation goes through: the SDK tells the server)."""
         live = await self._running()
         try:
-            return await live.session.call_tool(remote_name, arguments)
+            answered = await live.session.call_tool(remote_name, arguments)
         except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as error:
             if isinstance(error, MCPError) and not _connection_lost(error, live):
                 problem = f"tools/call {remote_name!r} failed: {error}"
@@ -258,6 +261,8 @@ class Connection:
             live.done.set()
             problem = f"the server closed the connection during {remote_name!r} ({error})"
             raise ToolsetConnectionError(self._server.name, problem) from error
+        self._in_a_row = 0
+        return answered
 
     async def list_tools(self) -> tuple[MCPTool, ...]:
         """The offered tools: the same tuple while nothing changed, a fresh listing after."""

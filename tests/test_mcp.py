@@ -276,6 +276,18 @@ async def test_restarts_stop_at_the_policys_limit() -> None:
             await invoke(tools["echo"], text="again")
 
 
+async def test_a_call_that_succeeds_counts_the_restarts_from_zero_again() -> None:
+    server = stdio_server(restart=ServerRestartPolicy(max_restarts=1))
+    async with server.connect() as source:
+        connection = cast(Connection, source)
+        tools = by_remote(await source.list_tools())
+        for _ in range(3):
+            with pytest.raises(ToolsetConnectionError, match="closed the connection"):
+                await invoke(tools["crash"])
+            assert await invoke(tools["echo"], text="back") == "back"
+        assert connection.restarts == 3
+
+
 @over_http
 async def test_an_http_server_killed_mid_call_gives_errors_not_a_hang(fresh_url: str) -> None:
     async with http(fresh_url, connect_timeout=5).connect() as source:
