@@ -339,7 +339,7 @@ KINDS: list[object] = [
     StopRun("halt"),
     "yes",
     42,
-    ToolCall("t"),
+    ToolCall("t", id="call_t"),
     True,
 ]
 FORBIDDEN = [
