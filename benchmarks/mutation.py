@@ -2,16 +2,24 @@
 score per module.
 
 Each module's mutants are run (`mutmut run "<module>.*"`), then the results mutmut keeps under
-`mutants/` are read back. The score of a module is killed / (all mutants - equivalent ones),
-where killed means a test failed or the tests hung and were stopped (shown apart); equivalent
-mutants (no behaviour change possible) are listed with their reason in
-`tests/mutation-equivalents.md`. An entry counts only while its mutant still survives and still
-makes the change recorded there, so a stale entry cannot hide a new survivor.
+`mutants/` are read back. mutmut forks each mutant's test run from its own process, where
+reactloop and the tests are already imported: code that ran at import (a module-level `@tool`
+compiling its schema, a default built when a module loads) keeps the original code there. So
+each survivor is run again in a fresh interpreter, where everything is imported under the
+mutant (`mutants/fresh.json` keeps these verdicts); a failure there counts as a kill only if the
+same tests pass in a fresh interpreter without the mutant.
+
+The score of a module is killed / (all mutants - equivalent ones), where killed means a test
+failed or the tests hung and were stopped (shown apart); equivalent mutants (no behaviour change
+possible) are listed with their reason in `tests/mutation-equivalents.md`. An entry counts only
+while its mutant still survives and still makes the change recorded there, so a stale entry
+cannot hide a new survivor.
 
     make mutate CHILDREN=2                     # install what it needs, run all, report
     python -m benchmarks.mutation              # run every core module, then report
     python -m benchmarks.mutation stop hooks   # run some modules
     python -m benchmarks.mutation --report     # report the results of earlier runs only
+    python -m benchmarks.mutation --recheck    # run the survivors again in fresh interpreters
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -52,6 +61,8 @@ CORE: dict[str, tuple[str, ...]] = {
     "sse": ("reactloop/_providers/_sse.py",),
 }
 
+FRESH = ROOT / "mutants" / "fresh.json"
+"""Verdicts of survivors run again in a fresh interpreter: mutant name -> pytest's exit code."""
 KILLED = {1, 3, 37}  # a failing test (or pytest's internal error), or the type checker
 # A mutant that makes the tests hang is stopped by mutmut's CPU-time limit: the tests did not
 # pass, so it counts as killed (and is shown apart, as `timeout`).
@@ -118,6 +129,47 @@ def run_module(module: str, children: int) -> bool:
     return done.returncode == 0
 
 
+def fresh_verdicts() -> dict[str, int]:
+    """The survivors' verdicts from fresh interpreters so far."""
+    return orjson.loads(FRESH.read_bytes()) if FRESH.exists() else {}
+
+
+def pytest_options() -> list[str]:
+    """The pytest options mutmut adds (pyproject's `[tool.mutmut] pytest_add_cli_args`)."""
+    with (ROOT / "pyproject.toml").open("rb") as project:
+        options: list[str] = tomllib.load(project)["tool"]["mutmut"]["pytest_add_cli_args"]
+    return options
+
+
+def run_fresh(mutant: str, tests: Sequence[str]) -> int:
+    """pytest's exit code for `tests` in a new interpreter with `mutant` active from the start."""
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", *pytest_options()]
+    env = {**os.environ, "REACTLOOP_HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": mutant}
+    done = subprocess.run(
+        [*command, *sorted(tests)], cwd=ROOT / "mutants", env=env, capture_output=True, check=False
+    )
+    return done.returncode
+
+
+def recheck_survivors(paths: Sequence[str]) -> None:
+    """Run each survivor of `paths` again in a fresh interpreter (see the module docstring)."""
+    stats = orjson.loads((ROOT / "mutants" / "mutmut-stats.json").read_bytes())
+    tests_of: dict[str, list[str]] = stats["tests_by_mangled_function_name"]
+    verdicts = fresh_verdicts()
+    for path in paths:
+        meta = orjson.loads((ROOT / "mutants" / f"{path}.meta").read_bytes())
+        for name, code in sorted(meta["exit_code_by_key"].items()):
+            tests = tests_of.get(name.partition("__mutmut_")[0], [])
+            if code != 0 or name in verdicts or not tests:
+                continue
+            verdict = run_fresh(name, tests)
+            if verdict in KILLED and run_fresh("none", tests) != 0:
+                verdict = -1  # the tests fail in a fresh interpreter anyway: no verdict
+            verdicts[name] = verdict
+            FRESH.write_bytes(orjson.dumps(verdicts, option=orjson.OPT_SORT_KEYS))
+            print(f"fresh interpreter: {name}: exit code {verdict}", flush=True)
+
+
 def load_equivalents(text: str) -> dict[str, Equivalent]:
     """The entries of the equivalents file, by mutant name."""
     found = (_ENTRY.match(line) for line in text.splitlines())
@@ -143,6 +195,8 @@ def score(path: str, equivalents: dict[str, Equivalent], problems: list[str]) ->
     )
     killed, timed_out, equivalent, other = 0, 0, 0, 0
     survived: list[str] = []
+    fresh = fresh_verdicts()
+    codes = {name: fresh.get(name, 0) if code == 0 else code for name, code in codes.items()}
     for name, code in sorted(codes.items()):
         if code in KILLED | TIMED_OUT and name in equivalents:
             problems.append(f"listed as equivalent but a test tells it apart: {name}")
@@ -206,16 +260,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.mutation")
     parser.add_argument("modules", nargs="*", metavar="module", help=", ".join(CORE))
     parser.add_argument("--report", action="store_true", help="only report earlier results")
+    parser.add_argument("--recheck", action="store_true", help="recheck survivors, then report")
     parser.add_argument("--children", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
     modules = list(args.modules or CORE)
     if unknown := sorted(set(modules) - set(CORE)):
         parser.error(f"unknown modules {unknown}; the core modules are {', '.join(CORE)}")
-    if not args.report:
+    running = not (args.report or args.recheck)
+    if running:
         # Which tests reach which function is measured anew: mutmut only re-measures tests it
         # has not seen, so an edited test could otherwise be skipped for a mutant it now kills.
         (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
-    failed = [] if args.report else [m for m in modules if not run_module(m, args.children)]
+        FRESH.unlink(missing_ok=True)
+    failed = [m for m in modules if not run_module(m, args.children)] if running else []
+    if running or args.recheck:
+        recheck_survivors([path for module in modules for path in CORE[module]])
     ok = report(modules)
     if failed:
         print(f"not measured (mutmut failed, results above are stale): {', '.join(failed)}")
