@@ -102,18 +102,36 @@ async def test_the_sub_runs_transcript_is_kept_apart_in_the_result() -> None:
 
 
 async def test_a_failed_sub_run_gives_an_error_result_naming_why() -> None:
-    errors: list[ReactLoopError] = []
+    errors: list[tuple[Run, ReactLoopError]] = []
 
     class Errors(Hook):
         async def on_error(self, run: Run, error: ReactLoopError) -> None:
-            errors.append(error)
+            errors.append((run, error))
 
     agent = researcher().as_tool(name="researcher", description="Finds facts.")
     parent = parent_of(agent, ask("researcher", "x"), "done", hooks=[Errors()])
-    outcome = only_result(await parent.run("go"))
+    result = await parent.run("go")
+    outcome = only_result(result)
     assert outcome.is_error and outcome.error_code is ErrorCode.TOOL_ERROR
     assert "'researcher'" in outcome.content and "no response left" in outcome.content
-    assert isinstance(errors[0], AgentRunError) and errors[0].run_id == outcome.sub_run_id
+    [(run, error)] = errors  # told once, with the parent's run
+    assert isinstance(error, AgentRunError) and error.run_id == outcome.sub_run_id
+    assert run.state.run_id == result.run_id
+
+
+async def test_an_agent_tool_that_raises_gives_an_error_result_naming_it() -> None:
+    class LinksFail(MemoryStore):
+        async def append(self, run_id: str, records: Any) -> None:
+            if any(isinstance(record, SubRunLinked) for record in records):
+                raise OSError("disk full")
+            await super().append(run_id, records)
+
+    agent = researcher("fact").as_tool(name="researcher", description="Finds facts.")
+    parent = parent_of(agent, ask("researcher", "x"), "done", store=LinksFail())
+    result = await parent.run("go")
+    outcome = only_result(result)
+    assert result.stop_reason is StopReason.COMPLETED and outcome.is_error
+    assert "researcher" in outcome.content and "disk full" in outcome.content
 
 
 async def test_a_sub_run_without_an_answer_is_an_error_result() -> None:

@@ -382,7 +382,11 @@ async def test_a_fail_open_hook_breaking_its_contract_is_reported_and_ignored(
 
 
 PHASE_DECISIONS = [
-    pytest.param(Stop(StopReason.COMPLETED), "a hook stops the run with StopRun", id="Stop"),
+    pytest.param(
+        Stop(StopReason.COMPLETED),
+        "Stop is a phase's decision; a hook stops the run with StopRun",
+        id="Stop",
+    ),
     pytest.param(Proceed(), "return None to let the run go on", id="Proceed"),
     pytest.param(NextIteration(), "return None to let the run go on", id="NextIteration"),
 ]
@@ -393,7 +397,7 @@ async def test_a_phase_decision_from_a_hook_names_the_hook_decision(
     decision: object, hint: str
 ) -> None:
     result = await two_step_loop(Returns(HookPoint.BEFORE_TOOL_CALL, decision)).run("go")
-    assert isinstance(result.error, HookError) and hint in result.error.rule
+    assert isinstance(result.error, HookError) and result.error.rule.endswith(f" ({hint})")
 
 
 WRONG_OVERRIDES = [

@@ -356,6 +356,59 @@ def test_a_tag_of_an_unknown_value_falls_back_to_the_members_in_order() -> None:
         convert(Cat | Dog, {"kind": 1, "name": "x"})
 
 
+def test_an_unknown_tag_is_reported_for_every_member_at_the_values_path() -> None:
+    with pytest.raises(Invalid) as info:
+        convert(Cat | Dog, {"kind": "cow", "name": "x"})
+    assert info.value.path == "v"
+    assert info.value.problem == (
+        "matches no alternative: v.kind: expected one of ['cat'], got 'cow' | "
+        "v.kind: expected one of ['dog'], got 'cow'"
+    )
+
+
+def test_a_tag_that_cannot_be_a_key_is_an_invalid_value_not_a_crash() -> None:
+    with pytest.raises(Invalid, match="matches no alternative"):
+        convert(Cat | Dog, {"kind": ["cat"], "name": "x"})
+
+
+@pytest.mark.parametrize(
+    ("tp", "value", "problem"),
+    [
+        (int | list[int], ["a"], "v[0]: expected integer, got string 'a'"),
+        (Literal["a", "b"] | int, "c", "expected one of ['a', 'b'], got 'c'"),
+        (Color | list[int], "green", "expected one of ['red', 'blue'], got 'green'"),
+        (
+            Annotated[int | str, "either"] | list[int],
+            ["a"],
+            "v[0]: expected integer, got string 'a'",
+        ),
+    ],
+)
+def test_a_union_names_only_the_alternatives_of_the_values_json_kind(
+    tp: Any, value: Any, problem: str
+) -> None:
+    with pytest.raises(Invalid) as info:
+        convert(tp, value)
+    assert info.value.problem == f"matches no alternative: {problem}"
+
+
+def test_a_member_that_admits_anything_is_tried_for_every_kind() -> None:
+    anything = Annotated[Any | int, "anything"] | list[int]
+    assert convert(anything, {"a": 1}) == {"a": 1}
+
+
+def test_a_value_of_no_json_kind_is_invalid_not_a_crash() -> None:
+    with pytest.raises(Invalid, match="matches no alternative"):
+        convert(int | list[int], (1, 2))
+
+
+def test_a_whole_float_is_taken_by_an_integer_member_first() -> None:
+    whole = convert(int | float, 3.0)
+    assert whole == 3 and type(whole) is int
+    assert type(convert(int | float, 3.5)) is float
+    assert convert(list[int] | int, 2.0) == 2
+
+
 def test_a_recursive_class_is_refused_not_looped_on() -> None:
     with pytest.raises(UnsupportedType, match="recursive type Tree"):
         compile_type(Tree)
