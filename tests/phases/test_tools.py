@@ -561,3 +561,19 @@ async def test_a_raising_parse_arguments_is_reported_under_the_tools_name() -> N
     run = run_with(ToolCall("t", "raise"), tools=[SloppyTool("t")])
     await run_phase(ToolPhase(), run)
     assert results(run)[0].content == "tool 't' raised ValueError: cannot parse"
+
+
+async def test_a_refused_call_cut_between_its_two_events_is_owed_its_result_event() -> None:
+    nowhere = call("nowhere")  # an unknown tool: refused, never run
+    run = run_with(nowhere)
+    with anyio.CancelScope() as scope:
+
+        async def cut_after_started(event: Event) -> None:
+            if isinstance(event, ToolCallStarted):
+                scope.cancel()
+                await anyio.lowlevel.checkpoint()
+
+        run.sink = cut_after_started
+        await run_phase(ToolPhase(), run)
+    assert scope.cancelled_caught
+    assert run.call_outcomes == {nowhere.id: None}  # owed: the run's end gives its result event
