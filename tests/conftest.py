@@ -9,10 +9,12 @@ time (tests/strategies.py `examples()` caps the tests that ask for more).
 from __future__ import annotations
 
 import faulthandler
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import settings
 
@@ -24,17 +26,27 @@ Store = MemoryStore | SqliteStore | PostgresStore
 PROFILE = os.environ.get("REACTLOOP_HYPOTHESIS_PROFILE", "default")
 settings.register_profile("mutation", max_examples=10, derandomize=True, database=None)
 settings.load_profile(PROFILE)
-MUTANT_HANG_SECONDS = 120
+MUTANT_HANG_SECONDS = 15.0
+"""A test a mutant left hanging is stopped after this, plus 5x the test's usual duration."""
+
+
+@functools.cache
+def usual_durations(pid: int) -> dict[str, float]:
+    """Each test's duration as mutmut measured it (`mutmut-stats.json` in the directory mutmut
+    runs the tests from), read once per process (`pid`: mutmut forks one per mutant)."""
+    stats = Path("mutmut-stats.json")
+    return orjson.loads(stats.read_bytes())["duration_by_test"] if stats.exists() else {}
 
 
 @pytest.fixture(autouse=True)
-def mutation_watchdog() -> Iterator[None]:
+def mutation_watchdog(request: pytest.FixtureRequest) -> Iterator[None]:
     """Under `make mutate`, a test a mutant left hanging (asleep, so no CPU-time limit fires)
-    ends its process after `MUTANT_HANG_SECONDS`: the mutant counts as detected."""
-    if PROFILE != "mutation":
-        yield
+    ends its process soon after its usual duration: the mutant counts as detected."""
+    if PROFILE != "mutation" or "__mutmut_" not in os.environ.get("MUTANT_UNDER_TEST", ""):
+        yield  # measuring, or the unmutated tests: no limit
         return
-    faulthandler.dump_traceback_later(MUTANT_HANG_SECONDS, exit=True)
+    usual = usual_durations(os.getpid()).get(request.node.nodeid, 0.0)
+    faulthandler.dump_traceback_later(MUTANT_HANG_SECONDS + 5 * usual, exit=True)
     yield
     faulthandler.cancel_dump_traceback_later()
 
