@@ -48,6 +48,7 @@ CORE: dict[str, tuple[str, ...]] = {
         "reactloop/_phases/_hold.py",
         "reactloop/_phases/applier.py",
         "reactloop/_phases/guards.py",
+        "reactloop/_phases/output.py",
         "reactloop/_phases/reasoning.py",
         "reactloop/_phases/start.py",
         "reactloop/_phases/tools.py",

@@ -80,18 +80,32 @@ def _null(value: Any, path: str) -> None:
         raise Invalid(path, f"expected null, got {_kind(value)} {value!r}")
 
 
-def _literal(choices: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
-    def convert(value: Any, path: str) -> Any:
-        for choice in choices:
-            if value == choice and type(value) is type(choice):
-                return choice
-        raise Invalid(path, f"expected one of {list(choices)!r}, got {value!r}")
+def _json_scalar(value: Any, where: str) -> Any:
+    """A `Literal` choice or an Enum value as the JSON value a model sends: an Enum member in a
+    `Literal` stands for its value; anything but a JSON scalar could never be matched."""
+    plain = value.value if isinstance(value, enum.Enum) else value
+    if type(plain) not in _SCALAR_KINDS:
+        raise UnsupportedType(
+            f"{where} must be JSON scalars (str, int, float, bool or None), got {value!r}"
+        )
+    return plain
 
-    return {"enum": list(choices)}, convert
+
+def _literal(choices: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
+    pairs = [(_json_scalar(choice, "Literal choices"), choice) for choice in choices]
+    plain = [wire for wire, _ in pairs]
+
+    def convert(value: Any, path: str) -> Any:
+        for wire, choice in pairs:
+            if value == wire and type(value) is type(wire):
+                return choice
+        raise Invalid(path, f"expected one of {plain!r}, got {value!r}")
+
+    return {"enum": plain}, convert
 
 
 def _enum(cls: type[enum.Enum]) -> tuple[JsonObject, Converter]:
-    values = [member.value for member in cls]
+    values = [_json_scalar(member.value, f"the values of Enum {cls.__name__}") for member in cls]
 
     def convert(value: Any, path: str) -> Any:
         try:
@@ -195,24 +209,23 @@ def _first_match(compiled: list[tuple[JsonObject, Converter]]) -> Converter:
     return convert
 
 
-_KINDS_OF: dict[type, tuple[str, ...]] = {
+_SCALAR_KINDS: dict[type, tuple[str, ...]] = {
     type(None): ("null",),
     bool: ("boolean",),
     int: ("integer", "number"),
     float: ("number",),
     str: ("string",),
-    list: ("array",),
-    dict: ("object",),
 }
+_KINDS_OF: dict[type, tuple[str, ...]] = {**_SCALAR_KINDS, list: ("array",), dict: ("object",)}
 
 
 def _json_kinds(schema: JsonObject) -> frozenset[str] | None:
-    """The JSON kinds a generated schema can admit; None when it does not say (any)."""
+    """The JSON kinds a generated schema can admit (it names one type at most, never a list);
+    None when it does not say (any)."""
     if "type" in schema:
-        declared = schema["type"]
-        return frozenset([declared] if isinstance(declared, str) else declared)
+        return frozenset([schema["type"]])
     if "enum" in schema:
-        return frozenset(k for value in schema["enum"] for k in _KINDS_OF.get(type(value), ()))
+        return frozenset(k for value in schema["enum"] for k in _SCALAR_KINDS[type(value)])
     if "anyOf" in schema:
         found = [_json_kinds(member) for member in schema["anyOf"]]
         return None if None in found else frozenset().union(*found)  # type: ignore[arg-type]

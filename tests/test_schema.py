@@ -392,6 +392,27 @@ def test_a_union_names_only_the_alternatives_of_the_values_json_kind(
     assert info.value.problem == f"matches no alternative: {problem}"
 
 
+@pytest.mark.parametrize(
+    ("tp", "value", "problem"),
+    [
+        # A whole float is of kind number and integer: a number-only member is tried, a string not.
+        (Literal[1.5] | str, 3.0, "expected one of [1.5], got 3.0"),
+        # A Literal's kinds are its choices' kinds: neither member admits a fraction, so both are.
+        (
+            Literal["x"] | int,
+            3.5,
+            "expected one of ['x'], got 3.5 | expected integer, got float 3.5",
+        ),
+    ],
+)
+def test_a_union_picks_alternatives_by_the_kinds_of_values_and_choices(
+    tp: Any, value: Any, problem: str
+) -> None:
+    with pytest.raises(Invalid) as info:
+        convert(tp, value)
+    assert info.value.problem == f"matches no alternative: {problem}"
+
+
 def test_a_member_that_admits_anything_is_tried_for_every_kind() -> None:
     anything = Annotated[Any | int, "anything"] | list[int]
     assert convert(anything, {"a": 1}) == {"a": 1}
@@ -466,3 +487,31 @@ def test_a_class_refusing_its_values_is_invalid_at_its_path(
     with pytest.raises(Invalid) as info:
         convert(dict[str, tp], {"p": value})
     assert str(info.value) == message
+
+
+def test_an_enum_member_in_a_literal_is_offered_and_matched_by_its_value() -> None:
+    schema, converter = compile_type(Literal[Color.RED])
+    assert schema == {"enum": ["red"]}
+    assert converter("red", "v") is Color.RED
+    with pytest.raises(Invalid, match="expected one of \\['red'\\], got 'blue'"):
+        converter("blue", "v")
+
+
+class Corner(enum.Enum):
+    TOP_LEFT = (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("tp", "offending"),
+    [
+        (Literal[b"x"], "got b'x'"),
+        (Literal["a"] | Literal[b"x"], "got b'x'"),
+        (Corner, "Enum Corner must be JSON scalars .*got \\(0, 0\\)"),
+        (Corner | None, "got \\(0, 0\\)"),
+    ],
+)
+def test_a_choice_no_json_value_can_match_is_refused_when_compiled(
+    tp: Any, offending: str
+) -> None:
+    with pytest.raises(UnsupportedType, match=offending):
+        compile_type(tp)
