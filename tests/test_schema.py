@@ -510,8 +510,6 @@ class Corner(enum.Enum):
         (Corner | None, "got \\(0, 0\\)"),
     ],
 )
-def test_a_choice_no_json_value_can_match_is_refused_when_compiled(
-    tp: Any, offending: str
-) -> None:
+def test_a_choice_no_json_value_can_match_is_refused_when_compiled(tp: Any, offending: str) -> None:
     with pytest.raises(UnsupportedType, match=offending):
         compile_type(tp)
