@@ -162,13 +162,22 @@ async def test_a_run_timed_out_mid_batch_resumes_and_keeps_the_finished_results(
     ok, block = FakeTool("ok"), FakeTool("block", gate=anyio.Event())
     calls = (ToolCall("ok", id="a"), ToolCall("ok", id="b"), ToolCall("block", id="c"))
     model = ScriptedModel([reply("", *calls)])
-    loop = ReActLoop(model, tools=[ok, block], store=any_store, run_timeout=0.05)
+    # The run's clock is the event loop's: the timeout leaves room for a loaded machine to reach
+    # the batch, and the premise (the blocking call had started) is checked, not assumed.
+    loop = ReActLoop(model, tools=[ok, block], store=any_store, run_timeout=0.3)
     timed_out = await loop.run("go")
     assert timed_out.stop_reason is StopReason.RUN_TIMEOUT
+    assert len(block.calls) == 1, "the run timed out before its blocking call started"
     assert (await any_store.load(timed_out.run_id)).status is RunStatus.FAILED
     again = ScriptedModel(["done"])
-    resumed = await ReActLoop(again, tools=[ok, block], store=any_store).resume(timed_out.run_id)
-    assert len(ok.calls) == 2 and len(block.calls) == 1
+    # A call run again on resume would return at once (an open gate): a failure, never a hang.
+    open_gate = anyio.Event()
+    open_gate.set()
+    unblocked = FakeTool("block", gate=open_gate)
+    resumed = await ReActLoop(again, tools=[ok, unblocked], store=any_store).resume(
+        timed_out.run_id
+    )
+    assert len(ok.calls) == 2 and not unblocked.calls
     assert tool_results(resumed)["c"].content == INTERRUPTED_RESULT
     assert_paired(resumed)
     assert resumed.output == "done" and len(again.requests) == 1
