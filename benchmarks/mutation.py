@@ -135,6 +135,16 @@ def fresh_verdicts() -> dict[str, int]:
     return orjson.loads(FRESH.read_bytes()) if FRESH.exists() else {}
 
 
+def forget_fresh_verdicts(paths: Sequence[str]) -> None:
+    """Drop the fresh-interpreter verdicts of the mutants of `paths` (they are about to be run
+    again); other modules' verdicts stay, so one module can be re-run alone."""
+    if not FRESH.exists():
+        return
+    prefixes = tuple(pattern(path).removesuffix("*") for path in paths)
+    kept = {name: code for name, code in fresh_verdicts().items() if not name.startswith(prefixes)}
+    FRESH.write_bytes(orjson.dumps(kept, option=orjson.OPT_SORT_KEYS))
+
+
 def pytest_options() -> list[str]:
     """The pytest options mutmut adds (pyproject's `[tool.mutmut] pytest_add_cli_args`)."""
     with (ROOT / "pyproject.toml").open("rb") as project:
@@ -272,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Which tests reach which function is measured anew: mutmut only re-measures tests it
         # has not seen, so an edited test could otherwise be skipped for a mutant it now kills.
         (ROOT / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
-        FRESH.unlink(missing_ok=True)
+        forget_fresh_verdicts([path for module in modules for path in CORE[module]])
     failed = [m for m in modules if not run_module(m, args.children)] if running else []
     if running or args.recheck:
         recheck_survivors([path for module in modules for path in CORE[module]])

@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks import _handwritten as handwritten
 from benchmarks import cassette as cassette_benchmark
-from benchmarks import output_validation
+from benchmarks import mutation, output_validation
 from benchmarks import partial as partial_benchmark
 from benchmarks import telemetry as telemetry_benchmark
 from benchmarks.__main__ import main
@@ -126,6 +126,19 @@ def test_every_listed_equivalent_mutant_is_read_with_its_reason() -> None:
 def test_a_mutation_score_counts_timeouts_as_killed_and_leaves_equivalents_out() -> None:
     score = Score("m.py", killed=7, timed_out=1, survived=("a", "b"), equivalent=5, other=0)
     assert (score.counted, score.percent) == (10, 80.0)
+
+
+def test_running_one_module_again_forgets_only_its_fresh_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fresh = tmp_path / "fresh.json"
+    monkeypatch.setattr(mutation, "FRESH", fresh)
+    mutation.forget_fresh_verdicts(mutation.CORE["stop"])  # nothing recorded yet: no file made
+    assert not fresh.exists()
+    verdicts = {"reactloop._stop.x_a__mutmut_1": 1, "reactloop._hooks.x_b__mutmut_2": 0}
+    fresh.write_bytes(orjson.dumps(verdicts))
+    mutation.forget_fresh_verdicts(mutation.CORE["stop"])
+    assert orjson.loads(fresh.read_bytes()) == {"reactloop._hooks.x_b__mutmut_2": 0}
 
 
 def test_the_output_validation_benchmark_reports_each_way() -> None:
