@@ -501,15 +501,19 @@ class Corner(enum.Enum):
     TOP_LEFT = (0, 0)
 
 
+SCALARS_RULE = "must be JSON scalars (str, int, float, bool or None)"
+
+
 @pytest.mark.parametrize(
-    ("tp", "offending"),
+    ("tp", "message"),
     [
-        (Literal[b"x"], "got b'x'"),
-        (Literal["a"] | Literal[b"x"], "got b'x'"),
-        (Corner, "Enum Corner must be JSON scalars .*got \\(0, 0\\)"),
-        (Corner | None, "got \\(0, 0\\)"),
+        (Literal[b"x"], f"Literal choices {SCALARS_RULE}, got b'x'"),
+        (Literal["a"] | Literal[b"x"], f"Literal choices {SCALARS_RULE}, got b'x'"),
+        (Corner, f"the values of Enum Corner {SCALARS_RULE}, got (0, 0)"),
+        (Corner | None, f"the values of Enum Corner {SCALARS_RULE}, got (0, 0)"),
     ],
 )
-def test_a_choice_no_json_value_can_match_is_refused_when_compiled(tp: Any, offending: str) -> None:
-    with pytest.raises(UnsupportedType, match=offending):
+def test_a_choice_no_json_value_can_match_is_refused_when_compiled(tp: Any, message: str) -> None:
+    with pytest.raises(UnsupportedType) as info:
         compile_type(tp)
+    assert str(info.value) == message
