@@ -382,19 +382,6 @@ def test_a_tag_that_cannot_be_a_key_is_an_invalid_value_not_a_crash() -> None:
             ["a"],
             "v[0]: expected integer, got string 'a'",
         ),
-    ],
-)
-def test_a_union_names_only_the_alternatives_of_the_values_json_kind(
-    tp: Any, value: Any, problem: str
-) -> None:
-    with pytest.raises(Invalid) as info:
-        convert(tp, value)
-    assert info.value.problem == f"matches no alternative: {problem}"
-
-
-@pytest.mark.parametrize(
-    ("tp", "value", "problem"),
-    [
         # A whole float is of kind number and integer: a number-only member is tried, a string not.
         (Literal[1.5] | str, 3.0, "expected one of [1.5], got 3.0"),
         # A Literal's kinds are its choices' kinds: neither member admits a fraction, so both are.
@@ -405,7 +392,7 @@ def test_a_union_names_only_the_alternatives_of_the_values_json_kind(
         ),
     ],
 )
-def test_a_union_picks_alternatives_by_the_kinds_of_values_and_choices(
+def test_a_union_names_only_the_alternatives_of_the_values_json_kind(
     tp: Any, value: Any, problem: str
 ) -> None:
     with pytest.raises(Invalid) as info:
