@@ -7,18 +7,21 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from reactloop._contracts import RunStore
 from reactloop._decisions import PROCEED, PhaseDecision, StopReason
-from reactloop._errors import ConfigurationError, ProviderUnavailableError
+from reactloop._errors import ConfigurationError, ErrorCode, ProviderUnavailableError
 from reactloop._loop import ReActLoop
-from reactloop._messages import ToolCall, ToolMessage, UserMessage
-from reactloop._phases import default_start_phases
+from reactloop._messages import ToolCall, ToolMessage, ToolSpec, Usage, UserMessage
+from reactloop._phases import default_phases, default_start_phases
+from reactloop._phases.reasoning import ReasoningPhase
 from reactloop._repair import INTERRUPTED_RESULT
-from reactloop._run import Run
-from reactloop._state import RunContext, RunResult
+from reactloop._run import CapPolicy, Run
+from reactloop._state import Finishing, RunContext, RunResult
+from reactloop._stop import TokenBudget
 from reactloop._stored_errors import (
     MissingToolError,
     RunInProgressError,
@@ -91,7 +94,8 @@ async def saved_results(store: RunStore, run_id: str) -> int:
 
 async def cancelled_while(tool: FakeTool, loop: ReActLoop, saved: int = 0) -> str:
     """Start a run, wait until `tool` is running and `saved` results are saved, cancel the run;
-    its id."""
+    its id. The tool's gate is open afterwards: a call wrongly run again on resume returns at
+    once (an assertion fails) instead of waiting forever."""
     store = loop.config.store
     assert store is not None
     async with anyio.create_task_group() as tasks, loop.start("go") as handle:
@@ -99,7 +103,14 @@ async def cancelled_while(tool: FakeTool, loop: ReActLoop, saved: int = 0) -> st
             await anyio.lowlevel.checkpoint()
         run_id = handle.run_id
         tasks.cancel_scope.cancel()
+    open_gate(tool)
     return run_id
+
+
+def open_gate(tool: FakeTool) -> None:
+    """Let every later call of `tool` return at once."""
+    assert tool.gate is not None
+    tool.gate.set()
 
 
 async def test_an_interrupted_run_resumes_without_asking_the_model_again(
@@ -139,9 +150,102 @@ async def test_a_call_cut_off_by_cancellation_is_reported_interrupted_not_run_ag
     results = tool_results(resumed)
     assert results["c1"].content == "ok" and len(ok.calls) == 1
     assert results["c2"].content == INTERRUPTED_RESULT and results["c2"].is_error
+    interrupted = {r.call_id: r for step in resumed.steps for r in step.tool_results}["c2"]
+    assert (interrupted.name, interrupted.is_error, interrupted.error_code) == (
+        "block",
+        True,
+        ErrorCode.TOOL_ERROR,
+    )
     assert len(block.calls) == 1  # the first, cut-off call only
     assert_paired(resumed)
     assert resumed.output == "done"
+
+
+async def test_a_resumed_step_is_not_stopped_by_a_cap_its_own_response_reached(
+    any_store: RunStore,
+) -> None:
+    block, later = FakeTool("block", gate=anyio.Event(), exclusive=True), FakeTool("later")
+    calls = (ToolCall("block", id="c1"), ToolCall("later", id="c2"))  # c2 waits for c1's batch
+    costly = reply("", *calls, usage=Usage(input_tokens=100))
+    options: dict[str, Any] = {"stop_when": TokenBudget(50), "on_cap": CapPolicy.STOP_NOW}
+    tools = [block, later]
+    loop = ReActLoop(ScriptedModel([costly]), tools=tools, store=any_store, **options)
+    run_id = await cancelled_while(block, loop)
+    assert not later.calls
+    resumed = await ReActLoop(ScriptedModel([]), tools=tools, store=any_store, **options).resume(
+        run_id
+    )
+    # The step passed its guards before its response: its calls go on, then the cap stops it.
+    assert len(later.calls) == 1 and tool_results(resumed)["c2"].content == "ok"
+    assert resumed.stop_reason is StopReason.TOKEN_BUDGET and len(resumed.steps) == 1
+
+
+class FinishResumedSteps:
+    """A phase that marks a resumed step as the run's last (as a cap does to a step)."""
+
+    async def __call__(self, run: Run) -> PhaseDecision:
+        draft = run.state.current
+        if draft is not None and draft.recovered is not None:
+            run.state.finishing = Finishing(StopReason.MAX_ITERATIONS, "last step")
+        return PROCEED
+
+
+async def test_a_resumed_step_marked_last_ends_with_its_saved_answers_text(
+    any_store: RunStore,
+) -> None:
+    block = FakeTool("block", gate=anyio.Event())
+    phases = default_phases()
+    reasoning = next(i for i, phase in enumerate(phases) if isinstance(phase, ReasoningPhase))
+    phases.insert(reasoning, FinishResumedSteps())
+    model = ScriptedModel([reply("checking", ToolCall("block", id="c1"))])
+    run_id = await cancelled_while(block, ReActLoop(model, tools=[block], store=any_store))
+    again = ReActLoop(ScriptedModel([]), tools=[block], store=any_store, phases=phases)
+    resumed = await again.resume(run_id)
+    assert (resumed.stop_reason, resumed.output) == (StopReason.MAX_ITERATIONS, "checking")
+
+
+@attrs.frozen
+class ContractOnly:
+    """A tool written to the `Tool` contract alone, around a FakeTool: no `idempotent` flag."""
+
+    inner: FakeTool
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self.inner.spec
+
+    @property
+    def timeout(self) -> float | None:
+        return self.inner.timeout
+
+    @property
+    def exclusive(self) -> bool:
+        return self.inner.exclusive
+
+    def parse_arguments(self, arguments: str) -> dict[str, Any]:
+        return self.inner.parse_arguments(arguments)
+
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        return await self.inner.invoke(arguments, context)
+
+
+async def test_a_tool_that_does_not_say_it_is_idempotent_is_not_run_again_on_resume(
+    any_store: RunStore,
+) -> None:
+    block = FakeTool("block", gate=anyio.Event())
+    model = ScriptedModel([ToolCall("block", id="c1")])
+    run_id = await cancelled_while(
+        block, ReActLoop(model, tools=[ContractOnly(block)], store=any_store)
+    )
+    rerun = FakeTool("block", result="fresh")  # a call run again returns: a failure, not a hang
+    again = ReActLoop(ScriptedModel(["done"]), tools=[ContractOnly(rerun)], store=any_store)
+    resumed = await again.resume(run_id)
+    assert tool_results(resumed)["c1"].content == INTERRUPTED_RESULT
+    assert not rerun.calls and resumed.output == "done"
 
 
 async def test_an_idempotent_tool_cut_off_is_run_again_on_resume(any_store: RunStore) -> None:

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from reactloop import ConfigurationError, MemoryStore, ReActLoop, StopReason, Tool
-from reactloop._contracts import ToolSelector
+from reactloop._contracts import ToolSelector, Toolset
 from reactloop._errors import ContractError
 from reactloop._messages import ModelRequest, ToolCall
 from reactloop.errors import ErrorCode, ReactLoopError
@@ -236,10 +236,14 @@ async def test_the_cap_keeps_the_selectors_first_choices() -> None:
     assert _offered(model.requests[0]) == ["e", "d"]
 
 
-async def test_a_selected_out_tool_gets_the_unknown_tool_result_naming_those_offered() -> None:
+@pytest.mark.parametrize("from_toolset", [False, True], ids=["loop", "toolset"])
+async def test_a_selected_out_tool_gets_the_unknown_tool_result_naming_those_offered(
+    from_toolset: bool,
+) -> None:
     hidden = FakeTool("hidden")
     model = ScriptedModel([call("hidden"), "done"])
-    tools = [FakeTool("shown"), hidden]
+    served: list[Tool | Toolset] = [FakeToolset("server", [hidden])] if from_toolset else [hidden]
+    tools = [FakeTool("shown"), *served]
     result = await ReActLoop(model, tools=tools, tool_selector=_by_names("shown")).run("go")
     outcome = result.steps[0].tool_results[0]
     assert outcome.is_error and outcome.error_code is ErrorCode.TOOL_ERROR

@@ -31,6 +31,16 @@ async def test_records_response_and_usage() -> None:
     assert run.state.current is not None and run.state.current.usage == Usage(10, 2)
 
 
+async def test_each_run_of_the_phase_asks_the_model_even_in_a_step_that_has_an_answer() -> None:
+    model = ScriptedModel(["first", "second"])
+    run = make_run(model=model)
+    await run_phase(ReasoningPhase(), run)
+    await run_phase(ReasoningPhase(), run)  # e.g. a reflection phase sent the step back
+    assert len(model.requests) == 2
+    assert run.state.current is not None and run.state.current.response is not None
+    assert run.state.current.response.message.text == "second"
+
+
 async def test_request_carries_instructions_tools_and_history() -> None:
     model = ScriptedModel(["ok"])
     run = make_run(model=model, tools=[FakeTool("t")], instructions="Be brief.")
