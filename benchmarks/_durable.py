@@ -71,7 +71,8 @@ async def durable_steps(sizes: Sizes) -> list[Figure]:
             figures.append(Figure("g", f"per step, {size}-message history, SQLite {mode}", "us",
                                   median(ours), median(base)))  # fmt: skip
             figures.append(Figure("g", f"added by SQLite {mode}, {size} messages", "us",
-                                  median(added), target=Target(1000.0)))  # fmt: skip
+                                  median(added), target=Target(1000.0),
+                                  difference=True))  # fmt: skip
     small, big = sizes.small_history, sizes.big_history
     growth = median(cost[f"NORMAL/{big}"]) / median(cost[f"NORMAL/{small}"])
     figures.append(Figure("g", f"SQLite: {big}-message / {small}-message step", "x", growth,

@@ -34,7 +34,8 @@ class Target:
 class Figure:
     """One measured quantity: reactloop's median and the hand-written loop's, when it has one.
 
-    `reactloop` is None when the scenario was skipped; `note` then says why.
+    `reactloop` is None when the scenario was skipped; `note` then says why. A `difference` (the
+    cost one option adds: two timings subtracted) can be zero or below when noise outweighs it.
     """
 
     scenario: str
@@ -44,6 +45,7 @@ class Figure:
     handwritten: float | None = None
     target: Target | None = None
     note: str = ""
+    difference: bool = False
 
     @property
     def ratio(self) -> float | None:

@@ -41,6 +41,6 @@ async def _measured(sizes: Sizes, server: str) -> list[Figure]:
         figures.append(Figure("k", f"per step, {size}-message history, PostgresStore", "us",
                               median(cost["store"]), median(cost["none"])))  # fmt: skip
         figures.append(Figure("k", f"added by PostgresStore, {size} messages", "us",
-                              median(added)))  # fmt: skip
+                              median(added), difference=True))  # fmt: skip
         await store.aclose()
     return figures

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import attrs
@@ -34,7 +35,9 @@ async def test_scenario_reports_positive_figures(name: str) -> None:
         unavailable()  # (k) measures PostgresStore: skipped locally with how to enable it
     figures = await SCENARIOS[name](Sizes.tiny())
     assert figures
-    assert all(f.reactloop is not None and f.reactloop > 0 for f in figures)
+    assert all(f.reactloop is not None and math.isfinite(f.reactloop) for f in figures)
+    # A cost one option adds is two timings subtracted: on a busy machine it may come out <= 0.
+    assert all(f.reactloop is not None and f.reactloop > 0 for f in figures if not f.difference)
 
 
 async def test_the_cassette_benchmark_reports_each_contender() -> None:
