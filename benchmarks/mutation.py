@@ -7,7 +7,7 @@ reactloop and the tests are already imported: code that ran at import (a module-
 compiling its schema, a default built when a module loads) keeps the original code there. So
 each survivor is run again in a fresh interpreter, where everything is imported under the
 mutant (`mutants/fresh.json` keeps these verdicts); a failure there counts as a kill only if the
-same tests pass in a fresh interpreter without the mutant.
+same tests pass in a fresh interpreter without the mutant, under the same hang watchdog.
 
 The score of a module is killed / (all mutants - equivalent ones), where killed means a test
 failed or the tests hung and were stopped (shown apart); equivalent mutants (no behaviour change
@@ -68,6 +68,12 @@ KILLED = {1, 3, 37}  # a failing test (or pytest's internal error), or the type 
 # A mutant that makes the tests hang is stopped by mutmut's CPU-time limit: the tests did not
 # pass, so it counts as killed (and is shown apart, as `timeout`).
 TIMED_OUT = {36, 24, -24, 152, 255}
+NO_VERDICT = -1
+"""A survivor's fresh run that failed, whose tests also fail without the mutant: it stays a
+survivor (or an equivalent)."""
+BASELINE = "baseline.x_none__mutmut_0"
+"""No mutant active, named like one so that the tests run under the same hang watchdog
+(tests/conftest.py): a slow test fails the baseline too, rather than passing for a kill."""
 _ENTRY = re.compile(r"^- `(?P<name>[^`]+)`: `(?P<line>.+)` -- (?P<why>.+)$")
 
 
@@ -174,11 +180,17 @@ def recheck_survivors(paths: Sequence[str]) -> None:
             if code != 0 or name in verdicts or not tests:
                 continue
             verdict = run_fresh(name, tests)
-            if verdict in KILLED and run_fresh("none", tests) != 0:
-                verdict = -1  # the tests fail in a fresh interpreter anyway: no verdict
+            if verdict != 0 and run_fresh(BASELINE, tests) != 0:
+                verdict = NO_VERDICT  # they fail (or run out of time) without the mutant too
             verdicts[name] = verdict
             FRESH.write_bytes(orjson.dumps(verdicts, option=orjson.OPT_SORT_KEYS))
             print(f"fresh interpreter: {name}: exit code {verdict}", flush=True)
+
+
+def _fresh_code(verdict: int) -> int:
+    """A survivor's code after its fresh run: any failure the baseline does not share (a test,
+    the hang watchdog, a crash) detects the mutant; a pass or no verdict leaves it a survivor."""
+    return 0 if verdict in (0, NO_VERDICT) else (verdict if verdict in KILLED | TIMED_OUT else 1)
 
 
 def load_equivalents(text: str) -> dict[str, Equivalent]:
@@ -207,7 +219,9 @@ def score(path: str, equivalents: dict[str, Equivalent], problems: list[str]) ->
     killed, timed_out, equivalent, other = 0, 0, 0, 0
     survived: list[str] = []
     fresh = fresh_verdicts()
-    codes = {name: fresh.get(name, 0) if code == 0 else code for name, code in codes.items()}
+    codes = {
+        name: _fresh_code(fresh.get(name, 0)) if code == 0 else code for name, code in codes.items()
+    }
     for name, code in sorted(codes.items()):
         if code in KILLED | TIMED_OUT and name in equivalents:
             problems.append(f"listed as equivalent but a test tells it apart: {name}")

@@ -144,6 +144,17 @@ def test_running_one_module_again_forgets_only_its_fresh_verdicts(
     assert orjson.loads(fresh.read_bytes()) == {"reactloop._hooks.x_b__mutmut_2": 0}
 
 
+@pytest.mark.parametrize(
+    ("verdict", "code"),
+    [(0, 0), (mutation.NO_VERDICT, 0), (1, 1), (-24, -24), (-11, 1)],
+    ids=["passed", "no-verdict", "failed", "timed-out", "crashed"],
+)
+def test_a_fresh_run_detects_a_survivor_only_by_a_failure_the_baseline_does_not_share(
+    verdict: int, code: int
+) -> None:
+    assert mutation._fresh_code(verdict) == code
+
+
 def test_the_output_validation_benchmark_reports_each_way() -> None:
     figures = output_validation.measure(fields=9, number=2, repeats=1)
     assert set(figures) == {"convert", "parse + convert", "strict answer", "raw schema"}
