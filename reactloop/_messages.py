@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Mapping
+import re
+from collections.abc import Container, Mapping
 from typing import Any, TypeAlias, assert_never
 
 import orjson
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from reactloop._errors import ConfigurationError
 from reactloop._validate import (
@@ -61,11 +62,17 @@ class Usage:
 
 @frozen
 class ToolCall:
-    """One tool call the model asked for; `arguments` is the raw JSON text the model produced."""
+    """One tool call the model asked for; `arguments` is the raw JSON text the model produced.
+
+    `id` is unique within the run (pending calls, decisions, results and the journal use it);
+    `provider_id` is the id the provider sent when it was not (it reused one), else None: the
+    same as `id`. Providers get their own ids back unless two collide within one request.
+    """
 
     name: str
     arguments: str = "{}"
     id: str = field(factory=new_call_id)
+    provider_id: str | None = None
 
     @classmethod
     def of(
@@ -78,7 +85,41 @@ class ToolCall:
     def with_arguments(self, arguments: Mapping[str, Any]) -> ToolCall:
         """The same call (same id and name) with new arguments: what a hook's `Override` needs,
         since a call with a new id would no longer pair with its result."""
-        return ToolCall(self.name, orjson.dumps(dict(arguments)).decode(), self.id)
+        return evolve(self, arguments=orjson.dumps(dict(arguments)).decode())
+
+    @property
+    def wire_id(self) -> str:
+        """The id the provider gave this call (its own id when the provider's was unique)."""
+        return self.id if self.provider_id is None else self.provider_id
+
+
+_NOT_IN_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def fresh_call_id(taken: str, used: Container[str], start: int) -> str:
+    """An id for a call whose id `taken` is used already: `taken`'s allowed characters
+    (`[A-Za-z0-9_-]`, what Anthropic accepts in a tool_use id) and a number, none of `used`."""
+    base = _NOT_IN_ID.sub("_", taken)[:48] or "call"
+    number = start
+    while f"{base}_{number}" in used:
+        number += 1
+    return f"{base}_{number}"
+
+
+def unique_calls(message: AssistantMessage, used: dict[str, None]) -> AssistantMessage:
+    """`message` with each call's id unique among `used` (which gains them): a call whose id is
+    taken (a provider reusing ids) gets a fresh one and keeps the provider's as `provider_id`.
+    A message whose ids are all new is returned as it is."""
+    calls: list[ToolCall] | None = None
+    for position, call in enumerate(message.tool_calls):
+        if call.id not in used:
+            used[call.id] = None
+            continue
+        calls = list(message.tool_calls) if calls is None else calls
+        fresh = fresh_call_id(call.id, used, len(used) + 1)
+        calls[position] = evolve(call, id=fresh, provider_id=call.wire_id)
+        used[fresh] = None
+    return message if calls is None else evolve(message, tool_calls=tuple(calls))
 
 
 @frozen

@@ -10,7 +10,7 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from attrs import Factory, define, field, frozen
+from attrs import Factory, define, evolve, field, frozen
 
 from reactloop._approval import Decision, PendingCall
 from reactloop._decisions import StopReason
@@ -22,6 +22,7 @@ from reactloop._messages import (
     ToolCall,
     ToolMessage,
     Usage,
+    unique_calls,
 )
 from reactloop._repair import RepairNote
 
@@ -155,6 +156,8 @@ class RunState:
     decisions: dict[str, Decision] = Factory(dict)  # given for held calls, by call id
     standing: dict[str, Decision] = Factory(dict)  # "always" decisions, by tool name
     output_attempts: int = 0  # final answers that did not validate (structured output)
+    call_ids: dict[str, None] = Factory(dict)  # ids of the calls in `messages[:ids_read]`
+    ids_read: int = 0  # how many messages `call_ids` covers (read on, not again, per response)
 
     def open_step(self, now: float) -> StepDraft:
         """Start the next iteration's step record (the rebuilt step first, in a resumed run)."""
@@ -185,13 +188,31 @@ class RunState:
         self.steps.append(step)
         return step
 
-    def record_response(self, response: ModelResponse, usage: Usage | None = None) -> None:
-        """Append the model's answer to the transcript and to the current step; `usage` is what
-        the call spent when it differs from the response's (a hook replaced the response)."""
+    def record_response(self, response: ModelResponse, usage: Usage | None = None) -> ModelResponse:
+        """Append the model's answer to the transcript and to the current step, its calls' ids
+        made unique within the run first, and return it as recorded; `usage` is what the call
+        spent when it differs from the response's (a hook replaced the response)."""
+        if response.message.tool_calls:
+            message = unique_calls(response.message, self._used_call_ids())
+            if message is not response.message:
+                response = evolve(response, message=message)
+            self.ids_read += 1  # this message's ids are in `call_ids` now
         self.messages.append(response.message)
         if self.current is not None:
             self.current.response = response
         self.record_usage(response.usage if usage is None else usage)
+        return response
+
+    def _used_call_ids(self) -> dict[str, None]:
+        """The ids of every call in the transcript, read incrementally (a transcript that
+        shrank is read again whole)."""
+        if self.ids_read > len(self.messages):
+            self.call_ids, self.ids_read = {}, 0
+        for message in self.messages[self.ids_read :]:
+            if isinstance(message, AssistantMessage):
+                self.call_ids.update(dict.fromkeys(call.id for call in message.tool_calls))
+        self.ids_read = len(self.messages)
+        return self.call_ids
 
     def record_usage(self, usage: Usage) -> None:
         """Count tokens spent in this run: in the open step, or (before the first step, e.g. by a

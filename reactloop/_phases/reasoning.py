@@ -206,7 +206,7 @@ class ReasoningPhase:
             verdict_after = await hooks.after_reasoning(run, response)
             response = verdict_after.value
             stopped = park_stop(run, verdict_after)
-        run.state.record_response(response, spent)
+        response = run.state.record_response(response, spent)  # call ids unique in the run
         await run.journal.response(run.state, response, spent)
         return PROCEED if stopped else settle(run, response)
 

@@ -71,6 +71,7 @@ from reactloop._providers._wire import (
     obj,
     text,
     tool_result_text,
+    wire_ids,
 )
 from reactloop._strict_schema import strict_schema_anthropic
 from reactloop._validate import checked_arguments, integer
@@ -276,7 +277,8 @@ def encode_request(
     check_history(provider, request.messages)
     settings = request.settings
     check_sampling(provider, model, settings)
-    system, turns = encode_messages(request.messages, system_turns=takes_system_turns(model))
+    messages = wire_ids(request.messages)
+    system, turns = encode_messages(messages, system_turns=takes_system_turns(model))
     output, extra_system = encode_output(settings.response_format)
     prompt = [request.instructions or "", *system, *extra_system]
     body: JsonObject = {

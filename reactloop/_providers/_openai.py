@@ -61,6 +61,7 @@ from reactloop._providers._wire import (
     obj,
     text,
     tool_result_text,
+    wire_ids,
 )
 from reactloop._strict_schema import strict_schema_openai
 from reactloop._validate import boolean, checked_arguments, member
@@ -194,7 +195,7 @@ def encode_request(
 ) -> JsonObject:
     """The Chat Completions body for a neutral request; a history no API accepts is refused."""
     check_history(provider, request.messages)
-    messages = [encode_message(message) for message in request.messages]
+    messages = [encode_message(message) for message in wire_ids(request.messages)]
     if request.instructions:
         instructions = {"role": options.instructions_role.value, "content": request.instructions}
         messages.insert(0, instructions)

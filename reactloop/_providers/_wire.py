@@ -3,14 +3,16 @@ assembling streamed tool calls."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from attrs import define, field
+from attrs import define, evolve, field
 
 from reactloop._errors import InvalidRequestError, InvalidResponseError
 from reactloop._messages import (
+    AssistantMessage,
     FinishReason,
     JsonObject,
     Message,
@@ -18,6 +20,7 @@ from reactloop._messages import (
     ToolCall,
     ToolMessage,
     blank_reason,
+    fresh_call_id,
     is_blank,
     new_call_id,
 )
@@ -47,6 +50,47 @@ def check_history(provider: str, messages: Sequence[Message]) -> None:
             f" {len(messages)} messages: model APIs need a conversation to answer",
             provider=provider,
         )
+
+
+def wire_ids(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The messages with the tool call ids a provider gets: its own ids back (`wire_id`), unless
+    two calls of the request share one; then those calls take their run-unique ids (or a fresh
+    one), so that each result still pairs with its own call. Results follow their call's id."""
+    calls = [c for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    wanted = Counter(call.wire_id for call in calls)
+    if all(call.provider_id is None for call in calls) and len(wanted) == len(calls):
+        return messages  # the usual case: every id is the provider's and unique
+    used = {wire for wire, times in wanted.items() if times == 1}
+    chosen: dict[int, str] = {}  # by position in `calls`
+    for position, call in enumerate(calls):
+        if wanted[call.wire_id] > 1:
+            wire = call.id if call.id not in used else fresh_call_id(call.id, used, 2)
+            used.add(wire)
+            chosen[position] = wire
+        else:
+            chosen[position] = call.wire_id
+    return _renamed(messages, chosen)
+
+
+def _renamed(messages: tuple[Message, ...], chosen: dict[int, str]) -> tuple[Message, ...]:
+    """The messages with the calls' ids (numbered in order) and their results' ids replaced; a
+    result pairs with the latest call of its id before it."""
+    out: list[Message] = []
+    latest: dict[str, str] = {}  # a call's id -> the id it has on the wire
+    position = 0
+    for message in messages:
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            renamed = []
+            for call in message.tool_calls:
+                latest[call.id] = chosen[position]
+                renamed.append(ToolCall(call.name, call.arguments, chosen[position]))
+                position += 1
+            out.append(evolve(message, tool_calls=tuple(renamed)))
+        elif isinstance(message, ToolMessage) and message.call_id in latest:
+            out.append(evolve(message, call_id=latest[message.call_id]))
+        else:
+            out.append(message)
+    return tuple(out)
 
 
 def tool_result_text(message: ToolMessage) -> str:
