@@ -154,11 +154,14 @@ ALLOWED: dict[HoldKind, tuple[type, ...]] = {
 
 @frozen
 class GivenDecision:
-    """A decision as journaled: the call it is for, its tool, and the decision."""
+    """A decision as journaled: the call it is for, its tool, the decision, and the arguments
+    the held call showed when it was given (None in journals of version 0.1): an approval runs
+    the call only with those arguments."""
 
     call_id: str
     tool: str
     decision: Decision
+    arguments: dict[str, Any] | None = None
 
 
 def standing_of(given: GivenDecision) -> Approve | Deny | None:

@@ -81,7 +81,7 @@ def check_decisions(
             continue
         chosen = as_decision(hold, decision)
         _suits(hold, chosen, tools.get(hold.tool), limit)
-        given.append(GivenDecision(call_id, hold.tool, chosen))
+        given.append(GivenDecision(call_id, hold.tool, chosen, hold.arguments))
     return given
 
 

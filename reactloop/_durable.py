@@ -219,6 +219,8 @@ async def _decided(config: LoopConfig, resumed: Resumed, decisions: Mapping[str,
         return
     for item in given:
         state.decisions[item.call_id] = item.decision
+        if item.arguments is not None:
+            state.decided_on[item.call_id] = item.arguments
         standing = standing_of(item)
         if standing is not None:
             state.standing[item.tool] = standing

@@ -154,6 +154,7 @@ class RunState:
     resume_step: StepDraft | None = None
     pending: list[PendingCall] = Factory(list)  # held calls: the run pauses at the step's end
     decisions: dict[str, Decision] = Factory(dict)  # given for held calls, by call id
+    decided_on: dict[str, dict[str, Any]] = Factory(dict)  # the arguments shown, by call id
     standing: dict[str, Decision] = Factory(dict)  # "always" decisions, by tool name
     output_attempts: int = 0  # final answers that did not validate (structured output)
     call_ids: dict[str, None] = Factory(dict)  # ids of the calls in `messages[:ids_read]`

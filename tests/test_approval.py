@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import orjson
 import pytest
 
 from reactloop._approval import (
@@ -20,7 +21,7 @@ from reactloop._approval import (
     HoldKind,
 )
 from reactloop._contracts import Hook, RunStore
-from reactloop._decisions import StopReason, StopRun
+from reactloop._decisions import Override, StopReason, StopRun
 from reactloop._errors import ErrorCode
 from reactloop._events import Event, RunFinished, RunPaused
 from reactloop._loop import ReActLoop
@@ -492,3 +493,50 @@ async def test_a_run_stopping_on_resume_refuses_the_calls_still_held(any_store: 
     assert pay.calls == [] and browser.calls == []
     looked = [m for m in by_id.values() if m.name == "look"]
     assert looked[0].content == "seen" and look.calls == [{"q": "x"}]  # its saved result is kept
+
+
+class Clamp(Hook):
+    """Caps `pay`'s amount at `limit` (a limit that may change between a pause and a resume)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    async def before_tool_call(self, run: Run, call: ToolCall) -> Override[ToolCall] | None:
+        if call.name != "pay":
+            return None
+        amount = min(orjson.loads(call.arguments)["amount"], self.limit)
+        return Override(call.with_arguments({"amount": amount}))
+
+
+@pytest.mark.parametrize("decision", [Approve(), Edit({"amount": 40})], ids=["approve", "edit"])
+async def test_a_decision_binds_to_the_arguments_it_was_given_for(
+    any_store: RunStore, decision: Decision
+) -> None:
+    pay, _, _ = pay_tools()
+    clamp = Clamp(limit=60)
+    model = ScriptedModel([[call("pay", amount=80)], "done"])
+    loop = ReActLoop(model, tools=[pay], store=any_store, hooks=[clamp])
+    paused = await loop.run("go")
+    [held] = paused.pending
+    assert held.arguments == {"amount": 60}  # what a person sees: the call after the hooks
+    clamp.limit = 30  # the hook now gives other arguments than those shown
+    again = await loop.resume(paused.run_id, decisions={held.call_id: decision})
+    assert again.paused and pay.calls == [], "a decision never covers arguments not shown"
+    [changed] = again.pending
+    assert (changed.call_id, changed.arguments) == (held.call_id, {"amount": 30})
+    assert "changed" in changed.reason
+    assert (await any_store.load(paused.run_id)).pending == again.pending
+    done = await loop.resume(paused.run_id, decisions={held.call_id: Approve()})
+    assert done.output == "done" and pay.calls == [{"amount": 30}]
+
+
+async def test_a_decision_runs_the_call_when_the_hooks_give_the_same_arguments(
+    any_store: RunStore,
+) -> None:
+    pay, _, _ = pay_tools()
+    model = ScriptedModel([[call("pay", amount=80)], "done"])
+    loop = ReActLoop(model, tools=[pay], store=any_store, hooks=[Clamp(limit=60)])
+    paused = await loop.run("go")
+    [held] = paused.pending
+    done = await loop.resume(paused.run_id, decisions={held.call_id: Edit({"amount": 50})})
+    assert done.output == "done" and pay.calls == [{"amount": 50}]

@@ -78,8 +78,11 @@ async def gate(
     """Whether a validated call runs now, waits for a decision, or is settled by an "always"
     decision for its tool. `held` are the calls this step held before the run was resumed."""
     call, tool = item.call, item.tool
-    if isinstance(run.state.decisions.get(call.id), Approve | Edit):
-        return item
+    decision = run.state.decisions.get(call.id)
+    if isinstance(decision, Approve | Edit):
+        if as_decided(run, item, decision):
+            return item
+        return Held(call, _pending(run, item, CHANGED, HoldKind.APPROVAL))
     prior = held.get(call.id)
     if prior is not None:
         return Held(call, prior)
@@ -97,6 +100,22 @@ async def gate(
         case Deny(reason=why):
             return Settled(call, denied(call, why))
     return Held(call, _pending(run, item, reason, HoldKind.APPROVAL))
+
+
+CHANGED = "its arguments changed after it was approved (a hook gave others): decide again"
+
+
+def as_decided(run: Run, item: Admitted, decision: Approve | Edit) -> bool:
+    """True when the call, after the hooks, has the arguments its decision was given for: an
+    edit's, or those the held call showed (unknown for decisions journaled by version 0.1)."""
+    if isinstance(decision, Edit):
+        expected: dict[str, Any] | None = decision.arguments
+    else:
+        expected = run.state.decided_on.get(item.call.id)
+    if expected is None:
+        return True
+    raw = item.call.arguments
+    return bool(expected == (orjson.loads(raw) if raw.strip() else {}))
 
 
 def _pending(run: Run, item: Admitted, reason: str, kind: HoldKind) -> PendingCall:

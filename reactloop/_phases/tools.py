@@ -52,7 +52,7 @@ async def _admit(run: Run, call: ToolCall, index: int, held: Mapping[str, Pendin
     outcome = await _checked(run, call, index)
     if isinstance(outcome, Refused):
         return _not_run(run, call, outcome)
-    if run.config.holds_calls or held:
+    if run.config.holds_calls or held or run.state.decisions:
         return await gate(run, outcome, held)
     return outcome
 

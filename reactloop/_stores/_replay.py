@@ -49,6 +49,7 @@ class _StepLog:
     settled: dict[str, ToolResult] = field(factory=dict)  # given by the run's end
     held: dict[str, PendingCall] = field(factory=dict)  # waiting for a decision
     decided: dict[str, Decision] = field(factory=dict)  # decisions given on resume
+    decided_on: dict[str, dict[str, Any]] = field(factory=dict)  # the arguments they were for
 
     def pending(self) -> tuple[PendingCall, ...]:
         """Held calls with neither a decision nor a saved result: what a resume must decide."""
@@ -141,13 +142,23 @@ class _Reading:
             case InstructionsSaved():
                 self.instructions = record.instructions
             case CallsHeld(step=index):
-                self.log(index).held.update((p.call_id, p) for p in record.pending)
+                self._held(self.log(index), record)
             case DecisionsSaved(step=index):
                 self._decided(self.log(index), record)
+
+    def _held(self, log: _StepLog, record: CallsHeld) -> None:
+        """Calls held; one held again after a decision (its arguments changed since) waits
+        for a new decision."""
+        for pending in record.pending:
+            log.held[pending.call_id] = pending
+            log.decided.pop(pending.call_id, None)
+            log.decided_on.pop(pending.call_id, None)
 
     def _decided(self, log: _StepLog, record: DecisionsSaved) -> None:
         for given in record.decisions:
             log.decided[given.call_id] = given.decision
+            if given.arguments is not None:
+                log.decided_on[given.call_id] = given.arguments
             self.stand(given)
 
     def stand(self, given: GivenDecision) -> None:
@@ -292,6 +303,7 @@ def _reopen(state: RunState, log: _StepLog | None, now: float) -> None:
     recovered = Recovered(dict(log.saved), frozenset(log.started))
     state.pending.extend(log.pending())
     state.decisions.update(log.decided)
+    state.decided_on.update(log.decided_on)
     spent = sum((result.usage for result in log.saved.values()), log.spent)  # sub-runs' too
     draft = StepDraft(log.index, now, log.response, usage=spent, recovered=recovered)
     state.resume_step = draft
