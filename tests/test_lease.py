@@ -20,7 +20,7 @@ from reactloop._lease import _beat
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelRequest, ToolCall, Usage
 from reactloop._state import RunContext
-from reactloop._stored_errors import LeaseHeldError, SessionBusyError, StoreError
+from reactloop._stored_errors import LeaseHeldError, LeaseLostError, SessionBusyError, StoreError
 from reactloop._stores import MemoryStore, PostgresStore
 from reactloop._stores._records import PhaseDataSaved, RunCreated, RunEnded, RunStatus
 from reactloop._tool import tool
@@ -70,7 +70,7 @@ async def test_an_expired_lease_is_claimed_and_the_old_worker_can_no_longer_appe
     await first.create_run(created("r1"))
     expire(postgres_url, "r1")
     await second.acquire_lease("r1")
-    with pytest.raises(LeaseHeldError, match="leased by worker 'w2'"):
+    with pytest.raises(LeaseLostError, match=r"'w1' lost its lease \(now leased by worker 'w2'\)"):
         await first.append("r1", [PhaseDataSaved({"n": 1})])
     assert await first.renew_lease("r1") is False
     assert len((await second.load("r1")).records) == 1

@@ -5,7 +5,12 @@ way that works on asyncio and trio alike (psycopg's async API and asyncpg are as
 ADR-0010). One connection per store, guarded by a lock, each append one transaction. A run is
 driven by one worker at a time: its row holds a lease (owner, expiry by the server's clock),
 taken when the run is created or resumed, renewed by each append and by the loop's heartbeat,
-released when the run ends. A worker whose lease was taken over can no longer append.
+released when the run ends. Every write of a holder checks, in its own transaction, that the
+row still names it and the fence it was given (`_leases`): a worker that stalled past its lease,
+or whose run another worker finished, writes nothing. Calls are bounded (`StoreTimeouts`): a
+cancelled or timed-out call shuts its connection's socket, so a hung server never holds the
+caller; a dropped connection is reopened and the call retried, each write safe to retry (a
+retried append finds its own records already committed and writes nothing twice).
 """
 
 from __future__ import annotations
@@ -16,8 +21,8 @@ import os
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,8 +30,16 @@ import anyio.to_thread
 
 from reactloop._errors import ConfigurationError
 from reactloop._messages import Message
-from reactloop._stored_errors import LeaseHeldError, RunNotFoundError, SessionBusyError, StoreError
+from reactloop._stored_errors import RunNotFoundError, SessionBusyError, StoreError
 from reactloop._stores._codec import decode, encode
+from reactloop._stores._leases import (
+    StoreTimeouts,
+    check_free,
+    check_holder,
+    checked_lease_seconds,
+    default_worker,
+    timeouts_option,
+)
 from reactloop._stores._records import (
     SCHEMA_VERSION,
     Record,
@@ -37,7 +50,7 @@ from reactloop._stores._records import (
     status_after,
 )
 from reactloop._stores._replay import replay
-from reactloop._validate import checked_arguments, fail, number, text
+from reactloop._validate import checked_arguments, fail, text
 
 if TYPE_CHECKING:
     import psycopg
@@ -66,6 +79,9 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS reactloop_runs_running ON reactloop_runs (position)"
     " WHERE status = 'running'",
 )
+_UPGRADES: dict[int, tuple[str, ...]] = {
+    2: ("ALTER TABLE reactloop_runs ADD COLUMN IF NOT EXISTS fence BIGINT NOT NULL DEFAULT 0",),
+}
 _LEASE = "lease_owner = %(owner)s, lease_expires = now() + make_interval(secs => %(ttl)s)"
 _NO_LEASE = "lease_owner = NULL, lease_expires = NULL"
 _SUMMARY = "SELECT run_id, status, created_at, updated_at, user_id, session_id FROM reactloop_runs"
@@ -93,10 +109,6 @@ def _redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _default_worker() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
 def _migrate(connection: psycopg.Connection[Any]) -> None:
     """Create the schema on first use (one worker at a time); refuse a newer version."""
     with connection.transaction():
@@ -110,12 +122,26 @@ def _migrate(connection: psycopg.Connection[Any]) -> None:
                 f"versions up to {SCHEMA_VERSION}: upgrade reactloop"
             )
         if version < SCHEMA_VERSION:
-            for statement in _SCHEMA:
-                connection.execute(statement)
+            if version < 1:
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+            for upgrade in range(max(version, 1) + 1, SCHEMA_VERSION + 1):
+                for statement in _UPGRADES[upgrade]:
+                    connection.execute(statement)
             connection.execute("INSERT INTO reactloop_schema VALUES (%s)", (SCHEMA_VERSION,))
 
 
-_MAX_LEASE = 86_400.0
+class _Disconnected(Exception):
+    """The connection dropped (or could not be opened): a call to retry on a new one."""
+
+
+class _Call:
+    """One store call's claim on the connection: a call whose caller left is not started, and
+    only the call using the connection shuts its socket."""
+
+    cancelled = False
+
+
 _SCHEMES = ("postgresql", "postgres")
 
 
@@ -143,21 +169,26 @@ class PostgresStore:
 
     `worker_id` names this store's leases (default: host, pid and a random suffix);
     `lease_seconds` is how long a lease lasts without renewal before another worker may claim
-    the run.
+    the run; `timeouts` bound each call, its connecting and its reconnecting.
     """
 
     def __init__(
-        self, url: str, *, worker_id: str | None = None, lease_seconds: float = 30.0
+        self,
+        url: str,
+        *,
+        worker_id: str | None = None,
+        lease_seconds: float = 30.0,
+        timeouts: StoreTimeouts | None = None,
     ) -> None:
         self.url = _checked_url(url)
-        self.worker_id = _default_worker() if worker_id is None else _checked_worker(worker_id)
-        seconds = number("PostgresStore.lease_seconds", lease_seconds)
-        if seconds > _MAX_LEASE:
-            fail("PostgresStore.lease_seconds", lease_seconds, "seconds in (0, 86400]")
-        self.lease_seconds = float(seconds)
+        self.worker_id = default_worker() if worker_id is None else _checked_worker(worker_id)
+        self.lease_seconds = checked_lease_seconds("PostgresStore.lease_seconds", lease_seconds)
+        self.timeouts = timeouts_option("PostgresStore.timeouts", timeouts)
         self._psycopg = _driver()
         self._lock = threading.Lock()
         self._connection: psycopg.Connection[Any] | None = None
+        self._current: _Call | None = None  # the call using the connection now
+        self._fences: dict[str, int] = {}  # the fence of each lease this store holds
 
     def __repr__(self) -> str:
         return f"PostgresStore({_redacted(self.url)!r}, worker_id={self.worker_id!r})"
@@ -165,8 +196,16 @@ class PostgresStore:
     def _connect(self) -> psycopg.Connection[Any]:
         connection = self._connection
         if connection is None or connection.closed:
-            connection = self._psycopg.connect(self.url, autocommit=True)
+            timeouts = self.timeouts
+            connection = self._psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=max(2, round(timeouts.connect)),
+                application_name=f"reactloop:{self.worker_id}"[:63],
+            )
             try:
+                connection.execute(f"SET statement_timeout = {round(timeouts.call * 1000)}")
+                connection.execute(f"SET lock_timeout = {round(timeouts.lock * 1000)}")
                 _migrate(connection)
             except BaseException:
                 connection.close()
@@ -174,17 +213,91 @@ class PostgresStore:
             self._connection = connection
         return connection
 
-    def _locked(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        with self._lock:
-            try:
-                return work(self._connect())
-            except self._psycopg.Error as exc:
-                raise StoreError(f"run store {_redacted(self.url)!r} failed: {exc}") from exc
+    def _locked(self, work: Callable[[psycopg.Connection[Any]], T], call: _Call) -> T:
+        if not self._lock.acquire(timeout=self.timeouts.call):
+            raise StoreError(f"run store {_redacted(self.url)!r}: another call held it too long")
+        try:
+            if call.cancelled:  # its caller left while it waited: never start it
+                raise _Disconnected("the call was cancelled before it started")
+            self._current = call
+            return work(self._connect())
+        except self._psycopg.Error as exc:
+            raise self._fault(exc) from exc
+        finally:
+            self._current = None
+            self._lock.release()
+
+    def _fault(self, exc: Exception) -> Exception:
+        """What a driver error means: a dropped connection to retry on a new one, else a
+        `StoreError` naming the store and the bound a timeout broke."""
+        connection = self._connection
+        if connection is None or connection.closed or connection.broken:
+            if connection is not None:
+                with suppress(Exception):
+                    connection.close()
+            self._connection = None
+            return _Disconnected(str(exc).strip())
+        errors = self._psycopg.errors
+        where = f"run store {_redacted(self.url)!r}"
+        if isinstance(exc, errors.LockNotAvailable):
+            return StoreError(
+                f"{where} waited longer than {self.timeouts.lock:g} s for a lock another "
+                "transaction holds (StoreTimeouts.lock); nothing was written"
+            )
+        if isinstance(exc, errors.QueryCanceled):
+            return StoreError(
+                f"{where}: a statement ran longer than {self.timeouts.call:g} s "
+                "(StoreTimeouts.call); nothing was written"
+            )
+        return StoreError(f"{where} failed: {exc}")
 
     async def _run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        """`work` on the connection, in a worker thread; a cancelled caller waits for it, so a
-        transaction is never left half done."""
-        return await anyio.to_thread.run_sync(self._locked, work)
+        """`work` on the connection, in a worker thread, bounded by `StoreTimeouts.call`; a
+        dropped connection is reopened and `work` run again (every `work` here is safe to
+        repeat), for up to `StoreTimeouts.reconnect` seconds."""
+        with anyio.move_on_after(self.timeouts.call):
+            return await self._reconnecting(work)
+        raise StoreError(
+            f"run store {_redacted(self.url)!r} did not answer within "
+            f"{self.timeouts.call:g} s (StoreTimeouts.call)"
+        )
+
+    async def _reconnecting(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        give_up = anyio.current_time() + self.timeouts.reconnect
+        pause = 0.05
+        while True:
+            try:
+                return await self._attempt(work)
+            except _Disconnected as lost:
+                if anyio.current_time() >= give_up:
+                    raise StoreError(
+                        f"run store {_redacted(self.url)!r} lost its connection and could not "
+                        f"reconnect within {self.timeouts.reconnect:g} s "
+                        f"(StoreTimeouts.reconnect): {lost}"
+                    ) from None
+            await anyio.sleep(pause)
+            pause = min(pause * 2, 1.0)
+
+    async def _attempt(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """One try in a worker thread. A caller that leaves (cancelled, timed out) does not
+        wait for a hung server: the call's socket is shut, which ends the thread's wait (the
+        server rolls back what was not committed)."""
+        call = _Call()
+        try:
+            return await anyio.to_thread.run_sync(self._locked, work, call, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            self._interrupt(call)
+            raise
+
+    def _interrupt(self, call: _Call) -> None:
+        call.cancelled = True
+        connection = self._connection
+        if self._current is not call or connection is None:
+            return
+        with suppress(Exception):
+            duplicate = socket.socket(fileno=os.dup(connection.fileno()))
+            with duplicate:
+                duplicate.shutdown(socket.SHUT_RDWR)
 
     def _lease(self, **more: Any) -> dict[str, Any]:
         return {"owner": self.worker_id, "ttl": self.lease_seconds, **more}
@@ -200,16 +313,21 @@ class PostgresStore:
             user=_key(created.user_id),
             session=_key(created.session_id),
         )
+        tries = 0
 
         def work(connection: psycopg.Connection[Any]) -> None:
+            nonlocal tries
+            tries += 1
             with connection.transaction():
+                if tries > 1 and _bodies(connection, created.run_id)[:1] == [body]:
+                    return  # a retry: the first try committed before its answer was lost
                 if created.session_id is not None:
                     self._check_session(connection, created.session_id)
                 connection.execute(
                     "INSERT INTO reactloop_runs (run_id, status, created_at, updated_at, user_id,"
-                    " session_id, lease_owner, lease_expires) VALUES (%(id)s, %(status)s,"
+                    " session_id, lease_owner, lease_expires, fence) VALUES (%(id)s, %(status)s,"
                     " %(at)s, %(now)s, %(user)s, %(session)s, %(owner)s,"
-                    " now() + make_interval(secs => %(ttl)s))",
+                    " now() + make_interval(secs => %(ttl)s), 1)",
                     row,
                 )
                 connection.execute(
@@ -218,6 +336,7 @@ class PostgresStore:
                 )
 
         await self._run(work)
+        self._fences[created.run_id] = 1
 
     def _check_session(self, connection: psycopg.Connection[Any], session_id: str) -> None:
         """New turns of one session start one at a time across workers; `SessionBusyError`
@@ -237,20 +356,27 @@ class PostgresStore:
     async def append(self, run_id: str, records: Sequence[Record]) -> None:
         """Append `records` to the run's journal in one transaction (all or none).
 
-        The append renews this worker's lease, or releases it when the records end the run; a
-        run leased to another worker is a `LeaseHeldError` and nothing is written.
+        Only while this worker holds the run's lease with the fence it was given (else
+        `LeaseLostError`, nothing written); the append renews the lease, or frees it when the
+        records end the run. Safe to retry: a try after a lost answer finds its records
+        committed and writes nothing twice.
         """
         bodies = [encode(record) for record in records]
         status = status_after(list(records))
+        tries = 0
 
         def work(connection: psycopg.Connection[Any]) -> None:
+            nonlocal tries
+            tries += 1
             with connection.transaction():
-                self._check_lease(connection, run_id)
+                self._check_holder(connection, run_id)
                 row = connection.execute(
                     "SELECT coalesce(max(seq), 0) FROM reactloop_records WHERE run_id = %s",
                     (_key(run_id),),
                 ).fetchone()
                 last = 0 if row is None else int(row[0])
+                if tries > 1 and _tail(connection, run_id, last, len(bodies)) == bodies:
+                    return  # a retry: the first try committed before its answer was lost
                 with connection.cursor() as cursor:
                     cursor.executemany(
                         "INSERT INTO reactloop_records (run_id, seq, body) VALUES (%s, %s, %s)",
@@ -259,19 +385,18 @@ class PostgresStore:
                 self._set_status(connection, run_id, status)
 
         await self._run(work)
+        if status is not RunStatus.RUNNING:
+            self._fences.pop(run_id, None)  # the end freed the lease
 
-    def _check_lease(self, connection: psycopg.Connection[Any], run_id: str) -> None:
-        """Lock the run's row; refuse if another worker holds a live lease on it."""
+    def _check_holder(self, connection: psycopg.Connection[Any], run_id: str) -> None:
+        """Lock the run's row; `LeaseLostError` unless this worker holds it with its fence."""
         row = connection.execute(
-            "SELECT lease_owner, extract(epoch FROM lease_expires - now())::float8"
-            " FROM reactloop_runs WHERE run_id = %s FOR UPDATE",
+            "SELECT lease_owner, fence FROM reactloop_runs WHERE run_id = %s FOR UPDATE",
             (_key(run_id),),
         ).fetchone()
         if row is None:
             raise RunNotFoundError(run_id)
-        owner, left = row
-        if owner is not None and owner != self.worker_id and left > 0:
-            raise LeaseHeldError(run_id, owner, left)
+        check_holder(run_id, self.worker_id, self._fences.get(run_id), row[0], row[1])
 
     def _set_status(
         self, connection: psycopg.Connection[Any], run_id: str, status: RunStatus
@@ -285,27 +410,39 @@ class PostgresStore:
         )
 
     async def acquire_lease(self, run_id: str) -> None:
-        """Take (or renew) the run's lease for this worker; `LeaseHeldError` if another worker
-        holds a live one, `RunNotFoundError` for an unknown id."""
+        """Take (or renew) the run's lease for this worker, with a new fence; `LeaseHeldError`
+        if another worker holds a live one, `RunNotFoundError` for an unknown id."""
 
-        def work(connection: psycopg.Connection[Any]) -> None:
+        def work(connection: psycopg.Connection[Any]) -> int:
             with connection.transaction():
-                self._check_lease(connection, run_id)
-                connection.execute(
-                    f"UPDATE reactloop_runs SET {_LEASE} WHERE run_id = %(id)s",
+                row = connection.execute(
+                    "SELECT lease_owner, extract(epoch FROM lease_expires - now())::float8"
+                    " FROM reactloop_runs WHERE run_id = %s FOR UPDATE",
+                    (_key(run_id),),
+                ).fetchone()
+                if row is None:
+                    raise RunNotFoundError(run_id)
+                check_free(run_id, self.worker_id, row[0], row[1] or 0.0)
+                taken = connection.execute(
+                    f"UPDATE reactloop_runs SET {_LEASE}, fence = fence + 1"
+                    " WHERE run_id = %(id)s RETURNING fence",
                     self._lease(id=_key(run_id)),
-                )
+                ).fetchone()
+                return 0 if taken is None else int(taken[0])
 
-        await self._run(work)
+        self._fences[run_id] = await self._run(work)
 
     async def renew_lease(self, run_id: str) -> bool:
         """Extend this worker's lease; False if it holds none any more (taken over or freed)."""
+        fence = self._fences.get(run_id)
+        if fence is None:
+            return False
 
         def work(connection: psycopg.Connection[Any]) -> bool:
             renewed = connection.execute(
                 f"UPDATE reactloop_runs SET {_LEASE} WHERE run_id = %(id)s"
-                " AND lease_owner = %(owner)s RETURNING run_id",
-                self._lease(id=_key(run_id)),
+                " AND lease_owner = %(owner)s AND fence = %(fence)s RETURNING run_id",
+                self._lease(id=_key(run_id), fence=fence),
             ).fetchone()
             return renewed is not None
 
@@ -313,11 +450,14 @@ class PostgresStore:
 
     async def release_lease(self, run_id: str) -> None:
         """Give up this worker's lease on the run (another worker may claim it at once)."""
+        fence = self._fences.pop(run_id, None)
+        if fence is None:
+            return
         await self._run(
             lambda c: c.execute(
-                f"UPDATE reactloop_runs SET {_NO_LEASE}"
-                " WHERE run_id = %(id)s AND lease_owner = %(owner)s",
-                self._lease(id=_key(run_id)),
+                f"UPDATE reactloop_runs SET {_NO_LEASE} WHERE run_id = %(id)s"
+                " AND lease_owner = %(owner)s AND fence = %(fence)s",
+                self._lease(id=_key(run_id), fence=fence),
             )
         )
 
@@ -428,6 +568,15 @@ def _summary(row: Sequence[Any]) -> RunSummary:
         _text(user_id),
         _text(session_id),
     )
+
+
+def _tail(connection: psycopg.Connection[Any], run_id: str, last: int, count: int) -> list[bytes]:
+    """The bodies of the run's last `count` records (up to `last`)."""
+    rows = connection.execute(
+        "SELECT body FROM reactloop_records WHERE run_id = %s AND seq > %s ORDER BY seq",
+        (_key(run_id), last - count),
+    ).fetchall()
+    return [bytes(row[0]) for row in rows]
 
 
 def _bodies(connection: psycopg.Connection[Any], run_id: str) -> list[bytes]:

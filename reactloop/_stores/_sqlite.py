@@ -8,6 +8,13 @@ crash, `FULL` also a power cut. With `commit_on_loop=True`, a NORMAL-mode append
 does not wait for the disk) commits on the event loop when the lock is free and no other process
 is writing (it never waits: it goes to a thread instead), and a thread checkpoints the WAL every
 512 appends. A new file is created owner-only (0600).
+
+A run is driven by one store object at a time, across processes: its row holds a lease (owner,
+expiry by the wall clock, fence), taken by `create_run` and `acquire_lease`, and every append
+checks it in its own transaction (`_leases`). A lease of a process that died on this host is free
+at once; any other lease when it expires. Waiting for another process's write lock is bounded
+(`StoreTimeouts.lock`) and cancellable: each attempt waits a few milliseconds in its thread,
+and the waits between attempts are the event loop's.
 """
 
 from __future__ import annotations
@@ -25,8 +32,17 @@ import anyio.to_thread
 
 from reactloop._errors import ConfigurationError
 from reactloop._messages import Message
-from reactloop._stored_errors import RunNotFoundError, StoreError
+from reactloop._stored_errors import RunNotFoundError, SessionBusyError, StoreError
 from reactloop._stores._codec import decode, encode
+from reactloop._stores._leases import (
+    StoreTimeouts,
+    check_free,
+    check_holder,
+    checked_lease_seconds,
+    default_worker,
+    process_gone,
+    timeouts_option,
+)
 from reactloop._stores._records import (
     SCHEMA_VERSION,
     Record,
@@ -42,6 +58,8 @@ from reactloop._validate import boolean, checked_arguments, text
 T = TypeVar("T")
 Synchronous = Literal["NORMAL", "FULL"]
 _CHECKPOINT_EVERY = 512  # appends between two WAL checkpoints (in a worker thread; ~9 MB WAL)
+_BUSY_SLICE = 0.05  # seconds one attempt waits in its thread for another process's write lock
+_SUMMARY = "SELECT run_id, status, created_at, updated_at, user_id, session_id FROM runs"
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS runs (
@@ -60,6 +78,17 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session_id, position)",
     "CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at)",
 )
+_UPGRADES: dict[int, tuple[str, ...]] = {
+    2: (  # leases across processes: owner, expiry (epoch seconds), fence
+        "ALTER TABLE runs ADD COLUMN lease_owner TEXT",
+        "ALTER TABLE runs ADD COLUMN lease_expires REAL",
+        "ALTER TABLE runs ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",
+    ),
+}
+
+
+class _Busy(Exception):
+    """Another process holds the file's write lock (an attempt to retry after a pause)."""
 
 
 def _create_private(path: str) -> None:
@@ -81,19 +110,35 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
     connection.execute("COMMIT")
 
 
-def _migrate(connection: sqlite3.Connection) -> None:
-    """Create the schema on first use; refuse a file written by a newer version."""
+def _version(connection: sqlite3.Connection) -> int:
+    """The file's schema version; a newer one than this reactloop reads is a `StoreError`."""
     (version,) = connection.execute("PRAGMA user_version").fetchone()
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"the run store was written by schema version {version}; this reactloop reads "
             f"versions up to {SCHEMA_VERSION}: upgrade reactloop"
         )
-    if version < SCHEMA_VERSION:
-        with _transaction(connection):
+    return int(version)
+
+
+def _migrate(connection: sqlite3.Connection) -> None:
+    """Create the schema on first use and upgrade an older file in place (version 1 files gain
+    the lease columns); refuse a file written by a newer version."""
+    if _version(connection) == SCHEMA_VERSION:
+        return
+    with _transaction(connection):
+        version = _version(connection)  # again, under the write lock: another process may have
+        if version < 1:
             for statement in _SCHEMA:
                 connection.execute(statement)
-            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        for upgrade in range(max(version, 1) + 1, SCHEMA_VERSION + 1):
+            for statement in _UPGRADES[upgrade]:
+                connection.execute(statement)
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 @checked_arguments
@@ -103,6 +148,8 @@ class SqliteStore:
     Every call runs in a worker thread. `commit_on_loop=True` (NORMAL mode only) lets a journal
     append commit on the event loop when that cannot wait (no lock to wait for, no disk sync):
     about a third of the per-step cost, for a short write system call on the loop.
+    `worker_id` names this store object's leases (default: host, pid and a random suffix),
+    `lease_seconds` how long a lease lasts unrenewed, `timeouts` the bounds of each call.
     """
 
     def __init__(
@@ -111,6 +158,9 @@ class SqliteStore:
         *,
         synchronous: Synchronous = "NORMAL",
         commit_on_loop: bool = False,
+        worker_id: str | None = None,
+        lease_seconds: float = 30.0,
+        timeouts: StoreTimeouts | None = None,
     ) -> None:
         if not isinstance(path, str | os.PathLike):
             raise ConfigurationError.invalid("SqliteStore.path", path, "a file path")
@@ -121,13 +171,19 @@ class SqliteStore:
             )
         self.synchronous: Synchronous = synchronous
         self.commit_on_loop = boolean("SqliteStore.commit_on_loop", commit_on_loop)
+        self.worker_id = (
+            default_worker() if worker_id is None else text("SqliteStore.worker_id", worker_id)
+        )
+        self.lease_seconds = checked_lease_seconds("SqliteStore.lease_seconds", lease_seconds)
+        self.timeouts = timeouts_option("SqliteStore.timeouts", timeouts)
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._inline: sqlite3.Connection | None = None  # for appends on the event loop
         self._appends = 0
-        # Runs this store wrote last, still running: their last record's number. Another writer
-        # (a second process) makes the next insert collide on the key: then it is read again.
+        # Runs this store wrote last, still running: their last record's number (the lease
+        # keeps other writers out; a lease taken again forgets it).
         self._running: dict[str, int] = {}
+        self._fences: dict[str, int] = {}  # the fence of each lease this store object holds
 
     def __repr__(self) -> str:
         extra = ", commit_on_loop=True" if self.commit_on_loop else ""
@@ -137,11 +193,15 @@ class SqliteStore:
         if self._connection is None:
             _create_private(self.path)
             connection = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+                self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_SLICE
             )
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute(f"PRAGMA synchronous={self.synchronous}")
-            _migrate(connection)
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute(f"PRAGMA synchronous={self.synchronous}")
+                _migrate(connection)
+            except BaseException:
+                connection.close()
+                raise
             self._connection = connection
         return self._connection
 
@@ -149,13 +209,39 @@ class SqliteStore:
         with self._lock:
             try:
                 return work(self._connect())
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc):
+                    raise _Busy from exc
+                raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
             except sqlite3.Error as exc:
                 raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """`work` on the connection, in a worker thread; a cancelled caller waits for it, so a
-        transaction is never left half done."""
-        return await anyio.to_thread.run_sync(self._locked, work)
+        """`work` on the connection, in a worker thread; a cancelled caller waits for it (a few
+        milliseconds at most), so a transaction is never left half done. Bounded in time."""
+        with anyio.move_on_after(self.timeouts.call):
+            return await self._attempts(work)
+        raise StoreError(
+            f"run store {self.path!r} did not answer within {self.timeouts.call:g} s "
+            "(StoreTimeouts.call)"
+        )
+
+    async def _attempts(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work`, again after short pauses while another process holds the write lock, for up
+        to `StoreTimeouts.lock` seconds."""
+        give_up = anyio.current_time() + self.timeouts.lock
+        pause = 0.005
+        while True:
+            try:
+                return await anyio.to_thread.run_sync(self._locked, work)
+            except _Busy:
+                if anyio.current_time() >= give_up:
+                    raise StoreError(
+                        f"run store {self.path!r} stayed locked by another writer for "
+                        f"{self.timeouts.lock:g} s (StoreTimeouts.lock); nothing was written"
+                    ) from None
+            await anyio.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     def _inline_connection(self) -> sqlite3.Connection | None:
         """A second connection for short appends on the event loop: it never waits for a busy
@@ -184,7 +270,7 @@ class SqliteStore:
                 return False
             work(connection)
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if _is_busy(exc):
                 return False  # another process writes: wait for it in a worker thread
             raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
         except sqlite3.Error as exc:
@@ -208,53 +294,151 @@ class SqliteStore:
 
         await self._run(then_checkpoint)
 
+    def _live(self, owner: str | None, expires: float | None) -> bool:
+        """Whether a lease row still binds others: an owner, unexpired, whose process lives."""
+        if owner is None or expires is None or expires <= time.time():
+            return False
+        return owner == self.worker_id or not process_gone(owner)
+
     async def create_run(self, created: RunCreated) -> None:
-        """Record a new run and its `RunCreated` record, in one transaction."""
+        """Record a new run (leased to this store object) and its `RunCreated` record, in one
+        transaction; `SessionBusyError` while another live holder drives a run of its session."""
         body = encode(created)
 
         def work(connection: sqlite3.Connection) -> None:
             with _transaction(connection):
+                if created.session_id is not None:
+                    self._check_session(connection, created.session_id)
+                now = time.time()
                 connection.execute(
                     "INSERT INTO runs (run_id, status, created_at, updated_at, user_id,"
-                    " session_id) VALUES (?, ?, ?, ?, ?, ?)",
+                    " session_id, lease_owner, lease_expires, fence)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
                     (
                         created.run_id,
                         RunStatus.RUNNING.value,
                         created.created_at,
-                        time.time(),
+                        now,
                         created.user_id,
                         created.session_id,
+                        self.worker_id,
+                        now + self.lease_seconds,
                     ),
                 )
                 connection.execute(
                     "INSERT INTO records (run_id, seq, body) VALUES (?, 1, ?)",
                     (created.run_id, body),
                 )
+            self._fences[created.run_id] = 1
 
         await self._run(work)
 
-    async def append(self, run_id: str, records: Sequence[Record]) -> None:
-        """Append `records` to the run's journal in one transaction (all or none).
+    def _check_session(self, connection: sqlite3.Connection, session_id: str) -> None:
+        """New turns of a session start one at a time across processes and store objects."""
+        rows = connection.execute(
+            "SELECT lease_owner, lease_expires FROM runs WHERE session_id = ? AND"
+            " status = 'running' AND lease_owner IS NOT NULL AND lease_owner <> ?",
+            (session_id, self.worker_id),
+        ).fetchall()
+        if any(self._live(owner, expires) for owner, expires in rows):
+            raise SessionBusyError(session_id)
 
-        The run's row is written only when its status changes (an end, or a resume), so a usual
-        append writes the new records and nothing else.
+    def _check_holder(self, connection: sqlite3.Connection, run_id: str) -> None:
+        """Inside a write: `LeaseLostError` unless this store object still holds the run."""
+        row = connection.execute(
+            "SELECT lease_owner, fence FROM runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if row is None:
+            raise RunNotFoundError(run_id)
+        check_holder(run_id, self.worker_id, self._fences.get(run_id), row[0], row[1])
+
+    async def append(self, run_id: str, records: Sequence[Record]) -> None:
+        """Append `records` to the run's journal in one transaction (all or none), only while
+        this store object holds the run's lease (`LeaseLostError` otherwise, nothing written).
+
+        The run's row is written only when its status changes (an end, which frees the lease,
+        or a resume), so a usual append writes the new records and nothing else.
         """
         bodies = [encode(record) for record in records]
         status = status_after(list(records)).value
-        running = status == RunStatus.RUNNING.value
 
         def work(connection: sqlite3.Connection) -> None:
             known = self._running.pop(run_id, None)
-            try:
+            with _transaction(connection):
+                self._check_holder(connection, run_id)
                 last = _append_records(connection, run_id, bodies, status, known)
-            except sqlite3.IntegrityError:
-                if known is None:
-                    raise
-                last = _append_records(connection, run_id, bodies, status, None)  # another writer
-            if running:
+            if status == RunStatus.RUNNING.value:
                 self._running[run_id] = last
+            else:
+                self._fences.pop(run_id, None)  # the end freed the lease
 
         await self._write(work)
+
+    async def acquire_lease(self, run_id: str) -> None:
+        """Take (or renew) the run's lease for this store object, with a new fence;
+        `LeaseHeldError` while another live holder has it, `RunNotFoundError` for an unknown id."""
+
+        def work(connection: sqlite3.Connection) -> None:
+            with _transaction(connection):
+                row = connection.execute(
+                    "SELECT lease_owner, lease_expires, fence FROM runs WHERE run_id = ?",
+                    (run_id,),
+                ).fetchone()
+                if row is None:
+                    raise RunNotFoundError(run_id)
+                owner, expires, fence = row
+                if self._live(owner, expires):
+                    check_free(run_id, self.worker_id, owner, expires - time.time())
+                connection.execute(
+                    "UPDATE runs SET lease_owner = ?, lease_expires = ?, fence = ?"
+                    " WHERE run_id = ?",
+                    (self.worker_id, time.time() + self.lease_seconds, fence + 1, run_id),
+                )
+            self._fences[run_id] = fence + 1
+            self._running.pop(run_id, None)  # read the last record's number again
+
+        await self._run(work)
+
+    async def renew_lease(self, run_id: str) -> bool:
+        """Extend this store object's lease; False if it holds none any more (taken over,
+        freed or ended)."""
+        fence = self._fences.get(run_id)
+        if fence is None:
+            return False
+
+        def work(connection: sqlite3.Connection) -> bool:
+            cursor = connection.execute(
+                "UPDATE runs SET lease_expires = ? WHERE run_id = ? AND lease_owner = ?"
+                " AND fence = ?",
+                (time.time() + self.lease_seconds, run_id, self.worker_id, fence),
+            )
+            return cursor.rowcount == 1
+
+        return await self._run(work)
+
+    async def release_lease(self, run_id: str) -> None:
+        """Give up this store object's lease on the run (another may take it at once)."""
+        fence = self._fences.pop(run_id, None)
+        if fence is None:
+            return
+        await self._run(
+            lambda c: c.execute(
+                "UPDATE runs SET lease_owner = NULL, lease_expires = NULL"
+                " WHERE run_id = ? AND lease_owner = ? AND fence = ?",
+                (run_id, self.worker_id, fence),
+            )
+        )
+
+    async def claimable_runs(self, *, limit: int = 100) -> list[RunSummary]:
+        """Runs that started and never ended that no live holder has (its process died, or it
+        was cancelled), oldest first: what a worker resumes."""
+        query = (
+            f"{_SUMMARY.replace(' FROM', ', lease_owner, lease_expires FROM')}"
+            " WHERE status = 'running' ORDER BY position"
+        )
+        rows = await self._run(lambda c: c.execute(query).fetchall())
+        free = [row[:6] for row in rows if not self._live(row[6], row[7])]
+        return [_summary(row) for row in free[:limit]]
 
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
@@ -283,13 +467,10 @@ class SqliteStore:
         }
         given = {clause: value for clause, value in filters.items() if value is not None}
         where = " AND ".join(given) or "1"
-        query = (
-            "SELECT run_id, status, created_at, updated_at, user_id, session_id FROM runs"
-            f" WHERE {where} ORDER BY position DESC LIMIT ?"
-        )
+        query = f"{_SUMMARY} WHERE {where} ORDER BY position DESC LIMIT ?"
         arguments = (*given.values(), limit)
         rows = await self._run(lambda c: c.execute(query, arguments).fetchall())
-        return [RunSummary(r[0], RunStatus(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
+        return [_summary(row) for row in rows]
 
     async def delete_run(self, run_id: str) -> bool:
         """Delete a run and its journal; False if there was none with that id."""
@@ -334,6 +515,10 @@ class SqliteStore:
         await anyio.to_thread.run_sync(work)
 
 
+def _summary(row: Sequence[Any]) -> RunSummary:
+    return RunSummary(row[0], RunStatus(row[1]), row[2], row[3], row[4], row[5])
+
+
 def _append_records(
     connection: sqlite3.Connection,
     run_id: str,
@@ -341,19 +526,25 @@ def _append_records(
     status: str,
     known: int | None,
 ) -> int:
-    """One transaction: the records after the run's last one (`known`, or read), and the run's
-    status when it may have changed; returns the number of the last record written."""
-    with _transaction(connection):
-        last = known if known is not None else _last_seq(connection, run_id)
-        connection.executemany(
-            "INSERT INTO records (run_id, seq, body) VALUES (?, ?, ?)",
-            [(run_id, last + 1 + i, body) for i, body in enumerate(bodies)],
+    """Inside the caller's transaction: the records after the run's last one (`known`, or
+    read), and the run's status when it may have changed (an end also frees the lease);
+    returns the number of the last record written."""
+    last = known if known is not None else _last_seq(connection, run_id)
+    connection.executemany(
+        "INSERT INTO records (run_id, seq, body) VALUES (?, ?, ?)",
+        [(run_id, last + 1 + i, body) for i, body in enumerate(bodies)],
+    )
+    if status != RunStatus.RUNNING.value:
+        connection.execute(
+            "UPDATE runs SET status = ?, updated_at = ?, lease_owner = NULL,"
+            " lease_expires = NULL WHERE run_id = ?",
+            (status, time.time(), run_id),
         )
-        if known is None or status != RunStatus.RUNNING.value:
-            connection.execute(
-                "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ? AND status <> ?",
-                (status, time.time(), run_id, status),
-            )
+    elif known is None:
+        connection.execute(
+            "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ? AND status <> ?",
+            (status, time.time(), run_id, status),
+        )
     return last + len(bodies)
 
 

@@ -20,7 +20,7 @@ from reactloop._messages import (
     UserMessage,
 )
 from reactloop._state import RunContext, ToolResult
-from reactloop._stored_errors import RunNotFoundError, StoreError
+from reactloop._stored_errors import LeaseHeldError, LeaseLostError, RunNotFoundError, StoreError
 from reactloop._stores import SqliteStore
 from reactloop._stores._records import (
     SCHEMA_VERSION,
@@ -59,7 +59,7 @@ async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -
     await ReActLoop(ScriptedModel(["hi"]), store=store).run("go")
     await store.aclose()
     assert pragma(tmp_path / "runs.db", "journal_mode") == "wal"
-    assert pragma(tmp_path / "runs.db", "user_version") == SCHEMA_VERSION == 1
+    assert pragma(tmp_path / "runs.db", "user_version") == SCHEMA_VERSION == 2
 
 
 async def test_synchronous_full_is_applied(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ async def test_a_file_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
     with sqlite3.connect(path) as connection:
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    with pytest.raises(StoreError, match="schema version 2"):
+    with pytest.raises(StoreError, match=f"schema version {SCHEMA_VERSION + 1}"):
         await SqliteStore(path).list_runs()
 
 
@@ -136,16 +136,36 @@ def call_started(step: int) -> CallStarted:
 
 
 @pytest.mark.parametrize("on_loop", [False, True])
-async def test_two_stores_on_one_file_append_to_one_run_in_turn(
+async def test_two_stores_on_one_file_append_to_one_run_in_turn_by_taking_its_lease(
     tmp_path: Path, on_loop: bool
 ) -> None:
     first = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop)
     second = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop)
     await first.create_run(RunCreated("r1", "go", None, (), 0.0))
+    await first.release_lease("r1")
     for step in range(1, 7):  # each store's idea of the last record is stale every other time
-        await (first if step % 2 else second).append("r1", [call_started(step)])
+        writer = first if step % 2 else second
+        await writer.acquire_lease("r1")
+        await writer.append("r1", [call_started(step)])
+        await writer.release_lease("r1")
     records = (await second.load("r1")).records
     assert [r.step for r in records[1:] if isinstance(r, CallStarted)] == [1, 2, 3, 4, 5, 6]
+    await first.aclose()
+    await second.aclose()
+
+
+@pytest.mark.parametrize("on_loop", [False, True])
+async def test_a_store_that_does_not_hold_the_lease_writes_nothing(
+    tmp_path: Path, on_loop: bool
+) -> None:
+    first = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop, worker_id="one")
+    second = SqliteStore(tmp_path / "runs.db", commit_on_loop=on_loop, worker_id="two")
+    await first.create_run(RunCreated("r1", "go", None, (), 0.0))
+    with pytest.raises(LeaseHeldError, match="leased by worker 'one'"):
+        await second.acquire_lease("r1")
+    with pytest.raises(LeaseLostError, match=r"'two' lost its lease \(now leased by worker 'one"):
+        await second.append("r1", [call_started(1)])
+    assert len((await first.load("r1")).records) == 1
     await first.aclose()
     await second.aclose()
 
