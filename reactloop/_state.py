@@ -6,15 +6,17 @@ be serialized, checkpointed and resumed; everything live belongs to `Run` (see `
 
 from __future__ import annotations
 
+import hashlib
 import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import orjson
 from attrs import Factory, define, evolve, field, frozen
 
 from reactloop._approval import Decision, PendingCall
 from reactloop._decisions import StopReason
-from reactloop._errors import ErrorCode, ReactLoopError
+from reactloop._errors import ContractError, ErrorCode, ReactLoopError
 from reactloop._messages import (
     AssistantMessage,
     Message,
@@ -40,12 +42,33 @@ NO_USAGE = _NO_USAGE
 
 @frozen
 class RunContext(Generic[DepsT]):
-    """What a tool (or instructions function) may know about its run; hidden from tool schemas."""
+    """What a tool (or instructions function) may know about its run; hidden from tool schemas.
+
+    In a tool's context `call_id` is the call's id (unique within the run, journaled, so the same
+    on every resume) and `idempotency_key` names the call for APIs that take one.
+    """
 
     run_id: str
     deps: DepsT
     user_id: str | None = None
     session_id: str | None = None
+    call_id: str | None = None
+
+    def for_call(self, call_id: str) -> RunContext[DepsT]:
+        """This context as one tool call sees it."""
+        return RunContext(self.run_id, self.deps, self.user_id, self.session_id, call_id)
+
+    @property
+    def idempotency_key(self) -> str:
+        """`reactloop-` and 32 hex digits of SHA-256 over the run id and the call id: one key
+        per call, the same on every resume and worker takeover of the run, and different for
+        every other call, so an API that takes an idempotency key applies the call at most once.
+        """
+        if self.call_id is None:
+            rule = "read in a tool call's context (the key names one call)"
+            raise ContractError("RunContext.idempotency_key", rule, None, got="no call")
+        named = orjson.dumps([self.run_id, self.call_id])
+        return f"reactloop-{hashlib.sha256(named).hexdigest()[:32]}"
 
 
 @frozen

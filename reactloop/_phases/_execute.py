@@ -65,7 +65,7 @@ async def _call(run: Run, item: Admitted) -> tuple[object, ToolError | None]:
     if type(item.tool) in READS_CALLING:
         return await _call_telling(run, item)
     try:
-        return await item.tool.invoke(item.arguments, run.context), None
+        return await item.tool.invoke(item.arguments, run.context.for_call(item.call.id)), None
     except Exception as exc:
         return None, _failed(item, exc)
 
@@ -74,7 +74,7 @@ async def _call_telling(run: Run, item: Admitted) -> tuple[object, ToolError | N
     """`_call` with `CALLING` set to the run and the call for the tool's duration."""
     calling = CALLING.set((run, item.call))
     try:
-        return await item.tool.invoke(item.arguments, run.context), None
+        return await item.tool.invoke(item.arguments, run.context.for_call(item.call.id)), None
     except Exception as exc:
         return None, _failed(item, exc)
     finally:
