@@ -12,10 +12,11 @@ from typing import Any, Generic, Unpack
 from reactloop._agent_tool import DEFAULT_MAX_DEPTH, AgentTool, agent_tool
 from reactloop._durable import ResumeOptions, resume_any
 from reactloop._groups import unwrap_single_error
-from reactloop._handle import RunHandle, RunStream, open_handle, open_stream
+from reactloop._handle import Drive, RunHandle, RunStream, open_handle, open_stream
 from reactloop._lifecycle import Departure, LoopResources, start_run
 from reactloop._messages import Message
 from reactloop._run import LoopConfig, Run
+from reactloop._run_ids import existing_run
 from reactloop._state import OutputT, RunResult
 from reactloop._validate import checked_arguments
 
@@ -30,7 +31,11 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
     async def run(
         self, text: str, *, history: Sequence[Message] = (), **context: Any
     ) -> RunResult[OutputT]:
-        """Run to the end and return the result; `context` takes deps, user_id, session_id."""
+        """Run to the end and return the result; `context` takes deps, user_id, session_id, and
+        `run_id` (a stored run of that id is resumed, or `if_exists="error"` refuses it)."""
+        resumed = await existing_run(self.config, context)
+        if resumed is not None:
+            return resumed.result or await self._complete(resumed.run)
         run = await start_run(self.config, text, history=history, context=context)
         return await self._complete(run)
 
@@ -51,10 +56,11 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
     async def start(
         self, text: str, *, history: Sequence[Message] = (), **context: Any
     ) -> AsyncIterator[RunHandle[OutputT]]:
-        """Run in the background of this block: `handle.interrupt()`, `await handle.result()`."""
-        run = await start_run(self.config, text, history=history, context=context)
+        """Run in the background of this block: `handle.interrupt()`, `await handle.result()`;
+        a `run_id` naming a stored run gives that run, as `run()` does."""
+        run, drive = await self._begin(text, history, context)
         with run.journal:
-            async with open_handle(run, self.drive) as handle:
+            async with open_handle(run, drive) as handle:
                 yield handle
 
     @asynccontextmanager
@@ -66,10 +72,21 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
         Leaving the block before the run ended (break, return, an exception) ends the run with
         `StopReason.STREAM_CLOSED`; the block's own exception comes out as itself.
         """
-        run = await start_run(self.config, text, history=history, context=context)
+        run, drive = await self._begin(text, history, context)
         with run.journal:
-            async with open_stream(run, self.drive) as events:
+            async with open_stream(run, drive) as events:
                 yield events
+
+    async def _begin(
+        self, text: str, history: Sequence[Message], context: dict[str, Any]
+    ) -> tuple[Run, Drive]:
+        """A new run and how to drive it; or the stored run a caller-chosen `run_id` names, and
+        how to go on with it (driven on, or its stored end replayed when it finished)."""
+        resumed = await existing_run(self.config, context)
+        if resumed is None:
+            run = await start_run(self.config, text, history=history, context=context)
+            return run, self.drive
+        return resumed.run, self.drive if resumed.result is None else resumed.replay_result
 
     @checked_arguments
     def as_tool(

@@ -40,6 +40,7 @@ broken rule and the offending value::
     ├── MissingToolError            configuration   resuming a run with a loop that lacks its tools
     ├── SessionBusyError            conflict        another run of this session is in progress
     ├── RunInProgressError          conflict        resuming a run this process still drives
+    ├── RunExistsError              conflict        run(run_id=..., if_exists="error"): it exists
     ├── LeaseHeldError              conflict        another worker holds the run's lease
     ├── DecisionError               configuration   a decision given to resume() cannot apply
     │   (a ConfigurationError)

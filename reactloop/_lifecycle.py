@@ -29,6 +29,7 @@ from reactloop._paused import with_state
 from reactloop._repair import repair_history
 from reactloop._resolver import user_message
 from reactloop._run import EventSink, LoopConfig, Run
+from reactloop._run_ids import RUN_ID_KEYWORDS, chosen_run_id
 from reactloop._state import RunContext, RunResult, RunState, Step, ToolResult
 from reactloop._validate import optional_text, reject_unknown, sequence_of
 
@@ -67,7 +68,9 @@ def check_input(
     """
     if not isinstance(text, str):
         raise ConfigurationError.invalid("text", text, "a string (the user's input)")
-    reject_unknown("run()/start()/stream()", context, (*CONTEXT_KEYWORDS, "history"))
+    allowed = (*CONTEXT_KEYWORDS, *RUN_ID_KEYWORDS, "history")
+    reject_unknown("run()/start()/stream()", context, allowed)
+    chosen_run_id(context)
     optional_text("user_id", context.get("user_id"), blank=True)
     optional_text("session_id", context.get("session_id"), blank=True)
     return text, sequence_of("history", history, message, "messages")
@@ -106,7 +109,7 @@ async def _prepared(
     sink: EventSink | None,
     context: Mapping[str, Any],
 ) -> Run:
-    run_id = os.urandom(16).hex()
+    run_id = context.get("run_id") or os.urandom(16).hex()
     run_context = _run_context(run_id, context)
     instructions, broken = await _instructions(config, run_context)
     if config.output is not None:

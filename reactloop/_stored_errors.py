@@ -48,6 +48,20 @@ class RunInProgressError(ReactLoopError):
         self.run_id = run_id
 
 
+class RunExistsError(ReactLoopError):
+    """A run started with a caller-chosen `run_id` that a stored run has already, and
+    `if_exists="error"`: a run id names one run."""
+
+    code = ErrorCode.CONFLICT
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            f"run_id {run_id!r} names a stored run already: a run id names one run, and "
+            "if_exists='error' refuses a second; resume it, or leave if_exists at 'resume'"
+        )
+        self.run_id = run_id
+
+
 class SessionBusyError(ReactLoopError):
     """A second run of a session started while the first is in progress or paused for decisions
     (`paused_run`): turns never interleave."""

@@ -40,7 +40,7 @@ PINNED: dict[str, set[str]] = {
         "CassetteMismatchError", "RecordedToolError", "UnrecordedCallError",
         "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",
         "DecisionError", "LeaseHeldError", "DefaultErrorMessages", "ErrorCode",
-        "ErrorMessageResolver", "GuardRejectedError",
+        "ErrorMessageResolver", "GuardRejectedError", "RunExistsError",
         "HookError", "InvalidRequestError", "InvalidResponseError", "ModelError",
         "MissingToolError", "ModelTimeoutError", "MovedNameError", "NoResultError",
         "ProviderConfigurationError", "ProviderUnavailableError",
