@@ -26,7 +26,7 @@ from reactloop._repair import repair_history
 from reactloop._run import LoopConfig, Run
 from reactloop._state import RunContext, RunResult
 from reactloop._stored_errors import MissingToolError, RunInProgressError, SessionBusyError
-from reactloop._stores._records import RunCreated, RunEnded, RunStatus, StoredRun
+from reactloop._stores._records import RunCreated, RunEnded, RunStatus, RunUnparked, StoredRun
 from reactloop._stores._replay import Replayed, replay, resume_state
 from reactloop._validate import reject_unknown, text
 
@@ -170,17 +170,26 @@ async def resume_any(config: LoopConfig, run_id: object, options: Mapping[str, A
     return await resume_run(config, token_run, context, given, store)
 
 
+class NotClaimableError(Exception):
+    """A run a worker round listed was no longer running once its lease was taken (another
+    worker ended or parked it meanwhile): the round leaves it alone."""
+
+
 async def resume_run(
     config: LoopConfig,
     run_id: object,
     context: Mapping[str, Any],
     decisions: Mapping[str, Any] | None = None,
     store: RunStore | None = None,
+    *,
+    claiming: bool = False,
 ) -> Resumed:
     """Rebuild a stored run for `resume()`: checks, one driver (in this process, and across
     workers by the run's lease, taken before the journal is read), session, state, and the
     decisions for its held calls (checked and journaled before anything runs). `store` is
-    the loop's unless given (a paused run's state token brings its own)."""
+    the loop's unless given (a paused run's state token brings its own). A worker round
+    `claiming` the run goes on only with a run still running (else `NotClaimableError`); a
+    resume by id also continues a parked run (journaling `RunUnparked` first)."""
     store = store or config.store
     if store is None:
         rule = "a run store (ReActLoop(..., store=SqliteStore('runs.db'))) to resume runs"
@@ -191,7 +200,7 @@ async def resume_run(
     try:
         await acquire(store, run_id)
         try:
-            resumed = await _resumed(config, store, run_id, context, release)
+            resumed = await _resumed(config, store, run_id, context, release, claiming=claiming)
             await _decided(config, resumed, decisions or {})
         except BaseException:
             await let_go(store, run_id)
@@ -233,16 +242,23 @@ async def _resumed(
     run_id: str,
     context: Mapping[str, Any],
     release: Release,
+    *,
+    claiming: bool = False,
 ) -> Resumed:
-    """The stored run: its result if it finished, else the run to continue."""
+    """The stored run: its result if it finished, else the run to continue (a parked one
+    unparked once nothing found stops it)."""
     replayed = replay((await store.load(run_id)).records)
     stored = replayed.stored
+    if claiming and stored.status is not RunStatus.RUNNING:
+        raise NotClaimableError(run_id)
     if stored.status is RunStatus.FINISHED:
         run = _rebuilt(config, store, replayed, (), context, release=None)
         return Resumed(run, replayed, stored_result(stored, run))
     missing = replayed.called - set(config.tools)
     if missing and config.toolsets is None:  # a toolset's tools are known once it is listed
         raise MissingToolError(run_id, sorted(missing), list(config.tools))
+    if stored.status is RunStatus.PARKED:
+        await store.append(run_id, [RunUnparked(time.time())])
     return await _continued(config, store, replayed, context, release)
 
 

@@ -45,6 +45,7 @@ broken rule and the offending value::
     ├── DecisionError               configuration   a decision given to resume() cannot apply
     │   (a ConfigurationError)
     ├── StoreError                  store           the run store failed or holds unreadable data
+    │   └── UnreadableRunError      store           a stored run's journal cannot be read
     ├── StateTokenError             invalid_state   a paused run's state token was refused
     ├── CassetteError               configuration   a recorded run cannot be read or replayed
     │   ├── CassetteFormatError     configuration   not a cassette file of a known version

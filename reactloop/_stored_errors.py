@@ -120,6 +120,12 @@ class StoreError(ReactLoopError):
         super().__init__(message)
 
 
+class UnreadableRunError(StoreError):
+    """A stored run's journal cannot be read (a corrupt record, a record of an unknown kind or
+    one a newer reactloop wrote, a journal not starting with `RunCreated`): reading it again
+    gives the same error, so a worker parks the run instead of retrying it."""
+
+
 class StateTokenReason(enum.StrEnum):
     """Which check a state token failed (`StateTokenError.reason`): safe to switch on and log."""
 

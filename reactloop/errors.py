@@ -58,6 +58,7 @@ from reactloop._stored_errors import (
     StateTokenError,
     StateTokenReason,
     StoreError,
+    UnreadableRunError,
     UnrecordedCallError,
 )
 
@@ -114,6 +115,7 @@ __all__ = [
     "ToolsetConnectionError",
     "ToolsetError",
     "UnknownToolError",
+    "UnreadableRunError",
     "UnrecordedCallError",
     "user_message",
 ]

@@ -6,7 +6,8 @@ Give a loop a store (`ReActLoop(model, store=SqliteStore("runs.db"))`, or a URL 
 conversation. `RunStore` is the contract a store for another database implements.
 
 `PostgresStore` (`"postgresql://..."`) is shared by many workers: a run is driven by the worker
-holding its lease; `resume_claimable(loop)` resumes runs whose worker died.
+holding its lease; `resume_claimable(loop)` resumes runs whose worker died, and parks a run it
+cannot resume (`RunStatus.PARKED`) until `unpark_run(store, run_id)` hands it back.
 """
 
 from reactloop._contracts import LeasingStore, RunStore
@@ -24,13 +25,15 @@ from reactloop._stores._records import (
     ResultSaved,
     RunCreated,
     RunEnded,
+    RunParked,
     RunStatus,
     RunSummary,
+    RunUnparked,
     StepClosed,
     StoredRun,
     SubRunLinked,
 )
-from reactloop._workers import resume_claimable
+from reactloop._workers import resume_claimable, unpark_run
 
 __all__ = [
     "CallStarted",
@@ -47,13 +50,16 @@ __all__ = [
     "ResumeOptions",
     "RunCreated",
     "RunEnded",
+    "RunParked",
     "RunStatus",
     "RunStore",
     "RunSummary",
+    "RunUnparked",
     "SqliteStore",
     "StepClosed",
     "StoredRun",
     "SubRunLinked",
     "resume_claimable",
     "store_from_url",
+    "unpark_run",
 ]

@@ -47,7 +47,7 @@ PINNED: dict[str, set[str]] = {
         "RateLimitedError", "ReactLoopError", "RunInProgressError", "RunLimitError",
         "RunNotFoundError",
         "RunTimeoutError", "ScriptExhaustedError", "SessionBusyError", "StateTokenError",
-        "StateTokenReason", "StoreError",
+        "StateTokenReason", "StoreError", "UnreadableRunError",
         "ToolArgumentsError", "ToolDefinitionError", "ToolError",
         "ToolExecutionError", "ToolRefusedError", "ToolTimeoutError", "UnknownToolError",
         "user_message"
@@ -96,8 +96,8 @@ PINNED: dict[str, set[str]] = {
         "PostgresStore", "Record", "ResumeOptions", "ResponseSaved", "ResultSaved",
         "RunCreated", "RunEnded",
         "RunStatus", "RunStore", "RunSummary", "SqliteStore", "StepClosed", "StoredRun",
-        "SubRunLinked",
-        "resume_claimable", "store_from_url",
+        "SubRunLinked", "RunParked", "RunUnparked",
+        "resume_claimable", "store_from_url", "unpark_run",
     },
     "reactloop.tools": {
         "AgentTool", "FunctionTool", "MCPServerHTTP", "MCPServerStdio", "RelevanceSelector",

@@ -19,7 +19,7 @@ from reactloop._approval import Decision
 from reactloop._errors import ContractError
 from reactloop._messages import Message
 from reactloop._state import ToolResult
-from reactloop._stored_errors import StoreError
+from reactloop._stored_errors import UnreadableRunError
 from reactloop._stores._records import Record
 
 
@@ -73,12 +73,13 @@ def structure_records(values: list[Any]) -> tuple[Record, ...]:
 
 
 def decode(data: bytes) -> Record:
-    """The record encoded in `data`; bytes this version cannot read are a `StoreError`."""
+    """The record encoded in `data`; bytes this version cannot read are an `UnreadableRunError`
+    (a `StoreError`)."""
     try:
         value: Any = orjson.loads(data)
         record: Record = _converter.structure(value, Record)  # type: ignore[arg-type]
     except Exception as exc:
-        raise StoreError(f"a stored record cannot be read: {exc}") from exc
+        raise UnreadableRunError(f"a stored record cannot be read: {exc}") from exc
     return record
 
 

@@ -29,6 +29,7 @@ class RunStatus(enum.StrEnum):
     INTERRUPTED = "interrupted"  # ended early on request or when its stream was left
     FAILED = "failed"  # ended with an error (model down, run timeout, broken contract, ...)
     PAUSED = "paused"  # waits for decisions on held calls (approvals, external results)
+    PARKED = "parked"  # set aside by a worker that could not resume it (`RunParked` says why)
 
 
 @frozen
@@ -155,6 +156,31 @@ class SubRunLinked:
     tool: str
 
 
+@frozen
+class RunParked:
+    """A worker could not resume the run (a fault that recurs on every try: a tool the loop
+    lacks, a journal it cannot read, a configuration or contract error) and set it aside:
+    workers no longer claim it until it is unparked (`unpark_run`) or resumed by id.
+
+    `reason` is the error's message, `error_type` its class name, `error_code` its code (a
+    reactloop error's); `worker_id` the worker that parked it; `parked_at` wall-clock time.
+    """
+
+    reason: str
+    parked_at: float
+    error_code: ErrorCode | None = None
+    error_type: str | None = None
+    worker_id: str | None = None
+
+
+@frozen
+class RunUnparked:
+    """A parked run was handed back (`unpark_run`, or resumed by id): running again, and
+    claimable by workers once no worker holds it."""
+
+    unparked_at: float
+
+
 Record: TypeAlias = (
     RunCreated
     | ResponseSaved
@@ -167,6 +193,8 @@ Record: TypeAlias = (
     | CallsHeld
     | DecisionsSaved
     | SubRunLinked
+    | RunParked
+    | RunUnparked
 )
 RECORD_TYPES: tuple[type, ...] = (
     RunCreated,
@@ -180,6 +208,8 @@ RECORD_TYPES: tuple[type, ...] = (
     CallsHeld,
     DecisionsSaved,
     SubRunLinked,
+    RunParked,
+    RunUnparked,
 )
 
 _EARLY = frozenset({StopReason.INTERRUPTED, StopReason.STREAM_CLOSED})
@@ -197,8 +227,10 @@ def status_of(ended: RunEnded) -> RunStatus:
 
 
 def status_after(records: tuple[Record, ...] | list[Record]) -> RunStatus:
-    """The status a run has once `records` are appended (RUNNING unless they end it)."""
+    """The status a run has once `records` are appended (RUNNING unless they end or park it)."""
     last = records[-1] if records else None
+    if isinstance(last, RunParked):
+        return RunStatus.PARKED
     return status_of(last) if isinstance(last, RunEnded) else RunStatus.RUNNING
 
 
@@ -268,6 +300,12 @@ class StoredRun:
     def output(self) -> str | None:
         """The run's final output, if it ended with one."""
         return None if self.ended is None else self.ended.output
+
+    @property
+    def parked(self) -> RunParked | None:
+        """Why a worker set the run aside, while it is parked; None otherwise."""
+        last = self.records[-1] if self.records else None
+        return last if isinstance(last, RunParked) else None
 
     @property
     def parent(self) -> SubRunLinked | None:

@@ -18,7 +18,7 @@ from reactloop._approval import (
 from reactloop._messages import Message, ModelResponse, ToolMessage, Usage, UserMessage
 from reactloop._repair import interrupted_result
 from reactloop._state import Recovered, RunState, Step, StepDraft, ToolResult
-from reactloop._stored_errors import StoreError
+from reactloop._stored_errors import UnreadableRunError
 from reactloop._stores._records import (
     CallsHeld,
     CallStarted,
@@ -173,7 +173,7 @@ class _Reading:
 def replay(records: Sequence[Record]) -> Replayed:
     """Read a run's journal, in order; the last step is open unless closed with every result."""
     if not records or not isinstance(records[0], RunCreated):
-        raise StoreError("a stored run's journal must begin with RunCreated")
+        raise UnreadableRunError("a stored run's journal must begin with RunCreated")
     reading = _Reading(records[0].instructions)
     for given in records[0].standing:
         reading.stand(given)
