@@ -9,9 +9,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import orjson
 import pytest
 
+from reactloop._errors import ErrorCode
+from reactloop._stores import SqliteStore
+from reactloop._stores._records import RunCreated, RunParked
 from tests.cli_model import FakeModel, Turn, fake_model
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -349,3 +353,29 @@ def test_usage_errors_are_one_line_and_exit_2(args: list[str], words: list[str])
     done = cli(*args)
     assert done.returncode == 2
     assert_error_line(done, *words)
+
+
+def test_a_parked_run_is_listed_with_its_reason_shown_and_unparked(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+
+    async def parked() -> None:
+        store = SqliteStore(path, worker_id="w1")
+        await store.create_run(RunCreated("r1", "hi", None, ("lookup",), 0.0))
+        reason = "run r1 cannot be resumed: it used the tools ['lookup']"
+        await store.append("r1", [RunParked(reason, 0.0, ErrorCode.CONFIGURATION, None, "w1")])
+        await store.aclose()
+
+    anyio.run(parked)
+    store = f"sqlite:///{path}"
+    listed = cli("runs", "list", "--store", store)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith("r1  parked ")
+    assert "parked: run r1 cannot be resumed: it used the tools ['lookup']" in listed.stdout
+    shown = cli("runs", "show", "r1", "--store", store).stdout
+    assert "parked by worker w1 at 1970-01-01 00:00:00: run r1 cannot be resumed" in shown
+    assert "reactloop runs unpark r1" in shown
+    unparked = cli("runs", "unpark", "r1", "--store", store)
+    assert unparked.returncode == 0, unparked.stderr
+    assert cli("runs", "list", "--store", store).stdout.startswith("r1  running ")
+    again = cli("runs", "unpark", "r1", "--store", store)
+    assert again.returncode == 1 and "r1 is not parked" in again.stderr

@@ -25,7 +25,7 @@ reactloop {version}: a decomposed ReAct loop for tool-using LLM agents.
   python -m reactloop.examples.demo
                                   the same demo as a module
   reactloop run --model openai:gpt-4o-mini [--tools module:attr] [--mcp "CMD ARGS"] "question"
-  reactloop runs list|show|resume|export [--store sqlite:///runs.db]
+  reactloop runs list|show|resume|export|unpark [--store sqlite:///runs.db]
   reactloop trace RUN_OR_FILE --html trace.html
 
 `reactloop COMMAND --help` tells more; the live view needs pip install 'reactloop[cli]'.
@@ -85,7 +85,7 @@ def _view_options(parser: argparse.ArgumentParser, *, store: bool = True) -> Non
 
 def _runs_parser(commands: Any) -> None:
     runs = commands.add_parser("runs", help="the runs in a store").add_subparsers(
-        dest="runs_command", required=True, metavar="list|show|resume|export"
+        dest="runs_command", required=True, metavar="list|show|resume|export|unpark"
     )
     listing = runs.add_parser("list", help="runs, newest first")
     listing.add_argument("--status", choices=[status.value for status in RunStatus])
@@ -100,6 +100,7 @@ def _runs_parser(commands: Any) -> None:
         ("show", _commands.runs_show_command),
         ("export", _commands.runs_export_command),
         ("resume", _commands.runs_resume_command),
+        ("unpark", _commands.runs_unpark_command),
     ):
         sub = runs.add_parser(name, help=f"{name} one run")
         sub.add_argument("run_id", metavar="ID")

@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -20,9 +21,11 @@ from reactloop._cli._session import OpenStream, watch_run
 from reactloop._cli._timings import Timings
 from reactloop._cli._trace import read_export, stored_trace, watched_trace, write_trace
 from reactloop._cli._views import PlainView, choose_view
+from reactloop._contracts import RunStore
 from reactloop._loop import ReActLoop
 from reactloop._state import RunResult
-from reactloop._stores._records import RunStatus, StoredRun
+from reactloop._stores._records import RunStatus, RunSummary, StoredRun
+from reactloop._workers import unpark_run
 from reactloop.examples.demo import QUESTION, build_loop, scripted_model
 
 CANCELLED_EXIT = 130
@@ -97,10 +100,36 @@ async def runs_list_command(args: argparse.Namespace) -> int:
             until=args.until,
             limit=args.limit,
         )
+        parked = await parked_reasons(store, found)
     finally:
         await store.aclose()
-    for line in summary_lines(found):
+    for line in summary_lines(found, parked):
         print(line)
+    return 0
+
+
+async def parked_reasons(store: RunStore, runs: Sequence[RunSummary]) -> dict[str, str]:
+    """Why each parked run of `runs` was set aside (read from its journal's last record)."""
+    reasons = {}
+    for summary in runs:
+        if summary.status is RunStatus.PARKED:
+            parked = (await store.load(summary.run_id)).parked
+            if parked is not None:
+                reasons[summary.run_id] = parked.reason
+    return reasons
+
+
+async def runs_unpark_command(args: argparse.Namespace) -> int:
+    """`reactloop runs unpark ID`: hand a parked run back to the workers (once fixed)."""
+    store = open_store(args.store)
+    try:
+        unparked = await unpark_run(store, args.run_id)
+    finally:
+        await store.aclose()
+    if not unparked:
+        print(f"reactloop: error: run {args.run_id} is not parked", file=sys.stderr)
+        return 1
+    print(f"unparked {args.run_id}: the next worker round claims it")
     return 0
 
 

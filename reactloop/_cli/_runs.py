@@ -4,7 +4,7 @@ decisions a paused run's held calls get from the prompt when it is resumed."""
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -43,14 +43,18 @@ def when(epoch: float) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def summary_lines(runs: Sequence[RunSummary]) -> list[str]:
-    """One line per run: id, status, created, updated, session and user when set."""
+def summary_lines(runs: Sequence[RunSummary], parked: Mapping[str, str] | None = None) -> list[str]:
+    """One line per run: id, status, created, updated, session and user when set, and for a
+    parked run why a worker set it aside (`parked`: reasons by run id)."""
     if not runs:
         return ["no runs"]
+    reasons = parked or {}
     lines = []
     for run in runs:
         owner = f"  session={run.session_id}" if run.session_id else ""
         owner += f"  user={run.user_id}" if run.user_id else ""
+        reason = reasons.get(run.run_id)
+        owner += f"  parked: {shorten(reason)}" if reason else ""
         lines.append(
             f"{run.run_id}  {run.status.value:<11}  {when(run.created_at)}"
             f"  updated {when(run.updated_at)}{owner}"
@@ -82,6 +86,14 @@ def stored_lines(stored: StoredRun) -> list[Line]:
 def _end_lines(stored: StoredRun) -> list[Line]:
     ended = stored.ended
     lines = pending_lines(stored.pending)
+    parked = stored.parked
+    if parked is not None:
+        by = f" by worker {parked.worker_id}" if parked.worker_id else ""
+        return [
+            *lines,
+            Line(Kind.ERROR, f"parked{by} at {when(parked.parked_at)}: {parked.reason}"),
+            Line(Kind.NOTE, f"once fixed: reactloop runs unpark {stored.run_id} (or runs resume)"),
+        ]
     if ended is None:
         return [*lines, Line(Kind.NOTE, "not ended (running, or its process stopped)")]
     lines.append(Line(Kind.ANSWER, f"answer ({ended.stop_reason.value}): {ended.output}"))
