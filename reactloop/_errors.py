@@ -42,6 +42,7 @@ broken rule and the offending value::
     ├── RunInProgressError          conflict        resuming a run this process still drives
     ├── RunExistsError              conflict        run(run_id=..., if_exists="error"): it exists
     ├── LeaseHeldError              conflict        another worker holds the run's lease
+    ├── LeaseLostError              conflict        this worker lost the lease of a run it drove
     ├── DecisionError               configuration   a decision given to resume() cannot apply
     │   (a ConfigurationError)
     ├── StoreError                  store           the run store failed or holds unreadable data

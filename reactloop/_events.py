@@ -74,6 +74,16 @@ class ToolCallFinished:
         return not self.result.is_error
 
 
+@frozen(eq=False)
+class ToolResultDiscarded:
+    """A tool returned after this worker lost the run's lease: its result was kept out of the
+    journal (the worker that holds the run now decides what happens to the call), and the run
+    stops here with `error` (a `LeaseLostError`). The tool's effect, if any, cannot be recalled."""
+
+    result: ToolResult
+    error: ReactLoopError
+
+
 @frozen
 class StepFinished:
     """Iteration ended; `step` has its response, tool results, usage and duration."""
@@ -177,6 +187,7 @@ Event: TypeAlias = (
     | ToolCallStreamed
     | ToolCallStarted
     | ToolCallFinished
+    | ToolResultDiscarded
     | StepFinished
     | HookFailed
     | ModelRetrying

@@ -8,6 +8,7 @@ call starting, a tool result, the run's end), each write one transaction.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from reactloop._approval import GivenDecision, PendingCall
 from reactloop._errors import ContractError
 from reactloop._messages import ModelResponse, ToolCall, Usage
 from reactloop._state import RunResult, RunState, Step, ToolResult
+from reactloop._stored_errors import LeaseLostError
 from reactloop._stores._codec import json_snapshot, value_json
 from reactloop._stores._records import (
     CallsHeld,
@@ -33,11 +35,14 @@ from reactloop._stores._records import (
 )
 
 if TYPE_CHECKING:
-    from reactloop._contracts import RunStore
+    from reactloop._contracts import LeasingStore, RunStore
 
 
 class NullJournal:
     """The journal of a run without a store: every method does nothing."""
+
+    async def check_lease(self) -> None:
+        """Before a model call: the run may still be driven here (see `Journal.check_lease`)."""
 
     async def response(self, state: RunState, response: ModelResponse, spent: Usage) -> None:
         """The model's response for the current step was accepted."""
@@ -98,8 +103,25 @@ class Journal(NullJournal):
         self._phase_data = _EMPTY
         self._release = release
         self._ended = False
+        self.lease_until = math.inf  # monotonic time the lease surely lasts (a shared store's)
+        self.lost: LeaseLostError | None = None  # set once a write was refused: nothing more
+
+    async def check_lease(self) -> None:
+        """Before a model call on a shared store: if the lease may have lapsed since it was
+        last renewed (the process stalled), renew it now; `LeaseLostError` if it is gone."""
+        if self.lost is not None:
+            raise self.lost
+        if time.monotonic() < self.lease_until:
+            return
+        store: LeasingStore = self.store  # type: ignore[assignment]  # only leases set a bound
+        if not await store.renew_lease(self.run_id):
+            self.lost = LeaseLostError(self.run_id, store.worker_id, None)
+            raise self.lost
+        self.lease_until = time.monotonic() + store.lease_seconds / 2
 
     async def _write(self, state: RunState, record: Record, *, data: bool = True) -> None:
+        if self.lost is not None:
+            raise self.lost
         records = self._held
         self._held = []
         if data and (state.phase_data or self._phase_data != _EMPTY):
@@ -111,7 +133,11 @@ class Journal(NullJournal):
             self._instructions = state.instructions
             records.append(InstructionsSaved(state.instructions))
         records.append(record)
-        await self.store.append(self.run_id, records)
+        try:
+            await self.store.append(self.run_id, records)
+        except LeaseLostError as lost:
+            self.lost = lost
+            raise
 
     async def response(self, state: RunState, response: ModelResponse, spent: Usage) -> None:
         """Write the accepted response of the current step."""
@@ -124,7 +150,11 @@ class Journal(NullJournal):
     async def tool_result(self, state: RunState, result: ToolResult) -> None:
         """Write one tool result as soon as its tool returns."""
         self._saved[result.call_id] = result
-        await self._write(state, ResultSaved(_step(state), result))
+        try:
+            await self._write(state, ResultSaved(_step(state), result))
+        except LeaseLostError as lost:  # kept out of the journal: say which result
+            self.lost = LeaseLostError(lost.run_id, lost.worker_id, lost.holder, [result.call_id])
+            raise self.lost from None
 
     async def calls_held(self, state: RunState, pending: tuple[PendingCall, ...]) -> None:
         """Write the held calls of the current step."""
@@ -171,6 +201,8 @@ class Journal(NullJournal):
     ) -> None:
         """Write the run's end, with the step end still held (and the phase data, unless it
         cannot be saved: the run has then already failed with that `ContractError`)."""
+        if self.lost is not None:
+            return  # the run is another worker's now: its end is not this one's to write
         ended = ended_record(result, time.time(), settled, value_json)
         try:
             json_snapshot(state.phase_data)

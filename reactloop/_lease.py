@@ -2,11 +2,15 @@
 
 A heartbeat renews the lease every third of its length, so a long model call or tool call does
 not let it expire; leaving a run that did not end (cancelled, or its driver gave up) frees the
-lease at once, so another worker can claim the run without waiting for the expiry.
+lease at once, so another worker can claim the run without waiting for the expiry. Each renewal
+tells the journal how long the lease surely lasts: past that (the process stalled), the journal
+renews before the next model call, and a lost lease stops the run before any new call.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext, suppress
 from typing import TypeGuard
@@ -34,15 +38,22 @@ def leases(store: RunStore | None) -> TypeGuard[LeasingStore]:
     return known
 
 
-async def _beat(store: LeasingStore, run_id: str, sleep: Sleep) -> None:
+def _renewed(store: LeasingStore, journal: Journal) -> None:
+    """The lease was just taken or renewed: it surely lasts half its length from now."""
+    journal.lease_until = time.monotonic() + store.lease_seconds / 2
+
+
+async def _beat(store: LeasingStore, journal: Journal, sleep: Sleep) -> None:
     """Renew until the lease is gone (the run ended, or another worker took it over)."""
     while True:
         await sleep(store.lease_seconds / 3)
         try:
-            if not await store.renew_lease(run_id):
+            if not await store.renew_lease(journal.run_id):
+                journal.lease_until = -math.inf  # the next model call checks, and stops
                 return
         except StoreError:
             continue  # a failed renewal is retried at the next beat; appends check the lease
+        _renewed(store, journal)
 
 
 def leased(run: Run) -> AbstractAsyncContextManager[None]:
@@ -58,10 +69,11 @@ async def _kept(store: LeasingStore, journal: Journal, sleep: Sleep) -> AsyncIte
     """Renew the run's lease while the block runs; free it after, unless the run ended (its
     last append freed it already)."""
     run_id = journal.run_id
+    _renewed(store, journal)
     try:
         with unwrap_single_error():
             async with anyio.create_task_group() as tasks:
-                tasks.start_soon(_beat, store, run_id, sleep)
+                tasks.start_soon(_beat, store, journal, sleep)
                 try:
                     yield
                 finally:

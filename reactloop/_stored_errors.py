@@ -95,6 +95,29 @@ class LeaseHeldError(ReactLoopError):
         self.seconds_left = seconds_left
 
 
+class LeaseLostError(ReactLoopError):
+    """This worker no longer holds the run's lease (it stalled past it, another worker took the
+    run over, or the run ended elsewhere): nothing more was written, and the run stopped here
+    before any new model or tool call. `discarded` names calls whose tool had already run when
+    the lease was lost: their results were kept out of the journal."""
+
+    code = ErrorCode.CONFLICT
+
+    def __init__(
+        self, run_id: str, worker_id: str, holder: str | None, discarded: Sequence[str] = ()
+    ) -> None:
+        now = "no worker holds it now" if holder is None else f"now leased by worker {holder!r}"
+        kept = f"; results kept out of the journal: {', '.join(discarded)}" if discarded else ""
+        super().__init__(
+            f"run {run_id}: worker {worker_id!r} lost its lease ({now}): a run is driven by one "
+            f"worker at a time, so this worker stopped writing and calling{kept}"
+        )
+        self.run_id = run_id
+        self.worker_id = worker_id
+        self.holder = holder
+        self.discarded = tuple(discarded)
+
+
 class DecisionError(ConfigurationError):
     """A decision given to `resume()` cannot apply: an unknown call, the wrong kind of decision
     for how the call is held, or edited arguments the tool's schema refuses. Nothing ran."""

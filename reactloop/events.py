@@ -18,6 +18,7 @@ from reactloop._events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolCallStreamed,
+    ToolResultDiscarded,
 )
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolCallStreamed",
+    "ToolResultDiscarded",
 ]

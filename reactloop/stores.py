@@ -13,6 +13,7 @@ cannot resume (`RunStatus.PARKED`) until `unpark_run(store, run_id)` hands it ba
 from reactloop._contracts import LeasingStore, RunStore
 from reactloop._durable import ResumeOptions
 from reactloop._stores import MemoryStore, SqliteStore, store_from_url
+from reactloop._stores._leases import StoreTimeouts
 from reactloop._stores._postgres import PostgresStore
 from reactloop._stores._records import (
     CallsHeld,
@@ -57,6 +58,7 @@ __all__ = [
     "RunUnparked",
     "SqliteStore",
     "StepClosed",
+    "StoreTimeouts",
     "StoredRun",
     "SubRunLinked",
     "resume_claimable",

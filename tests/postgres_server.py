@@ -25,6 +25,8 @@ import pytest
 
 INSTALL = "apt-get install postgresql (Debian/Ubuntu), then run the tests again"
 USER = "reactloop"
+_CLUSTERS: dict[str, list[str]] = {}
+"""Each running cluster's URL and the pg_ctl command line that controls it (`restart`)."""
 
 
 def in_ci() -> bool:
@@ -82,9 +84,13 @@ def throwaway_cluster(bin_dir: Path) -> Iterator[str]:
         options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off"
         _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
               str(folder / "log"), "start"])  # fmt: skip
+        url = f"postgresql://{USER}@127.0.0.1:{port}/postgres"
+        _CLUSTERS[url] = [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
+                          str(folder / "log")]  # fmt: skip
         try:
-            yield f"postgresql://{USER}@127.0.0.1:{port}/postgres"
+            yield url
         finally:
+            _CLUSTERS.pop(url, None)
             _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -107,3 +113,28 @@ def expire(url: str, run_id: str, owner: str | None = None) -> None:
             " lease_owner = coalesce(%s, lease_owner) WHERE run_id = %s",
             (owner, run_id.encode()),
         )
+
+
+def restart(url: str) -> None:
+    """Restart the server a test URL points into (fast shutdown: every connection is cut)."""
+    server = url.partition("?")[0]
+    _run([*_CLUSTERS[server], "-m", "fast", "restart"])
+
+
+def backend_pids(url: str, worker_id: str) -> list[int]:
+    """The server processes serving a store's connections (found by its application name)."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        rows = connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s",
+            (f"reactloop:{worker_id}"[:63],),
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def terminate(url: str, worker_id: str) -> int:
+    """Cut a store's connections from the server side (as an operator's pg_terminate_backend)."""
+    pids = backend_pids(url, worker_id)
+    with psycopg.connect(url, autocommit=True) as connection:
+        for pid in pids:
+            connection.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    return len(pids)

@@ -6,6 +6,7 @@ would have; the leases are the server's, so two stores in one test race as two m
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,10 +17,11 @@ import pytest
 from reactloop._approval import Approve, Decision
 from reactloop._decisions import StopReason
 from reactloop._errors import ConfigurationError
+from reactloop._journal import Journal
 from reactloop._lease import _beat
 from reactloop._loop import ReActLoop
 from reactloop._messages import ModelRequest, ToolCall, Usage
-from reactloop._state import RunContext
+from reactloop._state import RunContext, RunState
 from reactloop._stored_errors import LeaseHeldError, LeaseLostError, SessionBusyError, StoreError
 from reactloop._stores import MemoryStore, PostgresStore
 from reactloop._stores._records import PhaseDataSaved, RunCreated, RunEnded, RunStatus
@@ -266,8 +268,10 @@ async def test_the_heartbeat_retries_a_failed_renewal_and_stops_once_the_lease_i
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    await _beat(store, "r1", sleep)  # type: ignore[arg-type]
+    journal = Journal(MemoryStore(), RunState("r1", [], None))
+    await _beat(store, journal, sleep)  # type: ignore[arg-type]
     assert store.renewals == 3 and slept == [1.0, 1.0, 1.0]
+    assert journal.lease_until == -math.inf  # gone: the next model call checks, and stops
 
 
 async def test_two_workers_approving_one_paused_run_run_the_call_once(worker: Workers) -> None:

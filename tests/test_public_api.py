@@ -26,7 +26,7 @@ PINNED: dict[str, set[str]] = {
         "AgentCall", "NestedEvent", "Event", "HookFailed", "ModelRetrying", "PhaseFinished",
         "RunFailed", "RunFinished",
         "OutputStreamed", "RunPaused", "RunStarted", "StepFinished", "StepStarted", "TextStreamed",
-        "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed"
+        "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed", "ToolResultDiscarded"
     },
     "reactloop.output": {
         "FINAL_TOOL", "OutputPhase", "OutputRetry", "OutputStrategy", "OutputValidationError",
@@ -39,7 +39,7 @@ PINNED: dict[str, set[str]] = {
         "CassetteError", "CassetteExhaustedError", "CassetteFormatError",
         "CassetteMismatchError", "RecordedToolError", "UnrecordedCallError",
         "AuthenticationError", "ConfigurationError", "ContextTooLongError", "ContractError",
-        "DecisionError", "LeaseHeldError", "DefaultErrorMessages", "ErrorCode",
+        "DecisionError", "LeaseHeldError", "LeaseLostError", "DefaultErrorMessages", "ErrorCode",
         "ErrorMessageResolver", "GuardRejectedError", "RunExistsError",
         "HookError", "InvalidRequestError", "InvalidResponseError", "ModelError",
         "MissingToolError", "ModelTimeoutError", "MovedNameError", "NoResultError",
@@ -96,7 +96,7 @@ PINNED: dict[str, set[str]] = {
         "PostgresStore", "Record", "ResumeOptions", "ResponseSaved", "ResultSaved",
         "RunCreated", "RunEnded",
         "RunStatus", "RunStore", "RunSummary", "SqliteStore", "StepClosed", "StoredRun",
-        "SubRunLinked", "RunParked", "RunUnparked",
+        "SubRunLinked", "RunParked", "RunUnparked", "StoreTimeouts",
         "resume_claimable", "store_from_url", "unpark_run",
     },
     "reactloop.tools": {

@@ -12,12 +12,13 @@ from attrs import frozen
 
 from reactloop._contracts import HookPoint, Tool
 from reactloop._errors import ErrorCode, ToolError, ToolExecutionError, ToolTimeoutError
-from reactloop._events import ToolCallFinished, ToolCallStarted
+from reactloop._events import ToolCallFinished, ToolCallStarted, ToolResultDiscarded
 from reactloop._messages import ToolCall
 from reactloop._nesting import CALLING, READS_CALLING, SubRunOutcome
 from reactloop._phases.applier import park_stop
 from reactloop._repair import INTERRUPTED_RESULT
 from reactloop._state import NO_USAGE, ToolResult
+from reactloop._stored_errors import LeaseLostError
 
 if TYPE_CHECKING:
     from reactloop._run import Run
@@ -156,8 +157,18 @@ async def _outcome(run: Run, item: Admitted) -> ToolResult:
             result = await tracing.execute_tool(run, item, _invoke)
         if result.usage is not NO_USAGE:  # tokens a sub-run spent: this run's too
             run.state.record_usage(result.usage)
-    await run.journal.tool_result(run.state, result)
+    await _journaled(run, result)
     return result
+
+
+async def _journaled(run: Run, result: ToolResult) -> None:
+    """Commit the result; one that returned after the lease was lost is reported, not kept."""
+    try:
+        await run.journal.tool_result(run.state, result)
+    except LeaseLostError as lost:
+        if run.listening:
+            await run.emit(ToolResultDiscarded(result, lost))
+        raise
 
 
 async def run_admitted(run: Run, item: Admitted) -> ToolResult:

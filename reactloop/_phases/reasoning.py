@@ -195,6 +195,7 @@ class ReasoningPhase:
             if park_stop(run, verdict):
                 return PROCEED
             request = verdict.value
+        await run.journal.check_lease()  # a worker that lost the run calls no model
         response = await call_with_retry(
             run.config.retry,
             lambda: call_model(run, plan.model, request),

@@ -17,7 +17,7 @@ from reactloop._messages import Message, ModelResponse, Usage
 from reactloop._repair import RepairNote
 from reactloop._state import RunResult, Step, ToolResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The version of the stored layout and record encoding; a store refuses a newer one."""
 
 
