@@ -5,12 +5,12 @@ prepares a run and hands it to the orchestrator's `drive`, the one code path of 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Generic, Unpack
 
 from reactloop._agent_tool import DEFAULT_MAX_DEPTH, AgentTool, agent_tool
-from reactloop._durable import ResumeOptions, resume_any
+from reactloop._durable import Resumed, ResumeOptions, resume_any
 from reactloop._groups import unwrap_single_error
 from reactloop._handle import Drive, RunHandle, RunStream, open_handle, open_stream
 from reactloop._lifecycle import Departure, LoopResources, start_run
@@ -18,6 +18,7 @@ from reactloop._messages import Message
 from reactloop._run import LoopConfig, Run
 from reactloop._run_ids import existing_run
 from reactloop._state import OutputT, RunResult
+from reactloop._stored_errors import RunExistsError
 from reactloop._validate import checked_arguments
 
 
@@ -33,11 +34,10 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
     ) -> RunResult[OutputT]:
         """Run to the end and return the result; `context` takes deps, user_id, session_id, and
         `run_id` (a stored run of that id is resumed, or `if_exists="error"` refuses it)."""
-        resumed = await existing_run(self.config, context)
-        if resumed is not None:
-            return resumed.result or await self._complete(resumed.run)
-        run = await start_run(self.config, text, history=history, context=context)
-        return await self._complete(run)
+        begun = await begin(self.config, text, history, context)
+        if isinstance(begun, Resumed):
+            return begun.result or await self._complete(begun.run)
+        return await self._complete(begun)
 
     async def resume(
         self, run_id: str | None = None, **options: Unpack[ResumeOptions]
@@ -82,11 +82,10 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
     ) -> tuple[Run, Drive]:
         """A new run and how to drive it; or the stored run a caller-chosen `run_id` names, and
         how to go on with it (driven on, or its stored end replayed when it finished)."""
-        resumed = await existing_run(self.config, context)
-        if resumed is None:
-            run = await start_run(self.config, text, history=history, context=context)
-            return run, self.drive
-        return resumed.run, self.drive if resumed.result is None else resumed.replay_result
+        begun = await begin(self.config, text, history, context)
+        if not isinstance(begun, Resumed):
+            return begun, self.drive
+        return begun.run, self.drive if begun.result is None else begun.replay_result
 
     @checked_arguments
     def as_tool(
@@ -122,3 +121,21 @@ def raise_if_strict(config: LoopConfig, result: RunResult[Any]) -> RunResult[Any
     if config.strict and result.error is not None:
         raise result.error
     return result
+
+
+async def begin(
+    config: LoopConfig, text: str, history: Sequence[Message], context: Mapping[str, Any]
+) -> Run | Resumed:
+    """A new run, or the stored run a caller-chosen `run_id` names. Two callers starting one
+    id at once: the store lets one create it (`RunExistsError` for the other), and the other
+    gets that run as if it had been stored before (whose driver then has it: a conflict)."""
+    resumed = await existing_run(config, context)
+    if resumed is not None:
+        return resumed
+    try:
+        return await start_run(config, text, history=history, context=context)
+    except RunExistsError:
+        resumed = await existing_run(config, context)  # if_exists="error" raises it again
+        if resumed is None:
+            raise
+        return resumed

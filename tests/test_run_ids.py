@@ -5,15 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 
 from reactloop._contracts import RunStore
-from reactloop._errors import ConfigurationError, ErrorCode
+from reactloop._errors import ConfigurationError, ErrorCode, ReactLoopError
 from reactloop._events import RunFinished
 from reactloop._loop import ReActLoop
+from reactloop._messages import ModelRequest
 from reactloop._stored_errors import RunExistsError
+from reactloop._stores._records import RunCreated
 from reactloop._tool import tool
-from reactloop.testing import ScriptedModel, call
+from reactloop.testing import FunctionModel, ScriptedModel, call
 
 pytestmark = pytest.mark.anyio
 
@@ -93,3 +96,42 @@ async def test_a_bad_run_id_or_rule_is_a_configuration_error(
     loop = ReActLoop(ScriptedModel(["a"]))
     with pytest.raises(ConfigurationError, match=named):
         await loop.run("hi", **options)
+
+
+async def test_two_callers_starting_one_run_id_at_once_start_one_run(
+    any_store: RunStore,
+) -> None:
+    asked, answer = anyio.Event(), anyio.Event()
+
+    async def slow(request: ModelRequest) -> str:
+        asked.set()
+        await answer.wait()
+        return "Hello."
+
+    loop = ReActLoop(FunctionModel(slow), store=any_store)
+    outcomes: list[object] = []
+
+    async def start() -> None:
+        try:
+            outcomes.append((await loop.run("hi", run_id="request-9")).output)
+        except ReactLoopError as error:
+            outcomes.append(error)
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(start)
+            await asked.wait()
+            await start()  # the same id while the first one runs: never a second run
+            answer.set()
+    assert "Hello." in outcomes and len(outcomes) == 2
+    conflict = next(o for o in outcomes if o != "Hello.")
+    assert isinstance(conflict, ReactLoopError) and conflict.code is ErrorCode.CONFLICT
+    assert [s.run_id for s in await any_store.list_runs()] == ["request-9"]
+
+
+async def test_a_store_refuses_a_second_run_with_one_id(any_store: RunStore) -> None:
+    created = RunCreated("r1", "hi", None, (), 0.0)
+    await any_store.create_run(created)
+    with pytest.raises(RunExistsError, match="'r1'"):
+        await any_store.create_run(created)
+    assert len((await any_store.load("r1")).records) == 1

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from attrs import define, field
 
 from reactloop._messages import Message
-from reactloop._stored_errors import RunNotFoundError
+from reactloop._stored_errors import RunExistsError, RunNotFoundError
 from reactloop._stores._codec import decode, encode
 from reactloop._stores._records import (
     Record,
@@ -54,7 +54,9 @@ class MemoryStore:
         return f"MemoryStore({len(self._runs)} runs)"
 
     async def create_run(self, created: RunCreated) -> None:
-        """Record a new run and its `RunCreated` record."""
+        """Record a new run and its `RunCreated` record; `RunExistsError` for an id in use."""
+        if created.run_id in self._runs:
+            raise RunExistsError(created.run_id)
         entry = _Entry(created, RunStatus.RUNNING, time.time(), [encode(created)])
         self._runs[created.run_id] = entry
 

@@ -30,7 +30,12 @@ import anyio.to_thread
 
 from reactloop._errors import ConfigurationError
 from reactloop._messages import Message
-from reactloop._stored_errors import RunNotFoundError, SessionBusyError, StoreError
+from reactloop._stored_errors import (
+    RunExistsError,
+    RunNotFoundError,
+    SessionBusyError,
+    StoreError,
+)
 from reactloop._stores._codec import decode, encode
 from reactloop._stores._leases import (
     StoreTimeouts,
@@ -323,13 +328,16 @@ class PostgresStore:
                     return  # a retry: the first try committed before its answer was lost
                 if created.session_id is not None:
                     self._check_session(connection, created.session_id)
-                connection.execute(
+                inserted = connection.execute(
                     "INSERT INTO reactloop_runs (run_id, status, created_at, updated_at, user_id,"
                     " session_id, lease_owner, lease_expires, fence) VALUES (%(id)s, %(status)s,"
                     " %(at)s, %(now)s, %(user)s, %(session)s, %(owner)s,"
-                    " now() + make_interval(secs => %(ttl)s), 1)",
+                    " now() + make_interval(secs => %(ttl)s), 1)"
+                    " ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
                     row,
-                )
+                ).fetchone()
+                if inserted is None:
+                    raise RunExistsError(created.run_id)
                 connection.execute(
                     "INSERT INTO reactloop_records (run_id, seq, body) VALUES (%s, 1, %s)",
                     (_key(created.run_id), body),

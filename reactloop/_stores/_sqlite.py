@@ -32,7 +32,12 @@ import anyio.to_thread
 
 from reactloop._errors import ConfigurationError
 from reactloop._messages import Message
-from reactloop._stored_errors import RunNotFoundError, SessionBusyError, StoreError
+from reactloop._stored_errors import (
+    RunExistsError,
+    RunNotFoundError,
+    SessionBusyError,
+    StoreError,
+)
 from reactloop._stores._codec import decode, encode
 from reactloop._stores._leases import (
     StoreTimeouts,
@@ -309,22 +314,7 @@ class SqliteStore:
             with _transaction(connection):
                 if created.session_id is not None:
                     self._check_session(connection, created.session_id)
-                now = time.time()
-                connection.execute(
-                    "INSERT INTO runs (run_id, status, created_at, updated_at, user_id,"
-                    " session_id, lease_owner, lease_expires, fence)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
-                    (
-                        created.run_id,
-                        RunStatus.RUNNING.value,
-                        created.created_at,
-                        now,
-                        created.user_id,
-                        created.session_id,
-                        self.worker_id,
-                        now + self.lease_seconds,
-                    ),
-                )
+                self._insert_run(connection, created)
                 connection.execute(
                     "INSERT INTO records (run_id, seq, body) VALUES (?, 1, ?)",
                     (created.run_id, body),
@@ -332,6 +322,28 @@ class SqliteStore:
             self._fences[created.run_id] = 1
 
         await self._run(work)
+
+    def _insert_run(self, connection: sqlite3.Connection, created: RunCreated) -> None:
+        """The run's row, leased to this store object; `RunExistsError` for an id in use."""
+        now = time.time()
+        try:
+            connection.execute(
+                "INSERT INTO runs (run_id, status, created_at, updated_at, user_id,"
+                " session_id, lease_owner, lease_expires, fence)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                (
+                    created.run_id,
+                    RunStatus.RUNNING.value,
+                    created.created_at,
+                    now,
+                    created.user_id,
+                    created.session_id,
+                    self.worker_id,
+                    now + self.lease_seconds,
+                ),
+            )
+        except sqlite3.IntegrityError:
+            raise RunExistsError(created.run_id) from None
 
     def _check_session(self, connection: sqlite3.Connection, session_id: str) -> None:
         """New turns of a session start one at a time across processes and store objects."""
