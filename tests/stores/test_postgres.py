@@ -18,7 +18,7 @@ from reactloop._stored_errors import StoreError
 from reactloop._stores import PostgresStore, SqliteStore, store_from_url
 from reactloop._stores._records import SCHEMA_VERSION, RunCreated, RunStatus
 from reactloop._tool import tool
-from reactloop.testing import ScriptedModel
+from reactloop.testing import FakeTool, ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
@@ -134,3 +134,26 @@ async def test_the_committed_version_1_sample_reads_back_the_same_from_postgresq
     sample = await sqlite.session_history("sample")
     assert sample and await postgres_store.session_history("sample") == sample
     await sqlite.aclose()
+
+
+async def test_the_committed_version_1_sample_is_upgraded_and_still_reads(
+    postgres_url: str,
+) -> None:
+    sample = Path(__file__).parent.parent / "fixtures" / "stores" / "postgres-v1.sql"
+    with psycopg.connect(postgres_url) as connection:
+        connection.execute(sample.read_text())  # version 1's tables and rows, as 0.1 wrote them
+    store = PostgresStore(postgres_url)
+    try:
+        newer, older = await store.list_runs(session_id="sample")
+        done, failed = await store.load(older.run_id), await store.load(newer.run_id)
+        assert (done.status, failed.status) == (RunStatus.FINISHED, RunStatus.FAILED)
+        assert done.output == "done 😀" and done.phase_data == {"plan": "1. search"}
+        assert len(await store.session_history("sample")) == 8
+        versions = query(postgres_url, "SELECT version FROM reactloop_schema ORDER BY version")
+        assert versions == [(1,), (SCHEMA_VERSION,)]
+        search = FakeTool("search")
+        loop = ReActLoop(ScriptedModel(["ok"]), tools=[search], store=store)
+        resumed = await loop.resume(failed.run_id)  # leased and fenced on the upgraded row
+        assert resumed.output == "ok" and not search.calls
+    finally:
+        await store.aclose()
