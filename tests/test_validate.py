@@ -49,6 +49,7 @@ from reactloop._stop import (
     ToolCalled,
 )
 from reactloop._stores import MemoryStore, PostgresStore, SqliteStore, store_from_url
+from reactloop._stores._leases import StoreTimeouts
 from reactloop._telemetry import Telemetry
 from reactloop._tokens import MessageTokenEstimator
 from reactloop._tool import FunctionTool, tool
@@ -377,6 +378,18 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "path": [5, None, ""],
             "synchronous": ["OFF", 1, None],
             "commit_on_loop": [1, "yes", None],
+            "worker_id": ["", 5],
+            "lease_seconds": [0, -1, NAN, INF, True, "30", 86_401],
+            "timeouts": [5, {"call": 1}, 1.0],
+        },
+    ),
+    StoreTimeouts: (
+        {},
+        {
+            "call": [0, -1, NAN, INF, True, "60", None],
+            "lock": [0, -1, NAN, INF, True, "10", None],
+            "connect": [0, -1, NAN, INF, True, "10", None],
+            "reconnect": [0, -1, NAN, INF, True, "30", None],
         },
     ),
     store_from_url: ({"url": "memory://"}, {"url": [5, "runs.db", "sqlite://", "mysql://x/y"]}),
@@ -422,6 +435,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "url": ["", 5, None, "sqlite:///runs.db", "runs.db"],
             "worker_id": ["", 5, "a\x00b"],
             "lease_seconds": [0, -1, NAN, INF, True, "30", 86_401],
+            "timeouts": [5, {"call": 1}, 1.0],
         },
     ),
     PartialJson: ({}, {"growing_strings": ["yes", 1, None], "fences": ["no", 0, None]}),

@@ -46,7 +46,7 @@ from reactloop._stores._leases import (
     timeouts_option,
 )
 from reactloop._stores._records import (
-    SCHEMA_VERSION,
+    STORE_SCHEMA_VERSION,
     Record,
     RunCreated,
     RunStatus,
@@ -121,19 +121,19 @@ def _migrate(connection: psycopg.Connection[Any]) -> None:
         connection.execute("CREATE TABLE IF NOT EXISTS reactloop_schema (version INTEGER NOT NULL)")
         row = connection.execute("SELECT max(version) FROM reactloop_schema").fetchone()
         version = 0 if row is None or row[0] is None else row[0]
-        if version > SCHEMA_VERSION:
+        if version > STORE_SCHEMA_VERSION:
             raise StoreError(
                 f"the run store was written by schema version {version}; this reactloop reads "
-                f"versions up to {SCHEMA_VERSION}: upgrade reactloop"
+                f"versions up to {STORE_SCHEMA_VERSION}: upgrade reactloop"
             )
-        if version < SCHEMA_VERSION:
+        if version < STORE_SCHEMA_VERSION:
             if version < 1:
                 for statement in _SCHEMA:
                     connection.execute(statement)
-            for upgrade in range(max(version, 1) + 1, SCHEMA_VERSION + 1):
+            for upgrade in range(max(version, 1) + 1, STORE_SCHEMA_VERSION + 1):
                 for statement in _UPGRADES[upgrade]:
                     connection.execute(statement)
-            connection.execute("INSERT INTO reactloop_schema VALUES (%s)", (SCHEMA_VERSION,))
+            connection.execute("INSERT INTO reactloop_schema VALUES (%s)", (STORE_SCHEMA_VERSION,))
 
 
 class _Disconnected(Exception):

@@ -17,8 +17,13 @@ from reactloop._messages import Message, ModelResponse, Usage
 from reactloop._repair import RepairNote
 from reactloop._state import RunResult, Step, ToolResult
 
-SCHEMA_VERSION = 2
-"""The version of the stored layout and record encoding; a store refuses a newer one."""
+SCHEMA_VERSION = 1
+"""The version of the record encoding (journals, state tokens, exports); a reader refuses a newer
+one. New record types and fields with defaults keep it: older data still reads the same."""
+
+STORE_SCHEMA_VERSION = 2
+"""The version of the database layout of `SqliteStore` and `PostgresStore` (2: run leases with a
+fence); a store upgrades an older database in place and refuses a newer one."""
 
 
 class RunStatus(enum.StrEnum):

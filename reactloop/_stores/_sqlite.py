@@ -49,7 +49,7 @@ from reactloop._stores._leases import (
     timeouts_option,
 )
 from reactloop._stores._records import (
-    SCHEMA_VERSION,
+    STORE_SCHEMA_VERSION,
     Record,
     RunCreated,
     RunStatus,
@@ -118,10 +118,10 @@ def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
 def _version(connection: sqlite3.Connection) -> int:
     """The file's schema version; a newer one than this reactloop reads is a `StoreError`."""
     (version,) = connection.execute("PRAGMA user_version").fetchone()
-    if version > SCHEMA_VERSION:
+    if version > STORE_SCHEMA_VERSION:
         raise StoreError(
             f"the run store was written by schema version {version}; this reactloop reads "
-            f"versions up to {SCHEMA_VERSION}: upgrade reactloop"
+            f"versions up to {STORE_SCHEMA_VERSION}: upgrade reactloop"
         )
     return int(version)
 
@@ -129,17 +129,17 @@ def _version(connection: sqlite3.Connection) -> int:
 def _migrate(connection: sqlite3.Connection) -> None:
     """Create the schema on first use and upgrade an older file in place (version 1 files gain
     the lease columns); refuse a file written by a newer version."""
-    if _version(connection) == SCHEMA_VERSION:
+    if _version(connection) == STORE_SCHEMA_VERSION:
         return
     with _transaction(connection):
         version = _version(connection)  # again, under the write lock: another process may have
         if version < 1:
             for statement in _SCHEMA:
                 connection.execute(statement)
-        for upgrade in range(max(version, 1) + 1, SCHEMA_VERSION + 1):
+        for upgrade in range(max(version, 1) + 1, STORE_SCHEMA_VERSION + 1):
             for statement in _UPGRADES[upgrade]:
                 connection.execute(statement)
-        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute(f"PRAGMA user_version = {STORE_SCHEMA_VERSION}")
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

@@ -16,7 +16,7 @@ from reactloop._messages import ToolCall
 from reactloop._state import RunContext
 from reactloop._stored_errors import StoreError
 from reactloop._stores import PostgresStore, SqliteStore, store_from_url
-from reactloop._stores._records import SCHEMA_VERSION, RunCreated, RunStatus
+from reactloop._stores._records import STORE_SCHEMA_VERSION, RunCreated, RunStatus
 from reactloop._tool import tool
 from reactloop.testing import FakeTool, ScriptedModel
 
@@ -32,7 +32,7 @@ async def test_the_schema_is_created_on_first_use_with_its_version(
     postgres_store: PostgresStore, postgres_url: str
 ) -> None:
     result = await ReActLoop(ScriptedModel(["hi"]), store=postgres_store).run("go")
-    assert query(postgres_url, "SELECT version FROM reactloop_schema") == [(SCHEMA_VERSION,)]
+    assert query(postgres_url, "SELECT version FROM reactloop_schema") == [(STORE_SCHEMA_VERSION,)]
     (count,) = query(postgres_url, "SELECT count(*) FROM reactloop_records")
     assert count[0] == len((await postgres_store.load(result.run_id)).records) >= 3
 
@@ -40,10 +40,10 @@ async def test_the_schema_is_created_on_first_use_with_its_version(
 async def test_a_database_from_a_newer_schema_is_refused(postgres_url: str) -> None:
     with psycopg.connect(postgres_url) as connection:
         connection.execute("CREATE TABLE reactloop_schema (version INTEGER NOT NULL)")
-        connection.execute("INSERT INTO reactloop_schema VALUES (%s)", (SCHEMA_VERSION + 1,))
+        connection.execute("INSERT INTO reactloop_schema VALUES (%s)", (STORE_SCHEMA_VERSION + 1,))
     store = PostgresStore(postgres_url)
     for _ in range(2):  # refused on every use, not only on the first
-        with pytest.raises(StoreError, match=f"schema version {SCHEMA_VERSION + 1}"):
+        with pytest.raises(StoreError, match=f"schema version {STORE_SCHEMA_VERSION + 1}"):
             await store.list_runs()
     assert store._connection is None
 
@@ -150,7 +150,7 @@ async def test_the_committed_version_1_sample_is_upgraded_and_still_reads(
         assert done.output == "done 😀" and done.phase_data == {"plan": "1. search"}
         assert len(await store.session_history("sample")) == 8
         versions = query(postgres_url, "SELECT version FROM reactloop_schema ORDER BY version")
-        assert versions == [(1,), (SCHEMA_VERSION,)]
+        assert versions == [(1,), (STORE_SCHEMA_VERSION,)]
         search = FakeTool("search")
         loop = ReActLoop(ScriptedModel(["ok"]), tools=[search], store=store)
         resumed = await loop.resume(failed.run_id)  # leased and fenced on the upgraded row

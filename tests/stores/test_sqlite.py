@@ -23,7 +23,7 @@ from reactloop._state import RunContext, ToolResult
 from reactloop._stored_errors import LeaseHeldError, LeaseLostError, RunNotFoundError, StoreError
 from reactloop._stores import SqliteStore
 from reactloop._stores._records import (
-    SCHEMA_VERSION,
+    STORE_SCHEMA_VERSION,
     CallStarted,
     ResultSaved,
     RunCreated,
@@ -59,7 +59,7 @@ async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -
     await ReActLoop(ScriptedModel(["hi"]), store=store).run("go")
     await store.aclose()
     assert pragma(tmp_path / "runs.db", "journal_mode") == "wal"
-    assert pragma(tmp_path / "runs.db", "user_version") == SCHEMA_VERSION == 2
+    assert pragma(tmp_path / "runs.db", "user_version") == STORE_SCHEMA_VERSION == 2
 
 
 async def test_synchronous_full_is_applied(tmp_path: Path) -> None:
@@ -73,8 +73,8 @@ async def test_synchronous_full_is_applied(tmp_path: Path) -> None:
 async def test_a_file_from_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "runs.db"
     with sqlite3.connect(path) as connection:
-        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    with pytest.raises(StoreError, match=f"schema version {SCHEMA_VERSION + 1}"):
+        connection.execute(f"PRAGMA user_version = {STORE_SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match=f"schema version {STORE_SCHEMA_VERSION + 1}"):
         await SqliteStore(path).list_runs()
 
 
