@@ -8,8 +8,11 @@ a value of any type) raises `StrictSchemaError`.
 
 OpenAI (structured outputs guide, "Supported schemas"; openai-python `to_strict_json_schema`):
 every object has `additionalProperties: false` and lists ALL its properties in `required`; a
-property that was optional becomes nullable (null then means "absent", see `_schema`); kept:
-type (or a list of types), properties, required, items, enum, const, anyOf, $ref/$defs,
+property that was optional becomes nullable (null then means "absent", see `_schema`); every
+node has a type: an enum's comes from its values (`{"type": "string", "enum": [...]}`; values of
+several types become an anyOf of typed enums), a const becomes a one-value enum, and enum values
+must be scalars; the top is not an anyOf; the size limits of `_strict_limits` hold; kept:
+type (or a list of types), properties, required, items, enum, anyOf, $ref/$defs,
 description, title, pattern, format (date-time, time, date, duration, email, hostname, ipv4,
 ipv6, uuid), minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf, minItems,
 maxItems; `oneOf` becomes `anyOf`, a one-member `allOf` is merged, a `$ref` with a description
@@ -40,6 +43,7 @@ import orjson
 
 from reactloop._errors import StrictSchemaError
 from reactloop._messages import JsonObject
+from reactloop._strict_limits import Limits, check_limits, resolve_ref
 
 _OPENAI_FORMATS = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
@@ -61,8 +65,11 @@ class _Rules:
     all_of: bool
     min_items: frozenset[int] | None  # None: every minItems is kept
     scalar_enums: bool  # enum / const values must be scalars
+    typed_values: bool  # an enum / const node needs a `type` (inferred from its values)
     ref_siblings: bool  # a $ref may carry a description beside it
     recursion: bool  # a $ref may lead back to itself
+    limits: Limits | None  # how big the schema may be (None: not documented)
+    root_any_of: bool  # the top may be an anyOf beside its object type
 
     def keeps(self, keyword: str, value: Any) -> bool:
         if keyword == "format":
@@ -79,9 +86,12 @@ _OPENAI = _Rules(
     all_required=True,
     all_of=False,
     min_items=None,
-    scalar_enums=False,
+    scalar_enums=True,
+    typed_values=True,
     ref_siblings=False,
     recursion=True,
+    limits=Limits("OpenAI"),
+    root_any_of=False,
 )
 _ANTHROPIC = _Rules(
     "Anthropic",
@@ -91,8 +101,11 @@ _ANTHROPIC = _Rules(
     all_of=True,
     min_items=frozenset({0, 1}),
     scalar_enums=True,
+    typed_values=False,
     ref_siblings=True,
     recursion=False,
+    limits=None,
+    root_any_of=True,
 )
 
 
@@ -113,6 +126,10 @@ def _transform(schema: JsonObject, rules: _Rules) -> JsonObject:
     strict = _Walk(rules, schema).node(copy.deepcopy(schema), "#")
     if not rules.recursion:
         _refuse_cycles(strict, rules.provider)
+    if not rules.root_any_of and "anyOf" in strict:
+        raise StrictSchemaError(rules.provider, "#", "the top level must not be an anyOf")
+    if rules.limits is not None:
+        check_limits(strict, rules.limits)
     return strict
 
 
@@ -155,7 +172,7 @@ class _Walk:
         out = _leftovers(out, schema)
         if self.rules.ref_siblings or len(out) == 1:
             return out
-        target = _resolve(self.root, ref)
+        target = resolve_ref(self.root, ref)
         if target is None:
             raise self.fail(where, f"$ref {ref!r} points nowhere in this schema")
         return {**self.node(target, where), **{k: v for k, v in out.items() if k != "$ref"}}
@@ -185,8 +202,36 @@ class _Walk:
             value = schema.pop(keyword)
             choices = value if keyword == "enum" else [value]
             if self.rules.scalar_enums and any(isinstance(c, dict | list) for c in choices):
-                raise self.fail(where, f"{keyword} values must be scalars")
+                raise self.fail(where, f"{keyword} values must be scalars, got {value!r}")
             out[keyword] = value
+        if self.rules.typed_values and out.keys() & {"enum", "const"}:
+            self._typed_values(out, where)
+
+    def _typed_values(self, out: JsonObject, where: str) -> None:
+        """OpenAI takes typed enums: a const becomes a one-value enum and a node without a type
+        gets the JSON type of its values; values of several types (`Literal["a", 1, None]`)
+        become an `anyOf` with one typed enum per type."""
+        choices = out.pop("enum", None)
+        if "const" in out:
+            const = out.pop("const")
+            choices = [const] if choices is None or const in choices else []
+        if not choices:
+            raise self.fail(where, f"an enum must admit a value, got {choices!r}")
+        if "type" in out:
+            out["enum"] = choices
+            return
+        if "anyOf" in out:
+            raise self.fail(where, "an enum without a type beside anyOf has no strict form")
+        groups: dict[str, list[Any]] = {}
+        for choice in choices:
+            groups.setdefault(_value_type(choice), []).append(choice)
+        if "number" in groups and "integer" in groups:
+            groups["number"] = [*groups.pop("integer"), *groups["number"]]
+        typed = [_typed_enum(kind, group) for kind, group in groups.items()]
+        if len(typed) == 1:
+            out.update(typed[0])
+        else:
+            out["anyOf"] = typed
 
     def _object(self, schema: JsonObject, out: JsonObject, where: str) -> None:
         properties = schema.pop("properties", {})
@@ -218,14 +263,15 @@ class _Walk:
             raise self.fail(where, "an array needs a schema for its items")
 
 
-def _resolve(root: JsonObject, ref: str) -> Any:
-    """The schema a local `$ref` names, or None."""
-    target: Any = root
-    for part in ref.removeprefix("#").split("/")[1:]:
-        if not isinstance(target, dict):
-            return None
-        target = target.get(part.replace("~1", "/").replace("~0", "~"))
-    return target if ref.startswith("#") else None
+def _value_type(value: Any) -> str:
+    """The JSON type of an enum / const value (a scalar: the rules refuse the others)."""
+    if isinstance(value, bool):
+        return "boolean"
+    return {str: "string", int: "integer", float: "number"}.get(type(value), "null")
+
+
+def _typed_enum(kind: str, values: list[Any]) -> JsonObject:
+    return {"type": "null"} if kind == "null" else {"type": kind, "enum": values}
 
 
 def _refs(schema: Any) -> Iterator[str]:
@@ -245,7 +291,7 @@ def _refuse_cycles(root: JsonObject, provider: str) -> None:
     def visit(ref: str, trail: tuple[str, ...]) -> None:
         if ref in trail:
             raise StrictSchemaError(provider, ref, "a recursive schema has no strict form")
-        target = _resolve(root, ref)
+        target = resolve_ref(root, ref)
         for inner in _refs({k: v for k, v in target.items() if k not in _DEFS} if target else {}):
             visit(inner, (*trail, ref))
 

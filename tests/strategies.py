@@ -8,9 +8,12 @@ exactly what trimming may drop. `message_lists()` builds arbitrary lists, broken
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import itertools
 import os
 from collections.abc import Callable, Iterator
+from typing import Any, Literal, NotRequired, TypedDict, Union
 
 import attrs
 import orjson
@@ -366,7 +369,9 @@ def draw_journal_step(draw: st.DrawFn, index: int, ids: Iterator[str]) -> list[R
         records.append(CallStarted(index, call.id, call.name))
         if draw(st.booleans()):
             result = draw(tool_results)
-            records.append(ResultSaved(index, attrs.evolve(result, call_id=call.id)))
+            records.append(
+                ResultSaved(index, attrs.evolve(result, call_id=call.id, name=call.name))
+            )
     if draw(st.booleans()):
         records.append(PhaseDataSaved(draw(phase_data)))
     if draw(st.booleans()):
@@ -811,3 +816,87 @@ selector_conversations = st.lists(
     max_size=6,
 )
 """Conversations about the vocabulary's words (any roles, in any order)."""
+
+
+_ENUM_VALUE_SETS = (("a", "b"), (1, 2), (1.5, 2.5), (True, False), ("x", 1))
+_LITERAL_CHOICES = st.sampled_from(("a", "b", "", 0, 7, -1, True, False, None))
+_SCALAR_TYPES = (str, int, float, bool, type(None))
+_class_ids = itertools.count()
+
+
+def _enum_type(values: tuple[object, ...], base: object) -> object:
+    members = {f"M{index}": value for index, value in enumerate(values)}
+    kind = str if all(isinstance(v, str) for v in values) else int
+    if base is enum.StrEnum and kind is str:
+        return enum.StrEnum(f"S{next(_class_ids)}", members)
+    if base is enum.IntEnum and all(type(v) is int for v in values):
+        return enum.IntEnum(f"I{next(_class_ids)}", members)
+    return enum.Enum(f"E{next(_class_ids)}", members)
+
+
+@st.composite
+def _class_type(draw: st.DrawFn, depth: int, tag: object = None) -> object:
+    """An attrs class, dataclass or TypedDict whose fields are drawn types (some optional);
+    with `tag`, a first field `kind: Literal[tag]` (a member of a tagged union)."""
+    names = draw(st.lists(st.sampled_from("abcdef"), unique=True, max_size=3))
+    fields: list[tuple[str, Any, bool]] = [
+        (n, draw(output_types(depth)), draw(st.booleans())) for n in names
+    ]
+    if tag is not None:
+        fields.insert(0, ("kind", Literal[tag], False))
+    fields.sort(key=lambda field: field[2])  # required ones first
+    name = f"C{next(_class_ids)}"
+    maker = draw(st.sampled_from(("attrs", "dataclass", "typeddict")))
+    if maker == "typeddict":
+        hints = {n: (NotRequired[t] if optional else t) for n, t, optional in fields}
+        return TypedDict(name, hints)  # type: ignore[operator]
+    if maker == "dataclass":
+        return dataclasses.make_dataclass(
+            name, [(n, t, dataclasses.field(default=None)) if o else (n, t) for n, t, o in fields]
+        )
+    attributes = {
+        n: attrs.field(type=t, default=None) if o else attrs.field(type=t) for n, t, o in fields
+    }
+    return attrs.make_class(name, attributes)
+
+
+@st.composite
+def output_types(draw: st.DrawFn, depth: int = 2) -> object:
+    """A Python type the schema generator maps: scalars, Enum / StrEnum / IntEnum, Literal (of
+    one or several JSON kinds, None too), Optional, unions, tagged unions of classes, lists,
+    tuples, and attrs classes, dataclasses and TypedDicts nesting all of these."""
+    kinds = ["scalar", "enum", "literal"]
+    if depth:
+        kinds += ["optional", "union", "list", "tuple", "fixed", "class", "tagged"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "scalar":
+        return draw(st.sampled_from(_SCALAR_TYPES))
+    if kind == "enum":
+        values = draw(st.sampled_from(_ENUM_VALUE_SETS))
+        return _enum_type(values, draw(st.sampled_from((enum.Enum, enum.StrEnum, enum.IntEnum))))
+    if kind == "literal":
+        return Literal[tuple(draw(st.lists(_LITERAL_CHOICES, min_size=1, max_size=4)))]
+    return draw(_composite_type(kind, depth - 1))
+
+
+@st.composite
+def _composite_type(draw: st.DrawFn, kind: str, depth: int) -> object:
+    inner = output_types(depth)
+    if kind == "optional":
+        return _union_of([draw(inner), None])
+    if kind == "union":
+        return _union_of(draw(st.lists(inner, min_size=2, max_size=3)))
+    if kind == "list":
+        return list[draw(inner)]  # type: ignore[misc]
+    if kind == "tuple":
+        return tuple[draw(inner), ...]  # type: ignore[misc]
+    if kind == "fixed":
+        return tuple[tuple(draw(st.lists(inner, min_size=1, max_size=3)))]  # type: ignore[misc]
+    if kind == "class":
+        return draw(_class_type(depth))
+    return _union_of([draw(_class_type(depth, tag=tag)) for tag in ("cat", "dog")])
+
+
+def _union_of(members: list[object]) -> object:
+    """`typing.Union` of the members (what `X | Y | None` makes, built from a list)."""
+    return Union.__getitem__(tuple(members))

@@ -23,6 +23,7 @@ from reactloop._output_schema import (
 from reactloop._raw_schema import compile_raw
 from reactloop._schema import Invalid
 from reactloop._strict_schema import admits_null
+from tests.openai_strict import openai_strict_problems
 from tests.providers.conftest import OPENAPI
 from tests.providers.protocol import OpenAIRequestSchema
 from tests.strategies import examples, object_schemas, values_of
@@ -387,7 +388,7 @@ def test_openai_strict_makes_optional_unions_and_refs_nullable() -> None:
     del schema["oneOf"]
     strict = strict_schema_openai(schema)
     assert strict["properties"]["e"] == {
-        "anyOf": [{"enum": ["x"]}, {"type": "null"}],
+        "anyOf": [{"type": "string", "enum": ["x"]}, {"type": "null"}],
         "description": "E.",
     }
     assert strict["properties"]["r"] == {"anyOf": [{"$ref": "#/$defs/r"}, {"type": "null"}]}
@@ -431,11 +432,11 @@ def test_a_strict_value_of_a_typed_output_converts_back() -> None:
     assert spec.convert(sent) == INVOICE
 
 
-def test_anthropic_refuses_object_enum_values() -> None:
+@pytest.mark.parametrize("rewrite", [strict_schema_openai, strict_schema_anthropic])
+def test_object_enum_values_are_refused(rewrite: Any) -> None:
     schema = {"type": "object", "properties": {"e": {"enum": [{"a": 1}]}}}
     with pytest.raises(StrictSchemaError, match="scalars"):
-        strict_schema_anthropic(schema)
-    assert strict_schema_openai(schema)["properties"]["e"]["anyOf"][0] == {"enum": [{"a": 1}]}
+        rewrite(schema)
 
 
 # --- wire fixtures -----------------------------------------------------------------------------
@@ -467,6 +468,7 @@ def test_the_structured_output_fixtures_carry_the_strict_schemas_of_their_type()
         "schema": strict_schema_openai(spec.schema),
         "strict": True,
     }
+    assert openai_strict_problems(openai["json_schema"]["schema"]) == []
     tool = _fixture("openai/request_strict_tool.synthetic.json")["tools"][0]["function"]
     assert tool["parameters"] == strict_schema_openai(spec.schema) and tool["strict"] is True
     anthropic = _fixture("anthropic/request_structured_output.synthetic.json")["output_config"]
