@@ -19,7 +19,7 @@ from reactloop._approval import GivenDecision, PendingCall
 from reactloop._errors import ContractError
 from reactloop._messages import ModelResponse, ToolCall, Usage
 from reactloop._state import RunResult, RunState, Step, ToolResult
-from reactloop._stored_errors import LeaseLostError
+from reactloop._stored_errors import LeaseLostError, StoreError
 from reactloop._stores._codec import json_snapshot, value_json
 from reactloop._stores._records import (
     CallsHeld,
@@ -30,6 +30,7 @@ from reactloop._stores._records import (
     Record,
     ResponseSaved,
     ResultSaved,
+    RunEnded,
     StepClosed,
     ended_record,
 )
@@ -138,6 +139,10 @@ class Journal(NullJournal):
         except LeaseLostError as lost:
             self.lost = lost
             raise
+        except StoreError as error:  # say what was not saved, so nobody has to guess
+            raise StoreError(
+                f"{_what(record)} of run {self.run_id} could not be saved: {error.message}"
+            ) from error
 
     async def response(self, state: RunState, response: ModelResponse, spent: Usage) -> None:
         """Write the accepted response of the current step."""
@@ -222,6 +227,21 @@ class Journal(NullJournal):
         release, self._release = self._release, None
         if release is not None:
             release()
+
+
+def _what(record: Record) -> str:
+    """The record a failed write would have saved, as a person would name it."""
+    match record:
+        case ResultSaved(result=result):
+            return f"the result of call {result.call_id} ({result.name})"
+        case CallStarted(call_id=call_id, name=name):
+            return f"the start of call {call_id} ({name})"
+        case ResponseSaved(step=step):
+            return f"the model's response of step {step}"
+        case RunEnded(stop_reason=reason):
+            return f"the end of the run ({reason.value})"
+        case _:
+            return f"the {type(record).__name__} record"
 
 
 def _step(state: RunState) -> int:

@@ -11,11 +11,12 @@ from contextlib import nullcontext
 from typing import Any, Self
 
 import anyio
+import attrs
 
 from reactloop._contracts import HookPoint
 from reactloop._decisions import Stop, StopReason
 from reactloop._durable import Session, enter_session, open_journal
-from reactloop._errors import ConfigurationError, ContractError, name_of
+from reactloop._errors import ConfigurationError, ContractError, ReactLoopError, name_of
 from reactloop._events import RunFailed, RunFinished, StepFinished, ToolCallFinished
 from reactloop._messages import (
     AssistantMessage,
@@ -31,6 +32,7 @@ from reactloop._resolver import user_message
 from reactloop._run import EventSink, LoopConfig, Run
 from reactloop._run_ids import RUN_ID_KEYWORDS, chosen_run_id
 from reactloop._state import RunContext, RunResult, RunState, Step, ToolResult
+from reactloop._stored_errors import StoreError
 from reactloop._validate import optional_text, reject_unknown, sequence_of
 
 CONTEXT_KEYWORDS = ("deps", "user_id", "session_id")
@@ -213,10 +215,32 @@ async def finish_run(run: Run, stop: Stop, departure: Departure | None = None) -
         run.journal.step_closed(state, step, settled)
     result = result_of(run, stop)
     with nullcontext() if departure is None else departure.finishing:
-        await run.journal.run_ended(state, result, settled)
+        try:
+            await run.journal.run_ended(state, result, settled)
+        except StoreError as error:
+            stop, result = _unsaved_end(run, result, error, stop.error)
         result = await with_state(run, result)
         return await _report_end(run, step, stop, result)
     return result  # the consumer left and the hooks ran out of grace: the result without them
+
+
+def _unsaved_end(
+    run: Run, result: RunResult, error: StoreError, before: ReactLoopError | None
+) -> tuple[Stop, RunResult]:
+    """The run's end could not be saved: the run is failed with that `StoreError` (the stored
+    run stays resumable), saying what stopped it before, if anything did (e.g. which result was
+    lost), and the result keeps everything it had, its output included."""
+    if before is not None:
+        error = StoreError(f"{error.message}; the run had stopped on: {before.message}")
+    stop = Stop(StopReason.ERROR, error.message, error=error)
+    failed = attrs.evolve(
+        result,
+        stop_reason=StopReason.ERROR,
+        stop_detail=error.message,
+        error=error,
+        user_message=user_message(error, run.config.error_messages),
+    )
+    return stop, failed
 
 
 async def _report_end(run: Run, step: Step | None, stop: Stop, result: RunResult) -> RunResult:

@@ -131,9 +131,11 @@ class _Reading:
                 log = self.log(index)
                 log.response, log.spent = record.response, record.usage
             case CallStarted(step=index):
+                self.check_call(index, record.call_id, record.name)
                 self.log(index).started[record.call_id] = record.name
                 self.called.add(record.name)
             case ResultSaved(step=index):
+                self.check_call(index, record.result.call_id, record.result.name)
                 self.log(index).saved[record.result.call_id] = record.result
             case StepClosed(index=index):
                 self.log(index).closed = self.counters = record
@@ -142,9 +144,26 @@ class _Reading:
             case InstructionsSaved():
                 self.instructions = record.instructions
             case CallsHeld(step=index):
+                for pending in record.pending:
+                    self.check_call(index, pending.call_id, pending.tool)
                 self._held(self.log(index), record)
             case DecisionsSaved(step=index):
                 self._decided(self.log(index), record)
+
+    def check_call(self, index: int, call_id: str, name: str) -> None:
+        """A record about a call must name a call of its step's saved response, by its tool:
+        a journal that says otherwise was altered or is corrupt, and is not replayed."""
+        log = self.logs.get(index)
+        if log is None or log.response is None:
+            return  # nothing to contradict (records written by hand, e.g. a store's own tests)
+        calls = log.response.message.tool_calls
+        called = next((call.name for call in calls if call.id == call_id), None)
+        if called != name:
+            found = "no such call" if called is None else f"a call of {called!r}"
+            raise UnreadableRunError(
+                f"the journal contradicts itself: a record names call {call_id!r} of step "
+                f"{index} as a call of {name!r}, but that step's saved response has {found}"
+            )
 
     def _held(self, log: _StepLog, record: CallsHeld) -> None:
         """Calls held; one held again after a decision (its arguments changed since) waits
@@ -177,8 +196,14 @@ def replay(records: Sequence[Record]) -> Replayed:
     reading = _Reading(records[0].instructions)
     for given in records[0].standing:
         reading.stand(given)
-    for record in records[1:]:
-        reading.read(record)
+    for position, record in enumerate(records[1:], start=2):
+        try:
+            reading.read(record)
+        except UnreadableRunError as error:  # say which record: its number in the journal
+            raise UnreadableRunError(
+                f"record {position} ({type(record).__name__}) of run {records[0].run_id!r}: "
+                f"{error.message}"
+            ) from None
     ordered = [reading.logs[index] for index in sorted(reading.logs)]
     last = ordered[-1] if ordered else None
     open_log = last if last is not None and not last.complete() else None

@@ -23,8 +23,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 import anyio.lowlevel
@@ -49,7 +48,6 @@ from reactloop._stores._leases import (
     timeouts_option,
 )
 from reactloop._stores._records import (
-    STORE_SCHEMA_VERSION,
     Record,
     RunCreated,
     RunStatus,
@@ -58,6 +56,16 @@ from reactloop._stores._records import (
     status_after,
 )
 from reactloop._stores._replay import replay
+from reactloop._stores._sqlite_file import (
+    Busy,
+    FileIdentity,
+    create_private,
+    is_busy,
+    migrate,
+    transaction,
+    unopenable,
+)
+from reactloop._unicode import checked_ids, identifier
 from reactloop._validate import boolean, checked_arguments, text
 
 T = TypeVar("T")
@@ -65,85 +73,6 @@ Synchronous = Literal["NORMAL", "FULL"]
 _CHECKPOINT_EVERY = 512  # appends between two WAL checkpoints (in a worker thread; ~9 MB WAL)
 _BUSY_SLICE = 0.05  # seconds one attempt waits in its thread for another process's write lock
 _SUMMARY = "SELECT run_id, status, created_at, updated_at, user_id, session_id FROM runs"
-
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS runs (
-        position INTEGER PRIMARY KEY AUTOINCREMENT,
-        run_id TEXT NOT NULL UNIQUE,
-        status TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL,
-        user_id TEXT,
-        session_id TEXT)""",
-    """CREATE TABLE IF NOT EXISTS records (
-        run_id TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        body BLOB NOT NULL,
-        PRIMARY KEY (run_id, seq)) WITHOUT ROWID""",
-    "CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session_id, position)",
-    "CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at)",
-)
-_UPGRADES: dict[int, tuple[str, ...]] = {
-    2: (  # leases across processes: owner, expiry (epoch seconds), fence
-        "ALTER TABLE runs ADD COLUMN lease_owner TEXT",
-        "ALTER TABLE runs ADD COLUMN lease_expires REAL",
-        "ALTER TABLE runs ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",
-    ),
-}
-
-
-class _Busy(Exception):
-    """Another process holds the file's write lock (an attempt to retry after a pause)."""
-
-
-def _create_private(path: str) -> None:
-    """Create the database file owner-only before SQLite opens it (its WAL files follow suit)."""
-    if path == ":memory:" or os.path.exists(path):
-        return
-    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
-
-
-@contextmanager
-def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction: committed whole, or rolled back whole."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
-
-
-def _version(connection: sqlite3.Connection) -> int:
-    """The file's schema version; a newer one than this reactloop reads is a `StoreError`."""
-    (version,) = connection.execute("PRAGMA user_version").fetchone()
-    if version > STORE_SCHEMA_VERSION:
-        raise StoreError(
-            f"the run store was written by schema version {version}; this reactloop reads "
-            f"versions up to {STORE_SCHEMA_VERSION}: upgrade reactloop"
-        )
-    return int(version)
-
-
-def _migrate(connection: sqlite3.Connection) -> None:
-    """Create the schema on first use and upgrade an older file in place (version 1 files gain
-    the lease columns); refuse a file written by a newer version."""
-    if _version(connection) == STORE_SCHEMA_VERSION:
-        return
-    with _transaction(connection):
-        version = _version(connection)  # again, under the write lock: another process may have
-        if version < 1:
-            for statement in _SCHEMA:
-                connection.execute(statement)
-        for upgrade in range(max(version, 1) + 1, STORE_SCHEMA_VERSION + 1):
-            for statement in _UPGRADES[upgrade]:
-                connection.execute(statement)
-        connection.execute(f"PRAGMA user_version = {STORE_SCHEMA_VERSION}")
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    return "locked" in str(exc) or "busy" in str(exc)
 
 
 @checked_arguments
@@ -177,7 +106,9 @@ class SqliteStore:
         self.synchronous: Synchronous = synchronous
         self.commit_on_loop = boolean("SqliteStore.commit_on_loop", commit_on_loop)
         self.worker_id = (
-            default_worker() if worker_id is None else text("SqliteStore.worker_id", worker_id)
+            default_worker()
+            if worker_id is None
+            else identifier("SqliteStore.worker_id", worker_id)
         )
         self.lease_seconds = checked_lease_seconds("SqliteStore.lease_seconds", lease_seconds)
         self.timeouts = timeouts_option("SqliteStore.timeouts", timeouts)
@@ -189,6 +120,8 @@ class SqliteStore:
         # keeps other writers out; a lease taken again forgets it).
         self._running: dict[str, int] = {}
         self._fences: dict[str, int] = {}  # the fence of each lease this store object holds
+        self._file: FileIdentity | None = None  # the database (and WAL) file it opened
+        self._broken: StoreError | None = None  # the file vanished under it: refuse all calls
 
     def __repr__(self) -> str:
         extra = ", commit_on_loop=True" if self.commit_on_loop else ""
@@ -196,30 +129,57 @@ class SqliteStore:
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            _create_private(self.path)
+            try:
+                create_private(self.path)
+            except OSError as exc:
+                raise unopenable(self.path, exc) from None
             connection = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_SLICE
             )
             try:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute(f"PRAGMA synchronous={self.synchronous}")
-                _migrate(connection)
+                migrate(connection)
+                self._file = FileIdentity.of(self.path)
             except BaseException:
                 connection.close()
                 raise
             self._connection = connection
+        else:
+            self._check_file()
         return self._connection
+
+    def _check_file(self) -> None:
+        """Refuse to go on when the file (or its WAL) was deleted or replaced under the open
+        connection: SQLite would go on writing into the unlinked file, and lose it all."""
+        if self._broken is None and self._file is not None:
+            problem = self._file.changed(self.path)
+            if problem is not None:
+                self._broken = StoreError(
+                    f"run store {self.path!r}: {problem} while the store had it open, so what "
+                    "it wrote since is gone with it; nothing more is written (restore the file, "
+                    "or open a new store)"
+                )
+        if self._broken is not None:
+            raise self._broken
 
     def _locked(self, work: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
             try:
                 return work(self._connect())
             except sqlite3.OperationalError as exc:
-                if _is_busy(exc):
-                    raise _Busy from exc
-                raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
+                if is_busy(exc):
+                    raise Busy from exc
+                raise self._failed(exc) from exc
             except sqlite3.Error as exc:
-                raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
+                raise self._failed(exc) from exc
+            except OSError as exc:
+                raise unopenable(self.path, exc) from exc
+
+    def _failed(self, exc: sqlite3.Error) -> StoreError:
+        if "unable to open" in str(exc):
+            return unopenable(self.path, exc)
+        return StoreError(f"run store {self.path!r} failed: {exc}")
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work` on the connection, in a worker thread; a cancelled caller waits for it (a few
@@ -239,7 +199,7 @@ class SqliteStore:
         while True:
             try:
                 return await anyio.to_thread.run_sync(self._locked, work)
-            except _Busy:
+            except Busy:
                 if anyio.current_time() >= give_up:
                     raise StoreError(
                         f"run store {self.path!r} stayed locked by another writer for "
@@ -273,9 +233,10 @@ class SqliteStore:
             connection = self._inline_connection()
             if connection is None:
                 return False
+            self._check_file()
             work(connection)
         except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
+            if is_busy(exc):
                 return False  # another process writes: wait for it in a worker thread
             raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
         except sqlite3.Error as exc:
@@ -308,10 +269,11 @@ class SqliteStore:
     async def create_run(self, created: RunCreated) -> None:
         """Record a new run (leased to this store object) and its `RunCreated` record, in one
         transaction; `SessionBusyError` while another live holder drives a run of its session."""
+        checked_ids(run_id=created.run_id, user_id=created.user_id, session_id=created.session_id)
         body = encode(created)
 
         def work(connection: sqlite3.Connection) -> None:
-            with _transaction(connection):
+            with transaction(connection):
                 if created.session_id is not None:
                     self._check_session(connection, created.session_id)
                 self._insert_run(connection, created)
@@ -371,12 +333,13 @@ class SqliteStore:
         The run's row is written only when its status changes (an end, which frees the lease,
         or a resume), so a usual append writes the new records and nothing else.
         """
+        checked_ids(run_id=run_id)
         bodies = [encode(record) for record in records]
         status = status_after(list(records)).value
 
         def work(connection: sqlite3.Connection) -> None:
             known = self._running.pop(run_id, None)
-            with _transaction(connection):
+            with transaction(connection):
                 self._check_holder(connection, run_id)
                 last = _append_records(connection, run_id, bodies, status, known)
             if status == RunStatus.RUNNING.value:
@@ -391,7 +354,7 @@ class SqliteStore:
         `LeaseHeldError` while another live holder has it, `RunNotFoundError` for an unknown id."""
 
         def work(connection: sqlite3.Connection) -> None:
-            with _transaction(connection):
+            with transaction(connection):
                 row = connection.execute(
                     "SELECT lease_owner, lease_expires, fence FROM runs WHERE run_id = ?",
                     (run_id,),
@@ -454,6 +417,7 @@ class SqliteStore:
 
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
+        checked_ids(run_id=run_id)
         bodies = await self._run(lambda connection: _bodies(connection, run_id))
         if not bodies:
             raise RunNotFoundError(run_id)
@@ -470,6 +434,7 @@ class SqliteStore:
         limit: int = 100,
     ) -> list[RunSummary]:
         """Runs matching every filter given, newest first, at most `limit`."""
+        checked_ids(session_id=session_id, user_id=user_id)
         filters = {
             "status = ?": None if status is None else RunStatus(status).value,
             "session_id = ?": session_id,
@@ -486,10 +451,12 @@ class SqliteStore:
 
     async def delete_run(self, run_id: str) -> bool:
         """Delete a run and its journal; False if there was none with that id."""
+        checked_ids(run_id=run_id)
         return await self._run(lambda c: self._forget(c, "run_id = ?", run_id)) > 0
 
     async def delete_session(self, session_id: str) -> int:
         """Delete every run of a session; how many there were."""
+        checked_ids(session_id=session_id)
         return await self._run(lambda c: self._forget(c, "session_id = ?", session_id))
 
     def _forget(self, connection: sqlite3.Connection, where: str, key: str) -> int:
@@ -499,6 +466,7 @@ class SqliteStore:
 
     async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
         """The session's turns in order (every run's own messages), up to run `before`."""
+        checked_ids(session_id=session_id, before=before)
 
         def work(connection: sqlite3.Connection) -> list[list[bytes]]:
             ids = connection.execute(
@@ -579,7 +547,7 @@ def _bodies(connection: sqlite3.Connection, run_id: str) -> list[bytes]:
 
 
 def _delete(connection: sqlite3.Connection, where: str, value: Any) -> int:
-    with _transaction(connection):
+    with transaction(connection):
         connection.execute(
             f"DELETE FROM records WHERE run_id IN (SELECT run_id FROM runs WHERE {where})",
             (value,),
