@@ -82,7 +82,7 @@ class OutputSpec(Generic[T]):
         try:
             result: T = self._converter(value, "")
         except Invalid as exc:
-            raise Invalid(exc.path, exc.problem, root="output") from None
+            raise Invalid(exc.path, exc.problem, root="output", errors=exc.errors) from None
         return result
 
     def parse(self, text: str | bytes) -> T:

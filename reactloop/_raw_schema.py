@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from reactloop._schema import Converter, Invalid
+from reactloop._schema import Converter, Invalid, convert_each
 
 Check = Callable[[Any, str], None]
 
@@ -103,10 +103,12 @@ class _Compiler:
         def convert(value: Any, path: str) -> Any:
             if type(value) is not list:
                 return value
-            return [
-                (prefix[i] if i < len(prefix) else rest)(item, f"{path}[{i}]")
-                for i, item in enumerate(value)
-            ]
+            return convert_each(
+                [
+                    (prefix[i] if i < len(prefix) else rest, item, f"{path}[{i}]")
+                    for i, item in enumerate(value)
+                ]
+            )
 
         return convert
 
@@ -154,23 +156,35 @@ def _object_converter(
             return value
         value = {k: v for k, v in value.items() if not absent(k, v)}
         missing = [name for name in required if name not in value]
-        if missing:
-            raise Invalid(path, f"missing required properties {missing}")
+        found = [Invalid(path, f"missing required properties {missing}")] if missing else []
         prefix = f"{path}." if path else ""
-        return {k: _property(k, v, prefix, properties, extra) for k, v in value.items()}
+        try:
+            converted = convert_each(
+                [(_property(k, properties, extra), v, prefix + k) for k, v in value.items()]
+            )
+        except Invalid as exc:
+            found.append(exc)
+        if found:
+            raise Invalid.of(found)
+        return dict(zip(value, converted, strict=True))
 
     return convert
 
 
-def _property(
-    name: str, item: Any, prefix: str, properties: dict[str, Converter], extra: Converter | None
-) -> Any:
+def _property(name: str, properties: dict[str, Converter], extra: Converter | None) -> Converter:
+    """The converter of property `name`; one that refuses it when no property of the name is
+    allowed (the problem is then the object's, at its path)."""
     if name in properties:
-        return properties[name](item, prefix + name)
-    if extra is None:
+        return properties[name]
+    if extra is not None:
+        return extra
+
+    def unexpected(item: Any, path: str) -> Any:
         allowed = sorted(properties)
-        raise Invalid(prefix.rstrip("."), f"unexpected property {name!r}; allowed are {allowed}")
-    return extra(item, prefix + name)
+        where = path[: -len(name)].rstrip(".")
+        raise Invalid(where, f"unexpected property {name!r}; allowed are {allowed}")
+
+    return unexpected
 
 
 def _accepts(convert: Converter, value: Any) -> bool:

@@ -31,12 +31,42 @@ Converter = Callable[[Any, str], Any]
 
 
 class Invalid(Exception):
-    """A value does not match its schema; `path` locates it (e.g. `items[2].city`)."""
+    """A value does not match its schema; `path` locates it (e.g. `items[2].city`). `errors`
+    holds every mismatch found, as (path, problem) pairs, the first being `path` and `problem`:
+    a model told all of them at once fixes them in one try."""
 
-    def __init__(self, path: str, problem: str, *, root: str = "arguments") -> None:
-        super().__init__(f"{path or root}: {problem}")
+    def __init__(
+        self,
+        path: str,
+        problem: str,
+        *,
+        root: str = "arguments",
+        errors: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        self.errors = errors or ((path, problem),)
+        super().__init__("; ".join(f"{where or root}: {what}" for where, what in self.errors))
         self.path = path
         self.problem = problem
+
+    @classmethod
+    def of(cls, found: list[Invalid], *, root: str = "arguments") -> Invalid:
+        """One error holding the errors of all of `found` (at least one), in order."""
+        errors = tuple(error for exc in found for error in exc.errors)
+        return cls(errors[0][0], errors[0][1], root=root, errors=errors)
+
+
+def convert_each(items: list[tuple[Converter, Any, str]]) -> list[Any]:
+    """`convert(value, path)` for each item; every item that fails is reported, not the first."""
+    results: list[Any] = []
+    found: list[Invalid] = []
+    for convert, value, path in items:
+        try:
+            results.append(convert(value, path))
+        except Invalid as exc:
+            found.append(exc)
+    if found:
+        raise Invalid.of(found)
+    return results
 
 
 class UnsupportedType(Exception):
@@ -123,12 +153,13 @@ def _array(item: Any, out: Callable[[list[Any]], Any]) -> tuple[JsonObject, Conv
     def convert(value: Any, path: str) -> Any:
         if type(value) is not list:
             raise Invalid(path, f"expected array, got {_kind(value)} {value!r}")
-        if leaf:  # scalars: no path per item unless one fails (then again, to name it)
-            try:
+        try:  # no path per item unless one fails (then again, to name every one that does)
+            if leaf:
                 return out([item_convert(v, path) for v in value])
-            except Invalid:
-                pass
-        return out([item_convert(v, f"{path}[{i}]") for i, v in enumerate(value)])
+            return out([item_convert(v, f"{path}[{i}]") for i, v in enumerate(value)])
+        except Invalid:
+            pass
+        return out(convert_each([(item_convert, v, f"{path}[{i}]") for i, v in enumerate(value)]))
 
     return {"type": "array", "items": schema}, convert
 
@@ -140,9 +171,8 @@ def _fixed_tuple(items: tuple[Any, ...]) -> tuple[JsonObject, Converter]:
     def convert(value: Any, path: str) -> Any:
         if type(value) is not list or len(value) != size:
             raise Invalid(path, f"expected array of {size} items, got {value!r}")
-        return tuple(
-            c(v, f"{path}[{i}]") for i, ((_, c), v) in enumerate(zip(compiled, value, strict=True))
-        )
+        pairs = enumerate(zip(compiled, value, strict=True))
+        return tuple(convert_each([(c, v, f"{path}[{i}]") for i, ((_, c), v) in pairs]))
 
     schema: JsonObject = {"type": "array", "prefixItems": [s for s, _ in compiled]}
     schema.update(minItems=size, maxItems=size)
@@ -157,7 +187,8 @@ def _mapping(key: Any, item: Any) -> tuple[JsonObject, Converter]:
     def convert(value: Any, path: str) -> Any:
         if type(value) is not dict:
             raise Invalid(path, f"expected object, got {_kind(value)} {value!r}")
-        return {k: item_convert(v, f"{path}.{k}") for k, v in value.items()}
+        converted = convert_each([(item_convert, v, f"{path}.{k}") for k, v in value.items()])
+        return dict(zip(value, converted, strict=True))
 
     return {"type": "object", "additionalProperties": schema}, convert
 
@@ -345,21 +376,41 @@ def _convert_fields(
     required: list[str],
     absent_on_null: frozenset[str],
 ) -> dict[str, Any]:
-    if not value.keys() <= converters.keys():
-        unknown = sorted(set(value) - set(converters))
-        raise Invalid(path, f"unexpected properties {unknown}; allowed are {sorted(converters)}")
-    for name in required:
-        if name not in value:
-            missing = [name for name in required if name not in value]
-            raise Invalid(path, f"missing required properties {missing}")
     prefix = f"{path}." if path else ""
-    # Keyed by our own (interned) names, not the parsed JSON's: calling a class with 50 keyword
-    # arguments whose names are fresh strings costs twice the whole conversion.
-    return {
-        name: convert(value[name], prefix + name)
+    present = [
+        (name, convert)
         for name, convert in converters.items()
         if name in value and (value[name] is not None or name not in absent_on_null)
-    }
+    ]
+    if value.keys() <= converters.keys() and all(name in value for name in required):
+        try:  # keyed by our own (interned) names, not the parsed JSON's: calling a class with
+            # 50 keyword arguments whose names are fresh strings costs twice the conversion
+            return {name: convert(value[name], prefix + name) for name, convert in present}
+        except Invalid:
+            pass  # again, to report every problem
+    found = _shape_problems(value, path, converters, required)
+    try:
+        converted = convert_each([(c, value[name], prefix + name) for name, c in present])
+    except Invalid as exc:
+        found.append(exc)
+    if found:
+        raise Invalid.of(found)
+    return {name: item for (name, _), item in zip(present, converted, strict=True)}
+
+
+def _shape_problems(
+    value: dict[str, Any], path: str, converters: dict[str, Converter], required: list[str]
+) -> list[Invalid]:
+    """Unknown and missing properties, each kind as one problem."""
+    found: list[Invalid] = []
+    unknown = sorted(set(value) - set(converters))
+    if unknown:
+        rule = f"unexpected properties {unknown}; allowed are {sorted(converters)}"
+        found.append(Invalid(path, rule))
+    missing = [name for name in required if name not in value]
+    if missing:
+        found.append(Invalid(path, f"missing required properties {missing}"))
+    return found
 
 
 def _is_json(value: Any) -> bool:

@@ -331,3 +331,46 @@ async def test_a_model_calling_tools_on_the_capped_native_call_ends_without_them
 async def test_the_output_phase_passes_a_step_without_a_response() -> None:
     run = make_run(output_type=Invoice, open_step=True)
     assert await run_phase(OutputPhase(), run) == PROCEED
+
+
+RAW_INVOICE = {
+    "type": "object",
+    "properties": {
+        "customer": {"type": "string"},
+        "total": {"type": "number"},
+        "paid": {"type": "boolean"},
+    },
+    "required": ["customer", "total"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("output_type", [Invoice, RAW_INVOICE])
+@pytest.mark.parametrize("strategy", [OutputStrategy.TOOL, OutputStrategy.PROMPTED])
+async def test_every_mismatch_is_reported_at_once_to_the_model_and_in_the_error(
+    output_type: Any, strategy: OutputStrategy
+) -> None:
+    wrong = {"customer": 1, "total": "lots", "paid": "yes", "extra": 0}
+    answer: Any = (
+        final(**wrong) if strategy is OutputStrategy.TOOL else orjson.dumps(wrong).decode()
+    )
+    model = ScriptedModel([answer, answer])
+    loop: Any = ReActLoop(
+        model, output_type=output_type, output_strategy=strategy, output_retries=1
+    )
+    result = await loop.run("bill")
+    told = str(model.requests[1].messages[-1].content)
+    error = result.error
+    assert isinstance(error, OutputValidationError)
+    for text in (told, error.problem):
+        assert "in 4 places" in text
+        for name in ("extra", "customer: expected string", "total: expected number", "paid"):
+            assert name in text
+
+
+async def test_every_wrong_item_of_a_list_is_named() -> None:
+    model = ScriptedModel([final(result=[1, "a", 2, "b"]), final(result=[1])])
+    result = await ReActLoop(model, output_type=list[int]).run("numbers")
+    told = str(model.requests[1].messages[-1].content)
+    assert "result[1]: expected integer" in told and "result[3]: expected integer" in told
+    assert result.output == [1]

@@ -111,8 +111,12 @@ def _answer_calls(run: Run, message: AssistantMessage, final: ToolCall, result: 
 
 
 def _say(problem: Invalid) -> str:
-    where = f" at {problem.path}" if problem.path else ""
-    return f"the answer does not match the required format{where}: {problem.problem}"
+    """Every mismatch found, so that the model can fix them all in one more try."""
+    if len(problem.errors) == 1:
+        where = f" at {problem.path}" if problem.path else ""
+        return f"the answer does not match the required format{where}: {problem.problem}"
+    found = "; ".join(f"{path or 'top level'}: {what}" for path, what in problem.errors)
+    return f"the answer does not match the required format in {len(problem.errors)} places: {found}"
 
 
 def _retry_prompt(output: Output, problem: str) -> str:
