@@ -333,6 +333,13 @@ async def test_the_output_phase_passes_a_step_without_a_response() -> None:
     assert await run_phase(OutputPhase(), run) == PROCEED
 
 
+def _last_text(request: ModelRequest) -> str:
+    """What the last message of a request said to the model (a tool result or a user message)."""
+    last = request.messages[-1]
+    assert isinstance(last, ToolMessage | UserMessage)
+    return str(last.content)
+
+
 RAW_INVOICE = {
     "type": "object",
     "properties": {
@@ -359,7 +366,7 @@ async def test_every_mismatch_is_reported_at_once_to_the_model_and_in_the_error(
         model, output_type=output_type, output_strategy=strategy, output_retries=1
     )
     result = await loop.run("bill")
-    told = str(model.requests[1].messages[-1].content)
+    told = _last_text(model.requests[1])
     error = result.error
     assert isinstance(error, OutputValidationError)
     for text in (told, error.problem):
@@ -371,6 +378,6 @@ async def test_every_mismatch_is_reported_at_once_to_the_model_and_in_the_error(
 async def test_every_wrong_item_of_a_list_is_named() -> None:
     model = ScriptedModel([final(result=[1, "a", 2, "b"]), final(result=[1])])
     result = await ReActLoop(model, output_type=list[int]).run("numbers")
-    told = str(model.requests[1].messages[-1].content)
+    told = _last_text(model.requests[1])
     assert "result[1]: expected integer" in told and "result[3]: expected integer" in told
     assert result.output == [1]
