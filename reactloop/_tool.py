@@ -21,7 +21,7 @@ from reactloop._errors import (
     ToolDefinitionError,
 )
 from reactloop._messages import ToolSpec
-from reactloop._schema import Invalid, UnsupportedType, compile_object
+from reactloop._schema import Invalid, UnsupportedType, compile_object, compile_type
 from reactloop._state import RunContext
 from reactloop._validate import (
     boolean,
@@ -109,8 +109,19 @@ def _signature(fn: ToolFunction, name: str, docs: dict[str, str], hidden: set[st
     try:
         schema, convert = compile_object(fields, docs)
     except UnsupportedType as exc:
-        raise ToolDefinitionError(name, str(exc)) from exc
+        raise ToolDefinitionError(name, _unsupported(fields, exc)) from exc
     return _Signature(schema, convert, context_param)
+
+
+def _unsupported(fields: dict[str, tuple[Any, Any]], error: UnsupportedType) -> str:
+    """Which parameter's annotation has no JSON schema, and why (each is compiled alone)."""
+    for parameter, (annotation, _) in fields.items():
+        try:
+            compile_type(annotation)
+        except UnsupportedType as exc:
+            shown = inspect.formatannotation(annotation)
+            return f"parameter {parameter!r} is annotated {shown}, which has no JSON schema: {exc}"
+    return str(error)
 
 
 def _check_settings(

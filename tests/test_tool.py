@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Annotated, Literal, Required, TypedDict
+from typing import Annotated, Any, Literal, Required, TypedDict
 
 import pytest
 
@@ -113,6 +113,23 @@ def test_unsupported_annotation_is_a_definition_error() -> None:
 
     with pytest.raises(ToolDefinitionError, match="no JSON schema"):
         tool(bad)
+
+
+@pytest.mark.parametrize(
+    ("annotation", "shown"), [(set[int], "set[int]"), (list[complex], "list[complex]")]
+)
+def test_an_unsupported_annotation_names_the_tool_the_parameter_and_the_annotation(
+    annotation: Any, shown: str
+) -> None:
+    def book(city: str, nights: int, extras: str) -> str:
+        return city
+
+    book.__annotations__["nights"] = annotation
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool(book)
+    message = str(caught.value)
+    assert "tool 'book'" in message and "parameter 'nights'" in message and shown in message
+    assert "'city'" not in message and "'extras'" not in message
 
 
 def test_decorator_options() -> None:
