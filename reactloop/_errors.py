@@ -65,6 +65,8 @@ import enum
 import reprlib
 from collections.abc import Sequence
 
+from reactloop._redact import redacted
+
 
 class ErrorCode(enum.StrEnum):
     """Stable, machine-readable error codes: safe to switch on, log and show in dashboards."""
@@ -90,11 +92,14 @@ class ErrorCode(enum.StrEnum):
 
 
 class ReactLoopError(Exception):
-    """Root of every reactloop error; `code` says which kind it is."""
+    """Root of every reactloop error; `code` says which kind it is. Its message never shows a
+    credential: passwords and secret query parameters in it are masked (`_redact`), the last
+    line of defence for everything that shows or stores an error (results, journal, spans, CLI)."""
 
     code: ErrorCode = ErrorCode.UNKNOWN
 
     def __init__(self, message: str) -> None:
+        message = redacted(message)
         super().__init__(message)
         self.message = message
 

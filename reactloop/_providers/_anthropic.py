@@ -73,6 +73,7 @@ from reactloop._providers._wire import (
     tool_result_text,
     wire_ids,
 )
+from reactloop._redact import redacted
 from reactloop._strict_schema import strict_schema_anthropic
 from reactloop._validate import checked_arguments, integer
 
@@ -502,7 +503,7 @@ class AnthropicModel(HttpModel):
         return strict_schema_anthropic(schema)
 
     def __repr__(self) -> str:
-        return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
+        return f"AnthropicModel(model={self.model!r}, base_url={redacted(self.base_url)!r})"
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One plain call: the whole response at once."""

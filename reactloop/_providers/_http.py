@@ -15,6 +15,7 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Self, TypeVar, assert_never
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import httpx
@@ -33,6 +34,8 @@ from reactloop._errors import (
     RateLimitedError,
 )
 from reactloop._providers._sse import SseDecoder, SseEvent
+from reactloop._redact import Credentials, redacted
+from reactloop._unicode import dumps
 
 T = TypeVar("T")
 
@@ -130,6 +133,25 @@ class Secret:
         return "Secret('***')"
 
     __str__ = __repr__
+
+
+class Masks:
+    """What one channel keeps out of its messages: its key and its base URL's credentials
+    (userinfo password, secret query parameters such as `?api-key=`), wherever they appear."""
+
+    __slots__ = ("_credentials", "_secret")
+
+    def __init__(self, secret: Secret | None, base_url: str) -> None:
+        self._secret = secret
+        self._credentials = Credentials(base_url)
+
+    def redact(self, text: str) -> str:
+        """`text` with the key and the URL's credentials masked."""
+        text = text if self._secret is None else self._secret.redact(text)
+        return self._credentials.redact(text)
+
+    def __repr__(self) -> str:
+        return "Masks('***')"
 
 
 def resolve_key(explicit: str | None, env_var: str) -> Secret | None:
@@ -251,8 +273,16 @@ def _hint(status: int) -> str:
 
 
 def shown_url(url: httpx.URL | str) -> str:
-    """A URL fit for an error message: any user name and password in it are removed."""
-    return str(httpx.URL(url).copy_with(userinfo=b""))
+    """A URL fit for an error message: any user name and password in it are removed, and the
+    values of query parameters that hold secrets (`?api-key=`, `?sig=`, ...) masked."""
+    return redacted(str(httpx.URL(url).copy_with(userinfo=b"")))
+
+
+def endpoint(base_url: str, path: str) -> str:
+    """The URL of `path` under `base_url`: appended to the base URL's path, any query it has
+    (`https://host/v1?api-version=x`) kept after it; its fragment (never sent) dropped."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path, fragment=""))
 
 
 def status_error(
@@ -261,7 +291,7 @@ def status_error(
     detail: ErrorDetail,
     *,
     hints: RetryHints = RetryHints(),
-    secret: Secret | None = None,
+    secret: Secret | Masks | None = None,
     origin: str | None = None,
     url: str | None = None,
 ) -> ModelError:
@@ -294,7 +324,7 @@ def status_error(
     return cls(message, **kwargs)
 
 
-def stream_error(provider: str, detail: ErrorDetail, secret: Secret | None) -> ModelError:
+def stream_error(provider: str, detail: ErrorDetail, secret: Secret | Masks | None) -> ModelError:
     """The typed error for an error inside a 200 answer (a stream event or body), by its type."""
     status = KIND_STATUS.get(detail.kind or "", KIND_STATUS.get(detail.code or "", 500))
     return status_error(provider, status, detail, secret=secret, origin="sent an error")
@@ -375,9 +405,11 @@ class HttpChannel:
         idle_timeout: float | None,
     ) -> None:
         self.provider = provider
-        self.base_url = base_url.rstrip("/")
+        parts = urlsplit(base_url)
+        self.base_url = urlunsplit(parts._replace(path=parts.path.rstrip("/")))
         self._headers = dict(headers)
         self._secret = secret
+        self._masks = Masks(secret, base_url)
         self._auth = auth
         self._owns_client = client is None
         self.client = client if client is not None else make_client()
@@ -392,13 +424,12 @@ class HttpChannel:
         headers = self._headers
         if self._secret is not None:
             headers = {**headers, **self._secret.header(self._auth)}
-        url, content = self.base_url + path, orjson.dumps(body)
+        url, content = endpoint(self.base_url, path), dumps(body, where="a request to the model")
         return self.client.build_request("POST", url, content=content, headers=headers)
 
     def _url(self, request: httpx.Request) -> str:
         """The request's URL as error messages show it: no user info, no key."""
-        url = shown_url(request.url)
-        return url if self._secret is None else self._secret.redact(url)
+        return self._masks.redact(shown_url(request.url))
 
     def _failure(self, response: httpx.Response) -> ModelError:
         hints = retry_hints(response.headers)
@@ -408,13 +439,13 @@ class HttpChannel:
             detail = ErrorDetail(f"redirects to {shown_url(response.request.url.join(location))}")
         url = self._url(response.request)
         return status_error(
-            self.provider, response.status_code, detail, hints=hints, secret=self._secret, url=url
+            self.provider, response.status_code, detail, hints=hints, secret=self._masks, url=url
         )
 
     def _not_a_stream(self, response: httpx.Response) -> ModelError:
         detail = detail_of(response.content)
         if detail.kind or detail.code:
-            return stream_error(self.provider, detail, self._secret)
+            return stream_error(self.provider, detail, self._masks)
         kind = response.headers.get("content-type", "(none)")
         return InvalidResponseError(
             f"{self.provider} answered a streaming request to {self._url(response.request)}"

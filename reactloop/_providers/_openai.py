@@ -63,6 +63,7 @@ from reactloop._providers._wire import (
     tool_result_text,
     wire_ids,
 )
+from reactloop._redact import redacted
 from reactloop._strict_schema import strict_schema_openai
 from reactloop._validate import boolean, checked_arguments, member
 
@@ -400,7 +401,7 @@ class OpenAIModel(HttpModel):
         return strict_schema_openai(schema)
 
     def __repr__(self) -> str:
-        return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIModel(model={self.model!r}, base_url={redacted(self.base_url)!r})"
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One plain call: the whole response at once."""

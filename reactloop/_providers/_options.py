@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import httpx
 
 from reactloop._errors import ConfigurationError
+from reactloop._redact import redacted
 from reactloop._validate import optional_instance, optional_number, optional_text, text
 
 
@@ -14,7 +15,8 @@ def check_base_url(owner: str, url: object) -> str:
     """The server's base URL: an http:// or https:// URL."""
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         rule = "an http:// or https:// URL"
-        raise ConfigurationError.invalid(f"{owner}.base_url", url, rule)
+        shown = redacted(url) if isinstance(url, str) else url
+        raise ConfigurationError.invalid(f"{owner}.base_url", shown, rule)
     return url
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reactloop._errors import ConfigurationError
+from reactloop._redact import redacted
 from reactloop._stores._memory import MemoryStore
 from reactloop._stores._postgres import PostgresStore
 from reactloop._stores._sqlite import SqliteStore
@@ -26,7 +27,9 @@ def from_url(option: str, url: object) -> Store:
     """`store_from_url` for the option named `option` (the loop's `store`)."""
     if not isinstance(url, str) or "://" not in url:
         rule = "a store URL such as 'sqlite:///runs.db' or 'memory://'"
-        raise ConfigurationError.invalid(option, url, rule)
+        raise ConfigurationError.invalid(
+            option, redacted(url) if isinstance(url, str) else url, rule
+        )
     scheme, _, rest = url.partition("://")
     if scheme == "memory":
         return MemoryStore()
@@ -39,10 +42,11 @@ def from_url(option: str, url: object) -> Store:
             raise ConfigurationError.invalid(option, url, rule)
         return SqliteStore(path)
     hint = did_you_mean(scheme, SCHEMES) or f" (known schemes: {', '.join(SCHEMES)})"
+    shown = redacted(url)
     raise ConfigurationError(
-        f"{option} {url!r} has an unknown scheme {scheme!r}{hint}",
+        f"{option} {shown!r} has an unknown scheme {scheme!r}{hint}",
         option=option,
-        value=url,
+        value=shown,
         rule=f"a URL whose scheme is one of {', '.join(SCHEMES)}",
     )
 

@@ -24,12 +24,12 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TypeVar, overload
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio.to_thread
 
 from reactloop._errors import ConfigurationError
 from reactloop._messages import Message
+from reactloop._redact import Credentials, redacted
 from reactloop._stored_errors import (
     RunExistsError,
     RunNotFoundError,
@@ -105,13 +105,12 @@ def _driver() -> Any:
         ) from exc
 
 
-def _redacted(url: str) -> str:
-    """The URL without its password, for messages and repr."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+def _redacted(url: str, driver_message: object = None) -> str:
+    """The URL (or libpq string) without its password or secret parameters, for messages and
+    repr; with `driver_message`, that message with the URL's secrets masked wherever they are."""
+    if driver_message is None:
+        return redacted(url)
+    return Credentials(url).redact(str(driver_message))
 
 
 def _migrate(connection: psycopg.Connection[Any]) -> None:
@@ -156,7 +155,7 @@ def _checked_url(url: object) -> str:
     scheme, found, _ = given.partition("://")
     if (found and scheme not in _SCHEMES) or (not found and "=" not in given):
         rule = "a postgresql:// URL or a libpq connection string (host=... dbname=...)"
-        fail("PostgresStore.url", url, rule)
+        fail("PostgresStore.url", redacted(given), rule)
     return given
 
 
@@ -254,7 +253,7 @@ class PostgresStore:
                 f"{where}: a statement ran longer than {self.timeouts.call:g} s "
                 "(StoreTimeouts.call); nothing was written"
             )
-        return StoreError(f"{where} failed: {exc}")
+        return StoreError(f"{where} failed: {_redacted(self.url, exc)}")
 
     async def _run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         """`work` on the connection, in a worker thread, bounded by `StoreTimeouts.call`; a
@@ -278,7 +277,7 @@ class PostgresStore:
                     raise StoreError(
                         f"run store {_redacted(self.url)!r} lost its connection and could not "
                         f"reconnect within {self.timeouts.reconnect:g} s "
-                        f"(StoreTimeouts.reconnect): {lost}"
+                        f"(StoreTimeouts.reconnect): {_redacted(self.url, lost)}"
                     ) from None
             await anyio.sleep(pause)
             pause = min(pause * 2, 1.0)
