@@ -1,8 +1,34 @@
-"""Names that left the top level of `reactloop` (0.0 -> 0.1), and the error that says where."""
+"""Names that left the top level of `reactloop` (0.0 -> 0.1), and the error that says where.
+
+`from reactloop import X` raises `MovedNameError`, an `ImportError` (an `AttributeError` there
+would be replaced by Python's bare "cannot import name"). Any other lookup (`reactloop.X`,
+`hasattr`, `getattr(reactloop, "X", None)`) raises `MovedAttributeError`, an `AttributeError`
+with the same message: the name behaves like a missing attribute (hasattr is False, getattr's
+default is returned) and still says where it went. The caller's frame tells which: it is running
+IMPORT_FROM or not.
+"""
 
 from __future__ import annotations
 
-from reactloop._errors import MovedNameError
+import dis
+import sys
+from types import FrameType
+
+from reactloop._errors import ErrorCode, MovedNameError, ReactLoopError
+
+
+class MovedAttributeError(ReactLoopError, AttributeError):
+    """A moved name looked up as an attribute: a missing attribute that says where it went."""
+
+    code = ErrorCode.CONFIGURATION
+
+    def __init__(self, name: str, rule: str) -> None:
+        super().__init__(f"reactloop has no {name!r}: {rule}")
+        self.name = name
+        self.rule = rule
+
+
+_IMPORT_FROM = dis.opmap["IMPORT_FROM"]
 
 MOVED: dict[str, str] = {
     "AnyOf": "reactloop.stopping",
@@ -111,13 +137,29 @@ RENAMED: dict[str, tuple[str, str]] = {
 
 
 def moved_name(name: str) -> Exception:
-    """The error for `reactloop.<name>`: where a moved or renamed name went, else AttributeError."""
+    """The error for `reactloop.<name>`: where a moved or renamed name went, else AttributeError
+    (raised by the package's `__getattr__`: two frames up is the code looking the name up)."""
+    rule = _where(name)
+    if rule is None:
+        return AttributeError(f"module 'reactloop' has no attribute {name!r}")
+    if _importing(sys._getframe(2)):
+        return MovedNameError(name, rule)
+    return MovedAttributeError(name, rule)
+
+
+def _where(name: str) -> str | None:
     if name in MOVED:
         home = MOVED[name]
-        return MovedNameError(name, f"it moved to {home}: `from {home} import {name}`")
+        return f"it moved to {home}: `from {home} import {name}`"
     if name == "Continue":
-        return MovedNameError(name, "it was removed: a hook returns None to let the run go on")
+        return "it was removed: a hook returns None to let the run go on"
     if name in RENAMED:
         new, home = RENAMED[name]
-        return MovedNameError(name, f"it was renamed {new}: `from {home} import {new}`")
-    return AttributeError(f"module 'reactloop' has no attribute {name!r}")
+        return f"it was renamed {new}: `from {home} import {new}`"
+    return None
+
+
+def _importing(frame: FrameType) -> bool:
+    """Whether `frame` is running `from reactloop import ...` (its IMPORT_FROM)."""
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _IMPORT_FROM

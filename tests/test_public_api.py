@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 import reactloop
-from reactloop.errors import MovedNameError
+from reactloop.errors import MovedNameError, ReactLoopError
 
 PINNED: dict[str, set[str]] = {
     "reactloop": {
@@ -166,6 +166,18 @@ def test_importing_a_moved_name_says_where_it_went(name: str, where: str, how: s
     with pytest.raises(ImportError) as caught:
         exec(f"from reactloop import {name}", {})
     assert isinstance(caught.value, MovedNameError) and caught.value.name == name
+    assert where in str(caught.value) and how in str(caught.value)
+
+
+@pytest.mark.parametrize(("name", "where", "how"), MOVED)
+def test_a_moved_name_looked_up_as_an_attribute_is_missing_and_says_where_it_went(
+    name: str, where: str, how: str
+) -> None:
+    assert not hasattr(reactloop, name)
+    assert getattr(reactloop, name, "default") == "default"
+    with pytest.raises(AttributeError) as caught:
+        getattr(reactloop, name)
+    assert isinstance(caught.value, ReactLoopError) and caught.value.name == name
     assert where in str(caught.value) and how in str(caught.value)
 
 
