@@ -260,12 +260,14 @@ class FinishReason(enum.StrEnum):
 
 @frozen
 class ModelResponse:
-    """One model answer: the assistant message, its usage, and why it finished."""
+    """One model answer: the assistant message, its usage, and why it finished; `model` and
+    `id` are what the provider said (the model that answered, its own id for the response)."""
 
     message: AssistantMessage
     usage: Usage = Usage()
     finish_reason: FinishReason = FinishReason.STOP
     model: str | None = None
+    id: str | None = None
 
 
 @frozen

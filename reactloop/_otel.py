@@ -133,6 +133,8 @@ class Tracing:
             attributes[sc.GEN_AI_REQUEST_MODEL] = model
         if self.agent_name is not None:
             attributes[sc.GEN_AI_AGENT_NAME] = self.agent_name
+        if run.context.session_id is not None:  # the session is the conversation
+            attributes[sc.GEN_AI_CONVERSATION_ID] = run.context.session_id
         if self.content:
             attributes[sc.GEN_AI_INPUT_MESSAGES] = input_messages(run.state.messages)
         return attributes
@@ -315,9 +317,8 @@ def response_attributes(response: ModelResponse) -> Attributes:
     }
     if response.model is not None:
         attributes[sc.GEN_AI_RESPONSE_MODEL] = response.model
-    response_id = getattr(response, "id", None)
-    if isinstance(response_id, str):
-        attributes[sc.GEN_AI_RESPONSE_ID] = response_id
+    if response.id is not None:
+        attributes[sc.GEN_AI_RESPONSE_ID] = response.id
     if usage.cache_read_tokens:
         attributes[sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_tokens
     if usage.cache_write_tokens:

@@ -24,7 +24,8 @@ from reactloop._run import Run, StepPlan
 from reactloop._telemetry import Telemetry
 from reactloop.errors import ModelTimeoutError, ProviderUnavailableError, ScriptExhaustedError
 from reactloop.events import PhaseFinished
-from reactloop.models import ModelRequest
+from reactloop.messages import AssistantMessage
+from reactloop.models import ModelRequest, ModelResponse
 from reactloop.testing import FakeTool, FakeToolset, FunctionModel, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
@@ -444,3 +445,17 @@ async def test_a_failed_call_is_measured_with_its_error_type(traces: Traces) -> 
 
 async def _no_wait(seconds: float) -> None:
     await anyio.lowlevel.checkpoint()
+
+
+async def test_spans_carry_the_response_id_and_the_session_as_the_conversation(
+    traces: Traces,
+) -> None:
+    first = ModelResponse(AssistantMessage("", (ADD_1,)), id="chatcmpl-1")
+    model = ScriptedModel([first, "3", "Again 3."])
+    loop = ReActLoop(model, tools=[add], telemetry=traces.telemetry())
+    await loop.run("go", session_id="session-7")
+    await loop.run("again")
+    ids = [(span.attributes or {}).get("gen_ai.response.id") for span in traces.named("chat")]
+    assert ids == ["chatcmpl-1", None, None]
+    agents = [span.attributes or {} for span in traces.named("invoke_agent")]
+    assert [agent.get("gen_ai.conversation.id") for agent in agents] == ["session-7", None]

@@ -350,7 +350,8 @@ def decode_message(provider: str, body: JsonObject) -> ModelResponse:
     answer = "".join(parts)
     refusal = _refusal(finish, body.get("stop_details"), answer)
     message = AssistantMessage(answer, tuple(calls), refusal)
-    return ModelResponse(message, decode_usage(body.get("usage")), finish, text(body, "model"))
+    usage = decode_usage(body.get("usage"))
+    return ModelResponse(message, usage, finish, text(body, "model"), text(body, "id"))
 
 
 class MessageStream:
@@ -364,6 +365,7 @@ class MessageStream:
         self.blocks: dict[int, int | None] = {}
         self.usage = Usage()
         self.model: str | None = None
+        self.id: str | None = None
         self.stop_reason: str | None = None
         self.stop_details: object = None
         self.stopped = False
@@ -393,6 +395,7 @@ class MessageStream:
     async def _message_start(self, data: JsonObject) -> None:
         message = obj(data, "message")
         self.model = text(message, "model")
+        self.id = text(message, "id")
         self.usage = decode_usage(message.get("usage"), self.usage)
 
     async def _text(self, piece: str) -> None:
@@ -449,7 +452,7 @@ class MessageStream:
         calls = assemble_calls(self.provider, self.calls, finish)
         refusal = _refusal(finish, self.stop_details, answer)
         message = AssistantMessage(answer, calls, refusal)
-        return ModelResponse(message, self.usage, finish, self.model)
+        return ModelResponse(message, self.usage, finish, self.model, self.id)
 
 
 @checked_arguments

@@ -261,7 +261,8 @@ def decode_completion(provider: str, body: JsonObject) -> ModelResponse:
     refusal = text(message, "refusal")
     finish = decode_finish(choice.get("finish_reason"), refusal, bool(calls))
     assistant = AssistantMessage(text(message, "content") or "", calls, refusal)
-    return ModelResponse(assistant, decode_usage(body.get("usage")), finish, text(body, "model"))
+    usage = decode_usage(body.get("usage"))
+    return ModelResponse(assistant, usage, finish, text(body, "model"), text(body, "id"))
 
 
 class ChatStream:
@@ -276,6 +277,7 @@ class ChatStream:
         self.finish: str | None = None
         self.usage = Usage()
         self.model: str | None = None
+        self.id: str | None = None
         self.done = False
 
     async def handle(self, event: SseEvent) -> bool:
@@ -287,6 +289,7 @@ class ChatStream:
         if "error" in chunk and not chunk.get("choices"):
             raise stream_error(self.provider, error_detail(chunk), None)
         self.model = text(chunk, "model") or self.model
+        self.id = text(chunk, "id") or self.id
         if isinstance(chunk.get("usage"), dict):
             self.usage = decode_usage(chunk["usage"])
         for choice in items(chunk, "choices"):
@@ -345,7 +348,7 @@ class ChatStream:
         ordered = [self.calls[index] for index in sorted(self.calls)]
         calls = assemble_calls(self.provider, ordered, finish)
         message = AssistantMessage("".join(self.text), calls, refusal)
-        return ModelResponse(message, self.usage, finish, self.model)
+        return ModelResponse(message, self.usage, finish, self.model, self.id)
 
 
 @checked_arguments

@@ -226,3 +226,36 @@ async def test_anthropic_whole_message(server: WireServer, anthropic: AnthropicM
     )
     check(expect, response)
     assert response.model == "claude-haiku-4-5-20251001"
+
+
+WHOLE = sorted(WIRE.glob("*/nonstream_*.json"))
+ANSWERED = [path for path in STREAMS if "midstream_error" not in path.name]
+
+
+def _recorded_id(path: Path) -> str:
+    """The response id the recorded bytes carry: a whole body's `id`, an OpenAI chunk's `id`, an
+    Anthropic `message_start`'s message id."""
+    if path.suffix == ".json":
+        found: str = orjson.loads(RAW[path])["id"]
+        return found
+    for line in RAW[path].decode().splitlines():
+        data = orjson.loads(line[6:]) if line.startswith("data: {") else {}
+        inner = data.get("message", {}) if data.get("type") == "message_start" else data
+        if isinstance(inner.get("id"), str):
+            return str(inner["id"])
+    raise AssertionError(f"{path.name} carries no response id")
+
+
+@pytest.mark.parametrize("path", ANSWERED + WHOLE, ids=lambda path: path.name)
+async def test_the_response_carries_the_providers_own_id_streamed_or_not(
+    path: Path, server: WireServer, openai: OpenAIModel, anthropic: AnthropicModel
+) -> None:
+    model = _model(path, openai, anthropic)
+    if path.suffix == ".json":
+        server.reply_with(json_reply(orjson.loads(RAW[path])))
+        response = await model.request(REQUEST)
+    else:
+        outcome, _ = await replay(server, model, events_of(RAW[path]))
+        assert isinstance(outcome, ModelResponse)
+        response = outcome
+    assert response.id == _recorded_id(path)
