@@ -46,7 +46,14 @@ from reactloop._providers import model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
 from reactloop._run import CapPolicy, Instructions, LoopConfig, PrepareStep, RepetitionPolicy
-from reactloop._sealing import ENV_VAR, SigningKeys, StateKey, signing_keys
+from reactloop._sealing import (
+    ENV_VAR,
+    MAX_TOKEN_BYTES,
+    MIN_TOKEN_BYTES,
+    SigningKeys,
+    StateKey,
+    signing_keys,
+)
 from reactloop._selection import RelevanceSelector
 from reactloop._stop import MaxIterations, MaxToolCalls, StopWhen
 from reactloop._stores import from_url
@@ -108,6 +115,7 @@ class LoopOptions(TypedDict, total=False):
     store: RunStore | str | None  # journal runs (resume, sessions): a store or a URL
     approval: ApprovalPolicy | None  # which calls wait for a person, and for how long
     state_key: StateKey  # signs paused runs' state tokens; default: REACTLOOP_STATE_KEY
+    max_state_token_bytes: int  # longer state tokens are refused unread; default 1 MiB
     output_strategy: OutputStrategy  # how the model is asked for output_type; default AUTO
     output_retries: int  # more tries after an answer that does not validate; default 2
     output_validators: Sequence[OutputValidator]  # check or change the value; raise OutputRetry
@@ -275,6 +283,7 @@ CHECKS: dict[str, Check] = {
     "store": _store,
     "approval": lambda o, v: optional_instance(o, v, ApprovalPolicy, "an ApprovalPolicy"),
     "state_key": lambda o, v: signing_keys(v) if v is not None else None,
+    "max_state_token_bytes": lambda o, v: integer(o, v, minimum=MIN_TOKEN_BYTES),
     "output_strategy": lambda o, v: member(o, v, OutputStrategy),
     "output_retries": lambda o, v: integer(o, v, minimum=0),
     "output_validators": lambda o, v: sequence_of(o, v, output_validator, "functions"),
@@ -382,6 +391,7 @@ def build_config(
         approval=checked.get("approval") or DEFAULT_POLICY,
         holds_calls=holds,
         state_keys=keys,
+        max_state_token_bytes=checked.get("max_state_token_bytes", MAX_TOKEN_BYTES),
         output=output,
         request_settings=_request_settings(output, checked.get("settings", ModelSettings())),
         toolsets=toolsets,

@@ -87,7 +87,8 @@ async def with_state(run: Run, result: RunResult) -> RunResult:
     if not isinstance(journal, Journal):
         return result
     records = (await journal.store.load(journal.run_id)).records
-    token = seal(records, keys, issued_at=run.config.approval.wall_clock())
+    at, cap = run.config.approval.wall_clock(), run.config.max_state_token_bytes
+    token = seal(records, keys, issued_at=at, max_bytes=cap)
     return attrs.evolve(result, state=token)
 
 
@@ -98,7 +99,7 @@ async def store_of_token(config: LoopConfig, token: object) -> tuple[RunStore, s
     if keys is None:
         rule = f"given to resume from a state token (state_key=..., or {ENV_VAR})"
         raise ConfigurationError.invalid("state_key", None, rule)
-    sealed = unseal(token, keys)
+    sealed = unseal(token, keys, max_bytes=config.max_state_token_bytes)
     run_id = sealed.run_id
     if config.store is not None:
         stored = await config.store.load(run_id)

@@ -34,6 +34,13 @@ VERSIONS = (VERSION,)
 ENV_VAR = "REACTLOOP_STATE_KEY"
 """Where the loop finds its state keys when none are given: comma-separated, the first signs."""
 MIN_KEY_BYTES = 32
+MAX_TOKEN_BYTES = 1 << 20
+"""The default cap on a token's length (`max_state_token_bytes`): 1 MiB, some 600 times a
+10-step run's token (1.6 kB); a bigger one is refused before anything in it is decoded."""
+MIN_TOKEN_BYTES = 1024
+"""The least `max_state_token_bytes` may be (a one-step run's token is some 700 bytes)."""
+INFLATION = 32
+"""How many times its token's length a payload may inflate to (JSON compresses 3-10 times)."""
 OPTION = "state_key"
 _KEY_RULE = (
     f"a key of at least {MIN_KEY_BYTES} bytes (str or bytes; e.g. secrets.token_urlsafe(32)), "
@@ -203,11 +210,22 @@ def _text(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
-def seal(records: Sequence[Record], keys: SigningKeys, *, issued_at: float) -> str:
+def _too_large(detail: str) -> StateTokenError:
+    return StateTokenError(StateTokenReason.TOO_LARGE, detail)
+
+
+def seal(
+    records: Sequence[Record],
+    keys: SigningKeys,
+    *,
+    issued_at: float,
+    max_bytes: int = MAX_TOKEN_BYTES,
+) -> str:
     """The records as a signed token, `rl1.<payload>.<signature>` (base64url, no padding).
 
     The records must start with the run's `RunCreated`; phase data that is not JSON is a
-    `ContractError`, as in a store.
+    `ContractError`, as in a store. A token `unseal` would refuse as too large (over `max_bytes`,
+    or inflating past `INFLATION` times that) is never issued: `StateTokenError` (`too_large`).
     """
     if not records or not isinstance(records[0], RunCreated):
         rule = "a state token seals a run's records, its RunCreated record first"
@@ -219,8 +237,15 @@ def seal(records: Sequence[Record], keys: SigningKeys, *, issued_at: float) -> s
         "issued_at": float(issued_at),
         "records": unstructure_records(records),
     }
-    signed = f"{VERSION}.{_text(zlib.compress(dump_json(document)))}"
-    return f"{signed}.{_text(keys.sign(signed.encode('ascii')))}"
+    text = dump_json(document)
+    signed = f"{VERSION}.{_text(zlib.compress(text))}"
+    token = f"{signed}.{_text(keys.sign(signed.encode('ascii')))}"
+    if len(token) > max_bytes or len(text) > max_bytes * INFLATION:
+        raise _too_large(
+            f"this run's token would be {len(token)} bytes ({len(text)} inflated), over the cap of"
+            f" {max_bytes} (max_state_token_bytes): raise it, or keep such runs in a store"
+        )
+    return token
 
 
 def _malformed(detail: str) -> StateTokenError:
@@ -245,10 +270,13 @@ def _decoded(part: str, what: str) -> bytes:
     return data
 
 
-def _split(token: object) -> tuple[str, str, bytes]:
-    """The token's signed text, payload text and signature; checks the shape and the version."""
+def _split(token: object, max_bytes: int) -> tuple[str, str, bytes]:
+    """The token's signed text, payload text and signature; checks the size (first, before
+    anything is copied or decoded), the shape and the version."""
     if not isinstance(token, str):
         raise _malformed(f"got {type(token).__name__}, not a str")
+    if len(token) > max_bytes:
+        raise _too_large(f"got {len(token)} characters, over the cap of {max_bytes}")
     version, dot, rest = token.partition(".")
     if not dot:
         raise _malformed(f"got a str of {len(token)} characters with no '.'")
@@ -268,10 +296,22 @@ def _split(token: object) -> tuple[str, str, bytes]:
     return f"{version}.{payload}", payload, signature_bytes
 
 
-def _document(payload: str) -> tuple[tuple[Record, ...], float]:
+def _inflated(data: bytes, limit: int) -> bytes:
+    """`data` decompressed, never to more than `limit` bytes: a payload that would inflate past
+    it (a zip bomb) is refused as soon as the bound is reached."""
+    inflater = zlib.decompressobj()
+    text = inflater.decompress(data, limit)
+    if inflater.unconsumed_tail or (not inflater.eof and inflater.decompress(b"", 1)):
+        raise _too_large(f"its payload inflates past {limit} bytes")
+    if not inflater.eof:
+        raise zlib.error("the compressed payload is incomplete")
+    return text
+
+
+def _document(payload: str, limit: int) -> tuple[tuple[Record, ...], float]:
     """The records and issue time of a verified payload; anything unreadable raises."""
     padded = payload + "=" * (-len(payload) % 4)
-    value: Any = orjson.loads(zlib.decompress(base64.urlsafe_b64decode(padded)))
+    value: Any = orjson.loads(_inflated(base64.urlsafe_b64decode(padded), limit))
     if not isinstance(value, dict) or not isinstance(value.get("records"), list):
         raise TypeError("the payload is not an object with a list of records")
     schema, issued_at = value.get("schema"), value.get("issued_at")
@@ -286,17 +326,19 @@ def _document(payload: str) -> tuple[tuple[Record, ...], float]:
     return records, issued_at
 
 
-def unseal(token: object, keys: SigningKeys) -> Sealed:
-    """The records a token sealed, once its shape, version and signature are checked (in that
-    order, nothing decoded before the signature matches); any failure is a `StateTokenError`
-    whose `reason` says which check failed."""
-    signed, payload, signature = _split(token)
+def unseal(token: object, keys: SigningKeys, *, max_bytes: int = MAX_TOKEN_BYTES) -> Sealed:
+    """The records a token sealed, once its size, shape, version and signature are checked (in
+    that order, nothing decoded before the signature matches, nothing longer than `max_bytes`
+    even split); any failure is a `StateTokenError` whose `reason` says which check failed."""
+    signed, payload, signature = _split(token, max_bytes)
     key_index = keys.verifying_key(signed.encode("ascii"), signature)
     if key_index is None:
         detail = "the signature does not match: the token was altered, or signed with another key"
         raise StateTokenError(StateTokenReason.BAD_SIGNATURE, detail)
     try:
-        records, issued_at = _document(payload)
+        records, issued_at = _document(payload, max_bytes * INFLATION)
+    except StateTokenError:
+        raise
     except Exception as exc:
         problem = str(exc)[:_PROBLEM_CHARACTERS]
         detail = f"its payload cannot be read: {type(exc).__name__}: {problem}"

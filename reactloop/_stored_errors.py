@@ -156,6 +156,7 @@ class StateTokenReason(enum.StrEnum):
     UNKNOWN_VERSION = "unknown_version"  # a version this reactloop cannot read (or verify)
     BAD_SIGNATURE = "bad_signature"  # altered, or signed with a key the loop does not hold
     UNREADABLE = "unreadable"  # signed by a held key, but its payload cannot be read
+    TOO_LARGE = "too_large"  # longer than max_state_token_bytes, or inflating past its bound
     STALE = "stale"  # genuine, but the run's stored state moved on: an old token replayed
 
 
@@ -171,6 +172,10 @@ _TOKEN_RULES = {
         "a correctly signed state token must hold records this reactloop reads"
     ),
     StateTokenReason.STALE: "a state token resumes the run only from the state it was issued for",
+    StateTokenReason.TOO_LARGE: (
+        "a state token is at most max_state_token_bytes long, and its payload inflates to at most"
+        " 32 times that"
+    ),
 }
 
 

@@ -7,8 +7,9 @@ import base64
 import hashlib
 import hmac
 import re
+import tracemalloc
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -17,9 +18,17 @@ import orjson
 import pytest
 from hypothesis import given, settings
 
+from reactloop._approval import Approve
 from reactloop._errors import ConfigurationError, ContractError, ErrorCode, ReactLoopError
 from reactloop._loop import ReActLoop
-from reactloop._sealing import ENV_VAR, SigningKeys, seal, signing_keys, unseal
+from reactloop._sealing import (
+    ENV_VAR,
+    MAX_TOKEN_BYTES,
+    SigningKeys,
+    seal,
+    signing_keys,
+    unseal,
+)
 from reactloop._stored_errors import StateTokenError, StateTokenReason
 from reactloop._stores import MemoryStore
 from reactloop._stores._records import PhaseDataSaved, Record
@@ -291,10 +300,94 @@ GARBAGE: list[object] = [
 
 
 @pytest.mark.parametrize("garbage", GARBAGE, ids=lambda value: type(value).__name__)
-def test_garbage_is_refused_as_malformed_or_unsigned(garbage: object) -> None:
+def test_garbage_is_refused_as_malformed_unsigned_or_too_large(garbage: object) -> None:
     error = refused(garbage, keys_of(KEY))
-    assert error.reason in (StateTokenReason.MALFORMED, StateTokenReason.BAD_SIGNATURE)
+    if isinstance(garbage, str) and len(garbage) > MAX_TOKEN_BYTES:
+        assert error.reason is StateTokenReason.TOO_LARGE
+    else:
+        assert error.reason in (StateTokenReason.MALFORMED, StateTokenReason.BAD_SIGNATURE)
     assert len(str(error)) < 400
+
+
+def _peak_bytes(work: Callable[[], object]) -> int:
+    """The most memory Python held at once while `work` ran (what it kept aside)."""
+    tracemalloc.start()
+    try:
+        work()
+    except StateTokenError:
+        pass
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+def test_a_huge_token_is_refused_by_its_size_before_anything_is_decoded() -> None:
+    keys = keys_of(KEY)
+    huge = "rl1." + "A" * 200_000_000 + "." + b64(bytes(32))  # 200 MB, of the token's form
+    error = refused(huge, keys)
+    assert error.reason is StateTokenReason.TOO_LARGE
+    assert f"{len(huge)} characters" in str(error) and f"cap of {MAX_TOKEN_BYTES}" in str(error)
+    assert _peak_bytes(lambda: unseal(huge, keys)) < 1_000_000  # nothing copied, split or decoded
+
+
+def _bomb(inflated: int) -> str:
+    """A payload of `inflated` zero bytes, zlib-compressed (a thousandth of it), in base64url."""
+    packer, chunk = zlib.compressobj(9), bytes(1 << 20)
+    packed = b"".join(packer.compress(chunk) for _ in range(inflated >> 20)) + packer.flush()
+    return b64(packed)
+
+
+def test_a_signed_zip_bomb_is_refused_before_it_inflates_fully() -> None:
+    cap, inflated = 128 * 1024, 64 << 20  # the payload would inflate to 64 MB; the bound is 4 MB
+    keys = keys_of(KEY)
+    signed = f"rl1.{_bomb(inflated)}"
+    bomb = f"{signed}.{b64(keys.sign(signed.encode()))}"
+    assert len(bomb) <= cap  # small enough to pass the size check: the inflation bound refuses it
+    with pytest.raises(StateTokenError) as caught:
+        unseal(bomb, keys, max_bytes=cap)
+    assert caught.value.reason is StateTokenReason.TOO_LARGE
+    assert f"inflates past {cap * 32} bytes" in str(caught.value)
+    assert _peak_bytes(lambda: unseal(bomb, keys, max_bytes=cap)) < inflated // 4
+
+
+def test_a_token_over_the_cap_is_never_issued(
+    records: tuple[Record, ...], keys: SigningKeys
+) -> None:
+    size = len(seal(records, keys, issued_at=AT))
+    assert unseal(seal(records, keys, issued_at=AT, max_bytes=size), keys).records == records
+    with pytest.raises(StateTokenError) as caught:
+        seal(records, keys, issued_at=AT, max_bytes=size - 1)
+    assert caught.value.reason is StateTokenReason.TOO_LARGE
+    assert f"{size} bytes" in str(caught.value) and f"cap of {size - 1}" in str(caught.value)
+
+
+LONG_REQUEST = "Delete Ann's account; tickets " + " ".join(
+    str(n * 7919 % 10007) for n in range(600)
+)
+
+
+@pytest.mark.anyio
+async def test_a_loop_refuses_a_token_over_its_max_state_token_bytes() -> None:
+    @tool(requires_approval=True)
+    def delete_account(user: str) -> str:
+        """Delete a user's account."""
+        return f"deleted {user}"
+
+    first = ReActLoop(
+        ScriptedModel([call("delete_account", user="ann")]), tools=[delete_account], state_key=KEY
+    )
+    paused = await first.run(LONG_REQUEST)
+    assert paused.state is not None and 1024 < len(paused.state) < MAX_TOKEN_BYTES
+    model = ScriptedModel([call("delete_account", user="ann")])
+    small = ReActLoop(model, tools=[delete_account], state_key=KEY, max_state_token_bytes=1024)
+    with pytest.raises(StateTokenError) as caught:
+        await small.resume(state=paused.state, decisions={paused.pending[0].call_id: Approve()})
+    assert caught.value.reason is StateTokenReason.TOO_LARGE
+    assert f"{len(paused.state)} characters, over the cap of 1024" in str(caught.value)
+    assert not model.requests  # refused before the run went on
+    with pytest.raises(StateTokenError, match=r"over the cap of 1024 \(max_state_token_bytes\)"):
+        await small.run(LONG_REQUEST)  # it would pause with a token it could not read back
 
 
 def test_a_refused_token_is_a_reactloop_error_with_its_own_code() -> None:
