@@ -41,8 +41,9 @@ class RunHandle(Generic[OutputT]):
         return self._run.state.run_id
 
     def interrupt(self, message: str | None = None) -> None:
-        """Ask the run to stop at its next safe point; `message` becomes the output if given.
-        Sub-runs its agent tools are running are interrupted too."""
+        """Stop the run: a model call in flight at once (its streamed text kept, partial), a tool
+        call in flight once it returns, else at the next safe point; `message` becomes the output
+        if given. Sub-runs its agent tools are running are interrupted too."""
         interrupt_run(self._run, message)
 
     def _finish(self, result: RunResult[Any] | None) -> None:
@@ -75,8 +76,9 @@ class RunStream(Generic[OutputT]):
         return self._run.state.run_id
 
     def interrupt(self, message: str | None = None) -> None:
-        """Ask the run (and the sub-runs its agent tools are running) to stop at the next safe
-        point; later events still arrive."""
+        """Stop the run (and the sub-runs its agent tools are running) as `RunHandle.interrupt`
+        does: a model call in flight at once, a tool call once it returns; later events still
+        arrive."""
         interrupt_run(self._run, message)
 
     def __aiter__(self) -> AsyncIterator[Event]:

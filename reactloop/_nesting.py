@@ -59,7 +59,8 @@ def sub_runs_of(run: Run) -> tuple[Run, ...]:
 
 
 def interrupt_run(run: Run, message: str | None = None) -> None:
-    """Ask `run` and the sub-runs it drives (at any depth) to stop at their next safe point."""
+    """Interrupt `run` and the sub-runs it drives (at any depth): a model call in flight is cut
+    short at once, else each stops at its next safe point."""
     run.request_interrupt(message)
 
 

@@ -25,7 +25,7 @@ from reactloop._output import Output
 from reactloop._policy import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
-from reactloop._sealing import MAX_TOKEN_BYTES, SigningKeys
+from reactloop._sealing import SigningKeys
 from reactloop._state import RunContext, RunState, ToolResult
 from reactloop._toolsets import LoopToolsets, RunCatalog, ToolSelection
 from reactloop._validate import checked_arguments, integer
@@ -79,7 +79,7 @@ class RepetitionPolicy:
 
 @frozen
 class Interrupt:
-    """A request, from outside the run, to stop at the next safe point."""
+    """A request, from outside the run, to stop (a model call in flight at once)."""
 
     message: str | None = None
 
@@ -117,7 +117,6 @@ class LoopConfig:
     approval: ApprovalPolicy = DEFAULT_POLICY
     holds_calls: bool = False  # some call may wait for approval or an outside runner
     state_keys: SigningKeys | None = None  # sign a paused run's state token
-    max_state_token_bytes: int = MAX_TOKEN_BYTES  # longer tokens are refused unread
     output: Output | None = None  # the structured output the runs must end with
     request_settings: ModelSettings | None = None  # `settings` with the output's format, if any
     toolsets: LoopToolsets | None = None  # tools from outside (MCP servers), listed per step
@@ -143,6 +142,8 @@ class Run:
     journal: NullJournal = field(default=NULL_JOURNAL)  # writes to the loop's store, if any
     skip_start: bool = False  # a resumed run past its start phases
     catalog: RunCatalog | None = field(default=None)  # the toolsets' tools, when the loop has any
+    # The scopes of the model calls in flight: an interrupt cancels them (see `interruptible`).
+    model_calls: set[anyio.CancelScope] = field(factory=set)
 
     @property
     def listening(self) -> bool:
@@ -155,10 +156,13 @@ class Run:
             await self.sink(event)
 
     def request_interrupt(self, message: str | None = None) -> None:
-        """Ask the run, and the sub-runs its agent tools drive now, to stop at their next safe
-        point (before reasoning, after tools)."""
+        """Ask the run, and the sub-runs its agent tools drive now, to stop: a model call in
+        flight is cut short at once, else the run stops at its next safe point (before reasoning,
+        after tools); a tool call in flight finishes first."""
         if self.interrupt is None:
             self.interrupt = Interrupt(message)
+        for scope in self.model_calls:
+            scope.cancel()
         for child in sub_runs_of(self):
             child.request_interrupt(message)
 

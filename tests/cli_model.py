@@ -1,6 +1,7 @@
 """A fake OpenAI-compatible model server on 127.0.0.1 for the command line's tests: it answers
 each chat completion with the next scripted turn (streamed or not), and can hold a turn until
-the test releases it (a model that is still thinking when Ctrl-C is pressed)."""
+the test releases it (a model that is still thinking when Ctrl-C is pressed), or stream part of
+a turn's text and hold the rest (a model still writing its answer)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ WAIT_LIMIT = 30.0
 
 @frozen
 class Turn:
-    """One model reply: text and tool calls `(name, arguments)`; `hold` waits for release."""
+    """One model reply: text and tool calls `(name, arguments)`; `hold` waits for release;
+    `shown` (streamed replies) sends that many characters of the text, then waits for release."""
 
     text: str = ""
     calls: tuple[tuple[str, dict[str, Any]], ...] = ()
     hold: bool = False
+    shown: int | None = None
 
 
 def _calls(turn: Turn, index: int) -> list[dict[str, Any]]:
@@ -73,6 +76,13 @@ def chunks(turn: Turn, index: int) -> bytes:
     return body + b"data: [DONE]\n\n"
 
 
+def split_chunks(turn: Turn, index: int, shown: int) -> tuple[bytes, bytes]:
+    """`turn` as an event stream in two parts: a delta with its first `shown` characters, then
+    the rest (the other characters, the calls, finish, usage, [DONE])."""
+    head = chunks(Turn(turn.text[:shown]), index).split(b"\n\n", 1)[0] + b"\n\n"
+    return head, chunks(Turn(turn.text[shown:], turn.calls), index)
+
+
 @define
 class FakeModel:
     """The running server: its model string, the turns, and the requests it got."""
@@ -93,13 +103,20 @@ class FakeModel:
         with self.arrived:
             return self.arrived.wait_for(lambda: len(self.requests) >= count, timeout)
 
-    def answer(self, body: dict[str, Any]) -> tuple[bytes, str]:
-        """The reply to one request, after a held turn's release."""
+    def take(self, body: dict[str, Any]) -> tuple[Turn, int]:
+        """Note a request; the turn that answers it, and its index."""
         with self.arrived:
             index = len(self.requests)
             self.requests.append(body)
             self.arrived.notify_all()
-        turn = self.turns[min(index, len(self.turns) - 1)]
+        return self.turns[min(index, len(self.turns) - 1)], index
+
+    def answer(self, body: dict[str, Any]) -> tuple[bytes, str]:
+        """The reply to one request, after a held turn's release."""
+        return self.reply(body, *self.take(body))
+
+    def reply(self, body: dict[str, Any], turn: Turn, index: int) -> tuple[bytes, str]:
+        """The reply to one request noted as `index`, after a held turn's release."""
         if turn.hold:
             self.release.wait(WAIT_LIMIT)
         if body.get("stream"):
@@ -113,7 +130,12 @@ def _handler(fake: FakeModel) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
-            body, kind = fake.answer(orjson.loads(self.rfile.read(length)))
+            request = orjson.loads(self.rfile.read(length))
+            turn, index = fake.take(request)
+            if request.get("stream") and turn.shown is not None:
+                self._stream_slowly(turn, index, turn.shown)
+                return
+            body, kind = fake.reply(request, turn, index)
             self.send_response(200)
             self.send_header("content-type", kind)
             self.send_header("content-length", str(len(body)))
@@ -122,6 +144,24 @@ def _handler(fake: FakeModel) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(body)
             except OSError:
                 return  # the client left (a cancelled run)
+
+        def _stream_slowly(self, turn: Turn, index: int, shown: int) -> None:
+            """Send the first `shown` characters of the turn, wait for the release, then the
+            rest (chunked: the length is not known up front)."""
+            parts = split_chunks(turn, index, shown)
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            try:
+                for number, part in enumerate(parts):
+                    if number:
+                        fake.release.wait(WAIT_LIMIT)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+            except OSError:
+                return  # the client left (an interrupted or cancelled run)
 
         def log_message(self, format: str, *args: Any) -> None:
             return

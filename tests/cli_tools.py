@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import anyio
+
 from reactloop import ReActLoop, tool
 from reactloop.testing import FakeToolset, ScriptedModel, call
 
@@ -15,6 +17,13 @@ def add(a: int, b: int) -> int:
         b: The second.
     """
     return a + b
+
+
+@tool
+async def wait() -> str:
+    """Runs until it is cancelled (a tool still running when Ctrl-C is pressed)."""
+    await anyio.sleep_forever()
+    return "never"
 
 
 @tool(requires_approval=True)

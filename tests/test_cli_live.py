@@ -115,29 +115,43 @@ def test_the_live_view_shows_steps_calls_results_and_usage(held: FakeModel, back
     assert "\x1b[" in terminal.raw  # styled: a terminal's view, not the plain one
 
 
-def test_one_ctrl_c_interrupts_at_the_next_safe_point(held: FakeModel, backend: str) -> None:
+def test_one_ctrl_c_cuts_a_model_call_short(held: FakeModel, backend: str) -> None:
     terminal = live_run(held, backend)
     terminal.wait_for("waiting for the model")
     assert held.wait_for_requests(1)
     terminal.child.sendintr()
-    terminal.wait_for("interrupt: the run stops at its next safe point")
-    terminal.wait_for("interrupting (Ctrl-C again cancels) · step 1: waiting for the model")
-    held.release.set()  # the model answers; its tool call runs; the run stops after it
-    screen = terminal.wait_for("answer (interrupted)")
+    terminal.wait_for("interrupt: the run stops now")
+    terminal.wait_for("answer (interrupted)")  # the model was never released: the call was cut
     assert terminal.finish() == 0
-    assert "done add (" in terminal.text and "-> 5" in screen
+    assert "call add(" not in terminal.text  # its answer never came: no tool ran
     assert len(held.requests) == 1  # no second model call
 
 
-def test_a_second_ctrl_c_cancels_the_run(held: FakeModel, backend: str) -> None:
-    terminal = live_run(held, backend)
-    terminal.wait_for("waiting for the model")
-    assert held.wait_for_requests(1)
-    terminal.child.sendintr()
-    terminal.wait_for("interrupt: the run stops at its next safe point")
-    terminal.child.sendintr()
-    terminal.wait_for("cancelled: the run was cancelled at once")
-    assert terminal.finish() == 130
+def test_one_ctrl_c_during_the_final_answer_shows_its_partial_text(backend: str) -> None:
+    final = "It is 5, because two and three make five."
+    turns = [Turn("Adding.", (("add", {"a": 2, "b": 3}),)), Turn(final, shown=9)]
+    with fake_model(turns) as fake:
+        terminal = live_run(fake, backend)
+        terminal.wait_for(f"model writing: {final[:9]}")
+        terminal.child.sendintr()  # the rest of the answer is held until the release
+        screen = terminal.wait_for(f"answer (interrupted): {final[:9].rstrip()}")
+        assert not fake.release.is_set()
+        assert terminal.finish() == 0
+    assert final[9:] not in screen and "-> 5" in screen
+    assert len(fake.requests) == 2
+
+
+def test_a_second_ctrl_c_cancels_the_run(backend: str) -> None:
+    with fake_model([Turn("Waiting.", (("wait", {}),)), Turn("Done.")]) as fake:
+        agent = ["--model", fake.model, "--tools", "tests.cli_tools:wait"]
+        terminal = Terminal("--backend", backend, "run", *agent, "wait")
+        terminal.wait_for("running wait")
+        terminal.child.sendintr()  # a tool running finishes first: this one never does
+        terminal.wait_for("interrupt: the run stops now")
+        assert "answer (" not in terminal.text
+        terminal.child.sendintr()
+        terminal.wait_for("cancelled: the run was cancelled at once")
+        assert terminal.finish() == 130
     assert "answer (" not in terminal.text
     assert "Traceback" not in terminal.raw
 
@@ -156,8 +170,7 @@ def test_an_interrupted_run_resumes_to_its_end(held: FakeModel, tmp_path: Path) 
     terminal.wait_for("waiting for the model")
     assert held.wait_for_requests(1)
     terminal.child.sendintr()
-    terminal.wait_for("interrupt: the run stops")
-    held.release.set()
+    terminal.wait_for("interrupt: the run stops")  # the model call is cut: no release needed
     run_id = terminal.wait_for("answer (interrupted)").split()[1].rstrip(":")
     assert terminal.finish() == 0
     resumed = Terminal("runs", "resume", run_id, *agent)

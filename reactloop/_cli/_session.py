@@ -1,5 +1,6 @@
 """Watching one run in the terminal: its events through a view, and Ctrl-C. The first Ctrl-C asks
-the run to stop at its next safe point (the stream's interrupt); a second one cancels it."""
+the run to stop (the stream's interrupt: a model answer is cut short, a tool running finishes
+first); a second one cancels it."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from reactloop._state import RunResult
 
 OpenStream = Callable[[], AbstractAsyncContextManager[RunStream[Any]]]
 
-INTERRUPTING = "interrupt: the run stops at its next safe point (Ctrl-C again cancels it)"
+INTERRUPTING = "interrupt: the run stops now; a tool running finishes first (Ctrl-C again cancels)"
 CANCELLED = "cancelled: the run was cancelled at once (a second Ctrl-C)"
 
 

@@ -24,6 +24,7 @@ from reactloop._messages import (
 )
 from reactloop._output import FINAL_TOOL
 from reactloop._output_stream import NOTHING, PartialAnswers
+from reactloop._phases._interrupt import Heard, cut_short, interruptible
 from reactloop._phases.applier import park_stop
 from reactloop._retry import RetryNotice, call_with_retry
 from reactloop._run import StepPlan
@@ -116,25 +117,31 @@ def build_request(run: Run, plan: StepPlan) -> ModelRequest:
     )
 
 
-async def call_model(run: Run, model: Model, request: ModelRequest) -> ModelResponse:
-    """One model call within the loop's `model_timeout`."""
+async def call_model(
+    run: Run, model: Model, request: ModelRequest, heard: Heard | None = None
+) -> ModelResponse:
+    """One model call within the loop's `model_timeout`; `heard` collects the streamed text."""
     timeout = run.config.model_timeout
     if timeout is None:
-        return await _call_once(run, model, request)
+        return await _call_once(run, model, request, heard)
     try:
         with anyio.fail_after(timeout):
-            return await _call_once(run, model, request)
+            return await _call_once(run, model, request, heard)
     except TimeoutError:
         raise ModelTimeoutError(f"model call exceeded its model_timeout of {timeout:g} s") from None
 
 
-async def _call_once(run: Run, model: Model, request: ModelRequest) -> ModelResponse:
+async def _call_once(
+    run: Run, model: Model, request: ModelRequest, heard: Heard | None
+) -> ModelResponse:
     """Stream when someone listens (forwarding deltas as events), else one plain request."""
     if run.listening:
         answers = None if run.config.output is None else PartialAnswers(run.config.output)
 
         async def forward(delta: ModelDelta) -> None:
             if isinstance(delta, TextDelta):
+                if heard is not None:
+                    heard.add(delta.text)
                 await run.emit(TextStreamed(delta.text))
             else:
                 event = ToolCallStreamed(delta.index, delta.arguments_delta, delta.name, delta.id)
@@ -196,12 +203,10 @@ class ReasoningPhase:
                 return PROCEED
             request = verdict.value
         await run.journal.check_lease()  # a worker that lost the run calls no model
-        response = await call_with_retry(
-            run.config.retry,
-            lambda: call_model(run, plan.model, request),
-            sleep=run.config.sleep,
-            on_retry=partial(announce_retry, run),
-        )
+        heard = Heard()
+        response = await interruptible(run, partial(_ask, run, plan.model, request, heard))
+        if response is None:
+            return cut_short(run, heard.text)
         spent, stopped = response.usage, False
         if hooks.has(HookPoint.AFTER_REASONING):
             verdict_after = await hooks.after_reasoning(run, response)
@@ -210,6 +215,22 @@ class ReasoningPhase:
         response = run.state.record_response(response, spent)  # call ids unique in the run
         await run.journal.response(run.state, response, spent)
         return PROCEED if stopped else settle(run, response)
+
+
+async def _ask(run: Run, model: Model, request: ModelRequest, heard: Heard) -> ModelResponse:
+    """The model's answer, retried per the loop's policy; `heard` holds the text the current
+    attempt streamed (what an interrupt keeps)."""
+
+    async def retrying(notice: RetryNotice) -> None:
+        heard.clear()
+        await announce_retry(run, notice)
+
+    return await call_with_retry(
+        run.config.retry,
+        lambda: call_model(run, model, request, heard),
+        sleep=run.config.sleep,
+        on_retry=retrying,
+    )
 
 
 def settle(run: Run, response: ModelResponse) -> PhaseDecision:

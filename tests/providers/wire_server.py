@@ -53,12 +53,16 @@ class Request:
 
 @frozen
 class Reply:
-    """What to answer: status, headers, body chunks, and how the body ends."""
+    """What to answer: status, headers, body chunks, and how the body ends. With `hold`, the
+    reply waits after its chunks until the test sets that event, then sends `rest` (a model
+    answering slowly, at the test's pace)."""
 
     status: int = 200
     chunks: tuple[bytes, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
     ending: Ending = Ending.COMPLETE
+    hold: anyio.Event | None = None
+    rest: tuple[bytes, ...] = ()
 
 
 Handler = Callable[[Request], Reply | Awaitable[Reply]]
@@ -183,6 +187,10 @@ class WireServer:
         await stream.send(_head(reply))
         for chunk in filter(None, reply.chunks):
             await stream.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        if reply.hold is not None:
+            await reply.hold.wait()
+            for chunk in filter(None, reply.rest):
+                await stream.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
         if reply.ending is Ending.STALL:
             await anyio.sleep_forever()
         if reply.ending is Ending.CUT:
