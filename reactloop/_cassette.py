@@ -37,6 +37,7 @@ from reactloop._state import RunResult, ToolResult
 from reactloop._stored_errors import CassetteFormatError, CassetteMismatchError
 from reactloop._stores._codec import keep_sub_runs_apart
 from reactloop._stores._records import InstructionsSaved, ResponseSaved, ResultSaved, StoredRun
+from reactloop._unicode import dumps
 from reactloop._validate import instance, sequence_of
 
 CASSETTE_VERSION = 1
@@ -130,7 +131,7 @@ class Cassette:
         """The cassette's file content: indented JSON, keys sorted, the version always written."""
         data = _converter.unstructure(self, Cassette)
         data["version"] = self.version
-        return orjson.dumps(data, option=_FILE_OPTIONS)
+        return dumps(data, where="a cassette", option=_FILE_OPTIONS)
 
     @classmethod
     def load(cls, path: str | Path) -> Cassette:

@@ -28,7 +28,8 @@ from reactloop._state import RunContext, RunResult
 from reactloop._stored_errors import MissingToolError, RunInProgressError, SessionBusyError
 from reactloop._stores._records import RunCreated, RunEnded, RunStatus, RunUnparked, StoredRun
 from reactloop._stores._replay import Replayed, replay, resume_state
-from reactloop._validate import reject_unknown, text
+from reactloop._unicode import identifier
+from reactloop._validate import reject_unknown
 
 _busy: weakref.WeakKeyDictionary[RunStore, set[str]] = weakref.WeakKeyDictionary()
 """Sessions and runs in progress, per store (in this process)."""
@@ -195,7 +196,7 @@ async def resume_run(
         rule = "a run store (ReActLoop(..., store=SqliteStore('runs.db'))) to resume runs"
         raise ConfigurationError.invalid("store", None, rule)
     reject_unknown("resume()", context, ("deps",))
-    run_id = text("run_id", run_id)
+    run_id = identifier("run_id", run_id)
     release = claim_run(store, run_id)
     try:
         await acquire(store, run_id)

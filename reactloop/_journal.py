@@ -34,6 +34,7 @@ from reactloop._stores._records import (
     StepClosed,
     ended_record,
 )
+from reactloop._unicode import dumps
 
 if TYPE_CHECKING:
     from reactloop._contracts import LeasingStore, RunStore
@@ -256,5 +257,5 @@ def _step_of_resume(state: RunState) -> int:
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of JSON-like data, so a later change in the run does not alter the record."""
-    copied: dict[str, Any] = orjson.loads(orjson.dumps(data))
+    copied: dict[str, Any] = orjson.loads(dumps(data, where="phase data"))
     return copied

@@ -33,7 +33,8 @@ from reactloop._run import EventSink, LoopConfig, Run
 from reactloop._run_ids import RUN_ID_KEYWORDS, chosen_run_id
 from reactloop._state import RunContext, RunResult, RunState, Step, ToolResult
 from reactloop._stored_errors import StoreError
-from reactloop._validate import optional_text, reject_unknown, sequence_of
+from reactloop._unicode import optional_identifier
+from reactloop._validate import reject_unknown, sequence_of
 
 CONTEXT_KEYWORDS = ("deps", "user_id", "session_id")
 """What `run()`, `start()` and `stream()` accept besides the text and the history."""
@@ -73,8 +74,8 @@ def check_input(
     allowed = (*CONTEXT_KEYWORDS, *RUN_ID_KEYWORDS, "history")
     reject_unknown("run()/start()/stream()", context, allowed)
     chosen_run_id(context)
-    optional_text("user_id", context.get("user_id"), blank=True)
-    optional_text("session_id", context.get("session_id"), blank=True)
+    optional_identifier("user_id", context.get("user_id"))
+    optional_identifier("session_id", context.get("session_id"))
     return text, sequence_of("history", history, message, "messages")
 
 
@@ -120,6 +121,7 @@ async def _prepared(
     messages: list[Message] = [*repaired.messages, UserMessage(text)]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
     state.repairs.extend(repaired.notes)
+    text = state.repair_input()  # invalid Unicode replaced and noted (adr/0022)
     window = config.context_window.tracker() if config.context_window is not None else None
     run = Run(state, config, run_context, sink, window=window)
     if broken is not None:

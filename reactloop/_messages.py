@@ -12,10 +12,10 @@ import re
 from collections.abc import Container, Mapping
 from typing import Any, TypeAlias, assert_never
 
-import orjson
 from attrs import evolve, field, frozen
 
 from reactloop._errors import ConfigurationError
+from reactloop._unicode import json_text
 from reactloop._validate import (
     boolean,
     checked_arguments,
@@ -79,13 +79,13 @@ class ToolCall:
         cls, name: str, arguments: Mapping[str, Any] | None = None, id: str | None = None
     ) -> ToolCall:
         """Build a call from a mapping of arguments (serialized to JSON)."""
-        text = orjson.dumps(dict(arguments or {})).decode()
+        text = json_text(dict(arguments or {}))
         return cls(name, text) if id is None else cls(name, text, id)
 
     def with_arguments(self, arguments: Mapping[str, Any]) -> ToolCall:
         """The same call (same id and name) with new arguments: what a hook's `Override` needs,
         since a call with a new id would no longer pair with its result."""
-        return evolve(self, arguments=orjson.dumps(dict(arguments)).decode())
+        return evolve(self, arguments=json_text(dict(arguments)))
 
     @property
     def wire_id(self) -> str:

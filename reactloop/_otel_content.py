@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from reactloop._messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
+from reactloop._unicode import dumps
 
 Part = dict[str, Any]
 
@@ -52,7 +53,7 @@ def _entry(message: Message) -> dict[str, Any]:
 
 def input_messages(messages: Iterable[Message]) -> str:
     """The messages sent to the model."""
-    return orjson.dumps([_entry(message) for message in messages]).decode()
+    return dumps([_entry(message) for message in messages], where="span content").decode()
 
 
 def output_messages(answer: AssistantMessage | str, finish_reason: str | None) -> str:
@@ -61,9 +62,9 @@ def output_messages(answer: AssistantMessage | str, finish_reason: str | None) -
     entry = _entry(message)
     if finish_reason is not None:
         entry["finish_reason"] = finish_reason
-    return orjson.dumps([entry]).decode()
+    return dumps([entry], where="span content").decode()
 
 
 def system_instructions(instructions: str) -> str:
     """The request's instructions (the system prompt)."""
-    return orjson.dumps([{"type": "text", "content": instructions}]).decode()
+    return dumps([{"type": "text", "content": instructions}], where="span content").decode()

@@ -80,11 +80,17 @@ class RepairKind(enum.StrEnum):
 
     INTERRUPTED_CALL = "interrupted_call"
     ORPHAN_RESULT = "orphan_result"
+    INVALID_UNICODE = "invalid_unicode"
 
 
 @frozen
 class RepairNote:
-    """One fix made to a stored history; `index` is the offending message's input position."""
+    """One fix made to a stored history; `index` is the offending message's input position.
+
+    `INVALID_UNICODE`: text that was not valid Unicode was repaired as it entered the run
+    (adr/0022); `index` is its message's position in the transcript (-1: the instructions), and
+    `call_id` and `tool_name` name the tool call for a tool result (empty otherwise).
+    """
 
     kind: RepairKind
     call_id: str
@@ -94,9 +100,22 @@ class RepairNote:
     def describe(self) -> str:
         """A sentence saying what was wrong and what was done."""
         what = f"tool call {self.tool_name!r} ({self.call_id}) at message {self.index}"
+        if self.kind is RepairKind.INVALID_UNICODE:
+            return f"{self._place()} was not valid Unicode: lone surrogates replaced by U+FFFD"
         if self.kind is RepairKind.INTERRUPTED_CALL:
             return f"{what} had no result: added an error result saying it was interrupted"
         return f"result of {what} had no call before it: dropped it"
+
+    def _place(self) -> str:
+        if self.call_id:
+            where = what_call(self.tool_name, self.call_id)
+            return f"the result of {where} at message {self.index}"
+        return "the instructions" if self.index < 0 else f"the text of message {self.index}"
+
+
+def what_call(tool_name: str, call_id: str) -> str:
+    """A tool call as notes name it."""
+    return f"tool call {tool_name!r} ({call_id})"
 
 
 @frozen

@@ -11,7 +11,8 @@ from typing import Any
 from reactloop._durable import Resumed, resume_run
 from reactloop._run import LoopConfig
 from reactloop._stored_errors import RunExistsError, RunNotFoundError
-from reactloop._validate import member, optional_text
+from reactloop._unicode import optional_identifier
+from reactloop._validate import member
 
 RUN_ID_KEYWORDS = ("run_id", "if_exists")
 """What `run()`, `start()` and `stream()` accept to name a run."""
@@ -25,9 +26,9 @@ class IfExists(enum.StrEnum):
 
 
 def chosen_run_id(context: Mapping[str, Any]) -> str | None:
-    """The caller's `run_id` (a non-empty string) if given; `if_exists` is checked too."""
+    """The caller's `run_id` (an id keeping `ID_RULE`) if given; `if_exists` is checked too."""
     member("if_exists", context.get("if_exists", IfExists.RESUME), IfExists)
-    return optional_text("run_id", context.get("run_id"))
+    return optional_identifier("run_id", context.get("run_id"))
 
 
 async def existing_run(config: LoopConfig, context: Mapping[str, Any]) -> Resumed | None:

@@ -7,6 +7,7 @@ be serialized, checkpointed and resumed; everything live belongs to `Run` (see `
 from __future__ import annotations
 
 import hashlib
+import logging
 import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -24,9 +25,11 @@ from reactloop._messages import (
     ToolCall,
     ToolMessage,
     Usage,
+    UserMessage,
     unique_calls,
 )
-from reactloop._repair import RepairNote
+from reactloop._repair import RepairKind, RepairNote
+from reactloop._unicode import note, repaired, repaired_record
 
 DepsT = TypeVar("DepsT")
 if TYPE_CHECKING:  # a default (PEP 696) for type checkers; typing_extensions ships with them
@@ -36,6 +39,7 @@ if TYPE_CHECKING:  # a default (PEP 696) for type checkers; typing_extensions sh
 else:
     OutputT = typing.TypeVar("OutputT")
 _NO_USAGE = Usage()
+logger = logging.getLogger("reactloop")
 NO_USAGE = _NO_USAGE
 """The zero usage a `ToolResult` has by default (compared by identity on the hot path)."""
 
@@ -146,6 +150,13 @@ class Finishing:
     detail: str
 
 
+def _call_of(message: Message) -> tuple[str, str]:
+    """The call id and tool name a tool result answers (empty for other messages)."""
+    if isinstance(message, ToolMessage):
+        return message.call_id, message.name
+    return "", ""
+
+
 @define
 class RunState:
     """Messages, steps and counters of one run: plain data only.
@@ -215,7 +226,11 @@ class RunState:
     def record_response(self, response: ModelResponse, usage: Usage | None = None) -> ModelResponse:
         """Append the model's answer to the transcript and to the current step, its calls' ids
         made unique within the run first, and return it as recorded; `usage` is what the call
-        spent when it differs from the response's (a hook replaced the response)."""
+        spent when it differs from the response's (a hook replaced the response). Text that is
+        not valid Unicode is repaired first, and noted (adr/0022)."""
+        response, count = repaired_record(response)
+        if count:
+            self.note_repair(count, len(self.messages))
         if response.message.tool_calls:
             message = unique_calls(response.message, self._used_call_ids())
             if message is not response.message:
@@ -250,10 +265,42 @@ class RunState:
             draft.usage = usage if draft.usage is _NO_USAGE else draft.usage + usage
 
     def record_tool_results(self, results: list[ToolResult]) -> None:
-        """Append one batch of tool results, in the model's order, to transcript and step."""
+        """Append one batch of tool results, in the model's order, to transcript and step; text
+        that is not valid Unicode (e.g. from a hook's result) is repaired and noted."""
+        for position, result in enumerate(results):
+            results[position] = self.repaired_result(result, len(self.messages) + position)
         self.messages.extend(result.to_message() for result in results)
         if self.current is not None:
             self.current.tool_results.extend(results)
+
+    def repair_input(self) -> str:
+        """Repair the caller's text as a run starts (instructions, history, the user's message,
+        which comes last: returned), noting each repair (adr/0022)."""
+        if self.instructions is not None:
+            self.instructions, count = repaired(self.instructions)
+            if count:
+                self.note_repair(count, -1)
+        for index, message in enumerate(self.messages):
+            self.messages[index], count = repaired_record(message)
+            if count:
+                self.note_repair(count, index, *_call_of(message))
+        last = self.messages[-1]
+        return last.content if isinstance(last, UserMessage) else ""
+
+    def repaired_result(self, result: ToolResult, index: int) -> ToolResult:
+        """`result` with text that is not valid Unicode repaired, saying so in its content (the
+        model reads it) and in a note (`index`: its message's place in the transcript)."""
+        fixed, count = repaired_record(result)
+        if count:
+            fixed = evolve(fixed, content=fixed.content + note(count))
+            self.note_repair(count, index, result.call_id, result.name)
+        return fixed
+
+    def note_repair(self, count: int, index: int, call_id: str = "", tool_name: str = "") -> None:
+        """Note that `count` characters that were not valid Unicode were replaced."""
+        repair = RepairNote(RepairKind.INVALID_UNICODE, call_id, tool_name, index)
+        self.repairs.append(repair)
+        logger.warning("%s (%d characters)", repair.describe(), count)
 
     def note_call(self, key: tuple[str, str]) -> int:
         """Count consecutive identical calls (same tool, same arguments); return the streak."""

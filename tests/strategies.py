@@ -346,8 +346,8 @@ def journals(draw: st.DrawFn) -> list[Record]:
         draw(_finite),
         draw(conversations(max_turns=2, max_steps=1)).messages,
         tuple(draw(st.lists(repair_notes, max_size=2))),
-        draw(_maybe_texts),
-        draw(_maybe_texts),
+        draw(st.none() | _ids),  # user and session ids keep the id rule (adr/0022)
+        draw(st.none() | _ids),
     )
     records: list[Record] = [created]
     for index in range(1, draw(st.integers(0, 3)) + 1):

@@ -380,7 +380,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "path": [5, None, ""],
             "synchronous": ["OFF", 1, None],
             "commit_on_loop": [1, "yes", None],
-            "worker_id": ["", 5],
+            "worker_id": ["", 5, " ", "a\x00b", "w\n1", "w-\udcff", "w" * 257],
             "lease_seconds": [0, -1, NAN, INF, True, "30", 86_401],
             "timeouts": [5, {"call": 1}, 1.0],
         },
@@ -435,7 +435,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         {"url": "postgresql://127.0.0.1:1/db"},
         {
             "url": ["", 5, None, "sqlite:///runs.db", "runs.db"],
-            "worker_id": ["", 5, "a\x00b"],
+            "worker_id": ["", 5, " ", "a\x00b", "w\n1", "w-\udcff", "w" * 257],
             "lease_seconds": [0, -1, NAN, INF, True, "30", 86_401],
             "timeouts": [5, {"call": 1}, 1.0],
         },

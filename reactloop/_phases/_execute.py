@@ -19,6 +19,7 @@ from reactloop._phases.applier import park_stop
 from reactloop._repair import INTERRUPTED_RESULT
 from reactloop._state import NO_USAGE, ToolResult
 from reactloop._stored_errors import LeaseLostError
+from reactloop._unicode import json_text
 
 if TYPE_CHECKING:
     from reactloop._run import Run
@@ -34,6 +35,9 @@ class Admitted:
     arguments: dict[str, Any]
 
 
+_KEYS = orjson.OPT_NON_STR_KEYS
+
+
 def jsonable(value: Any) -> Any:
     """orjson's `default`: attrs classes as objects, sets as sorted lists."""
     if attrs.has(type(value)):
@@ -45,10 +49,7 @@ def jsonable(value: Any) -> Any:
 
 def render(value: object, limit: int) -> str:
     """A tool's return value as text: strings as they are, the rest as JSON; cut at `limit`."""
-    if isinstance(value, str):
-        text = value
-    else:
-        text = orjson.dumps(value, default=jsonable, option=orjson.OPT_NON_STR_KEYS).decode()
+    text = value if isinstance(value, str) else json_text(value, default=jsonable, option=_KEYS)
     if len(text) <= limit:
         return text
     return f"{text[:limit]}\n[truncated: {len(text) - limit} of {len(text)} characters cut]"
@@ -157,6 +158,8 @@ async def _outcome(run: Run, item: Admitted) -> ToolResult:
             result = await tracing.execute_tool(run, item, _invoke)
         if result.usage is not NO_USAGE:  # tokens a sub-run spent: this run's too
             run.state.record_usage(result.usage)
+        # invalid Unicode (e.g. a non-UTF-8 file name) repaired here: the result is kept
+        result = run.state.repaired_result(result, len(run.state.messages) + item.index)
     await _journaled(run, result)
     return result
 

@@ -21,6 +21,7 @@ from reactloop._messages import Message
 from reactloop._state import ToolResult
 from reactloop._stored_errors import UnreadableRunError
 from reactloop._stores._records import Record
+from reactloop._unicode import dumps
 
 
 def keep_sub_runs_apart(converter: Converter) -> None:
@@ -47,7 +48,8 @@ _OPTIONS = orjson.OPT_NON_STR_KEYS
 
 
 def encode(record: Record) -> bytes:
-    """The record as compact JSON bytes; phase data that is not JSON is a `ContractError`."""
+    """The record as compact JSON bytes; phase data that is not JSON is a `ContractError`, and
+    text that is not valid Unicode is repaired (adr/0022), never a reason to lose a record."""
     return dump_json(_converter.unstructure(record, Record))
 
 
@@ -55,7 +57,7 @@ def dump_json(value: Any) -> bytes:
     """Unstructured records (and what holds them) as compact JSON bytes; phase data that is not
     JSON is a `ContractError`."""
     try:
-        return orjson.dumps(value, option=_OPTIONS)
+        return dumps(value, where="a stored record", option=_OPTIONS)
     except TypeError as exc:
         rule = "phase data holds JSON values (str, int, float, bool, None, lists, dicts)"
         raise ContractError("RunState.phase_data", rule, exc) from exc
@@ -86,7 +88,7 @@ def decode(data: bytes) -> Record:
 def json_snapshot(data: dict[str, Any]) -> bytes:
     """Phase data as bytes, to tell whether it changed since it was last journaled."""
     try:
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        return dumps(data, where="phase data", option=orjson.OPT_SORT_KEYS)
     except TypeError as exc:
         rule = "phase data holds JSON values (str, int, float, bool, None, lists, dicts)"
         raise ContractError("RunState.phase_data", rule, exc) from exc

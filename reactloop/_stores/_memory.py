@@ -23,6 +23,7 @@ from reactloop._stores._records import (
     status_after,
 )
 from reactloop._stores._replay import replay
+from reactloop._unicode import checked_ids
 
 
 @define
@@ -55,6 +56,7 @@ class MemoryStore:
 
     async def create_run(self, created: RunCreated) -> None:
         """Record a new run and its `RunCreated` record; `RunExistsError` for an id in use."""
+        checked_ids(run_id=created.run_id, user_id=created.user_id, session_id=created.session_id)
         if created.run_id in self._runs:
             raise RunExistsError(created.run_id)
         entry = _Entry(created, RunStatus.RUNNING, time.time(), [encode(created)])
@@ -62,6 +64,7 @@ class MemoryStore:
 
     async def append(self, run_id: str, records: Sequence[Record]) -> None:
         """Append `records` to the run's journal, all or none."""
+        checked_ids(run_id=run_id)
         entry = self._entry(run_id)
         encoded = [encode(record) for record in records]
         entry.records.extend(encoded)
@@ -71,6 +74,7 @@ class MemoryStore:
 
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
+        checked_ids(run_id=run_id)
         return replay([decode(data) for data in self._entry(run_id).records]).stored
 
     async def list_runs(
@@ -84,6 +88,7 @@ class MemoryStore:
         limit: int = 100,
     ) -> list[RunSummary]:
         """Runs matching every filter given, newest first, at most `limit`."""
+        checked_ids(session_id=session_id, user_id=user_id)
         found = [
             entry.summary()
             for entry in reversed(self._runs.values())
@@ -97,10 +102,12 @@ class MemoryStore:
 
     async def delete_run(self, run_id: str) -> bool:
         """Forget a run; False if there was none with that id."""
+        checked_ids(run_id=run_id)
         return self._runs.pop(run_id, None) is not None
 
     async def delete_session(self, session_id: str) -> int:
         """Forget every run of a session; how many there were."""
+        checked_ids(session_id=session_id)
         doomed = [key for key, e in self._runs.items() if e.created.session_id == session_id]
         for key in doomed:
             del self._runs[key]
@@ -108,6 +115,7 @@ class MemoryStore:
 
     async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
         """The session's turns in order (every run's own messages), up to run `before`."""
+        checked_ids(session_id=session_id, before=before)
         messages: list[Message] = []
         for key, entry in list(self._runs.items()):
             if key == before:

@@ -55,6 +55,7 @@ from reactloop._stores._records import (
     status_after,
 )
 from reactloop._stores._replay import replay
+from reactloop._unicode import checked_ids, identifier
 from reactloop._validate import checked_arguments, fail, text
 
 if TYPE_CHECKING:
@@ -160,11 +161,8 @@ def _checked_url(url: object) -> str:
 
 
 def _checked_worker(worker_id: object) -> str:
-    """A worker name: non-empty, without NUL characters (PostgreSQL text cannot hold them)."""
-    name = text("PostgresStore.worker_id", worker_id)
-    if "\x00" in name:
-        fail("PostgresStore.worker_id", worker_id, "a worker name without NUL characters")
-    return name
+    """A worker name keeping the id rule (no NUL: PostgreSQL text cannot hold them)."""
+    return identifier("PostgresStore.worker_id", worker_id)
 
 
 @checked_arguments
@@ -308,6 +306,7 @@ class PostgresStore:
 
     async def create_run(self, created: RunCreated) -> None:
         """Record a new run (leased to this worker) and its `RunCreated` record, atomically."""
+        checked_ids(run_id=created.run_id, user_id=created.user_id, session_id=created.session_id)
         body = encode(created)
         row = self._lease(
             id=_key(created.run_id),
@@ -368,6 +367,7 @@ class PostgresStore:
         records end the run. Safe to retry: a try after a lost answer finds its records
         committed and writes nothing twice.
         """
+        checked_ids(run_id=run_id)
         bodies = [encode(record) for record in records]
         status = status_after(list(records))
         tries = 0
@@ -481,6 +481,7 @@ class PostgresStore:
 
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
+        checked_ids(run_id=run_id)
         bodies = await self._run(lambda connection: _bodies(connection, run_id))
         if not bodies:
             raise RunNotFoundError(run_id)
@@ -497,6 +498,7 @@ class PostgresStore:
         limit: int = 100,
     ) -> list[RunSummary]:
         """Runs matching every filter given, newest first, at most `limit`."""
+        checked_ids(session_id=session_id, user_id=user_id)
         filters = {
             "status = %s": None if status is None else RunStatus(status).value,
             "session_id = %s": _key(session_id),
@@ -513,14 +515,17 @@ class PostgresStore:
 
     async def delete_run(self, run_id: str) -> bool:
         """Delete a run and its journal; False if there was none with that id."""
+        checked_ids(run_id=run_id)
         return await self._run(lambda c: _delete(c, "run_id", _key(run_id))) > 0
 
     async def delete_session(self, session_id: str) -> int:
         """Delete every run of a session; how many there were."""
+        checked_ids(session_id=session_id)
         return await self._run(lambda c: _delete(c, "session_id", _key(session_id)))
 
     async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
         """The session's turns in order (every run's own messages), up to run `before`."""
+        checked_ids(session_id=session_id, before=before)
 
         def work(connection: psycopg.Connection[Any]) -> list[list[bytes]]:
             rows = connection.execute(

@@ -1,0 +1,162 @@
+"""One rule for text that is not valid Unicode, and one for identifiers (adr/0022).
+
+Text a run carries (user input, history, instructions, model text, tool and MCP results) may hold
+lone surrogates, e.g. a file name that is not UTF-8 decoded with `os.fsdecode`. No JSON encoder, no
+provider and no store can take them, so such text is repaired where it enters the run: each lone
+surrogate becomes U+FFFD, and the run says so (a `RepairNote`, a warning, and for a tool result a
+line the model reads). Identifiers a caller chooses (run, session, user and worker ids) are never
+changed: one that breaks `ID_RULE` is refused with a `ConfigurationError`, on every store alike.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import attrs
+import orjson
+
+from reactloop._validate import fail
+
+logger = logging.getLogger("reactloop")
+R = TypeVar("R", bound=attrs.AttrsInstance)
+
+REPLACEMENT = "\ufffd"
+MAX_ID_LENGTH = 256
+"""Ids are at most this many characters: 1 KB of UTF-8, well inside PostgreSQL's index entry cap."""
+ID_RULE = (
+    f"an id of 1 to {MAX_ID_LENGTH} characters of valid Unicode, not all whitespace, without "
+    "control characters (no NUL, tab or newline) or lone surrogates"
+)
+_NOT_IN_IDS = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def is_valid(text: str) -> bool:
+    """Whether `text` is valid Unicode (holds no surrogate code point, so it encodes as UTF-8)."""
+    return text.isascii() or _SURROGATE.search(text) is None
+
+
+def repaired(text: str) -> tuple[str, int]:
+    """`text` with each lone surrogate replaced by U+FFFD (a pair of surrogates becomes the
+    character it encodes), and how many characters were replaced."""
+    if is_valid(text):
+        return text, 0
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count(REPLACEMENT) - text.count(REPLACEMENT)
+
+
+def repaired_value(value: Any) -> tuple[Any, int]:
+    """A JSON-like value (dicts, lists, tuples, strings, keys too) with its text repaired, and
+    how many characters were replaced in all."""
+    if isinstance(value, str):
+        return repaired(value)
+    if isinstance(value, dict):
+        total, fixed = 0, {}
+        for key, item in value.items():
+            new_key, count = repaired_value(key)
+            fixed[new_key], more = repaired_value(item)
+            total += count + more
+        return fixed, total
+    if isinstance(value, list | tuple):
+        pairs = [repaired_value(item) for item in value]
+        return type(value)(item for item, _ in pairs), sum(count for _, count in pairs)
+    return value, 0
+
+
+def repaired_record(record: R) -> tuple[R, int]:
+    """A frozen attrs record (a message, a response, a tool result) with the text of its fields,
+    and of the records it holds, repaired; and how many characters were replaced in all."""
+    changes: dict[str, Any] = {}
+    total = 0
+    for field in attrs.fields(type(record)):
+        if not field.init or not field.eq:  # e.g. a tool result's sub-run: repaired in its run
+            continue
+        fixed, count = _repaired_field(getattr(record, field.name))
+        if count:
+            changes[field.alias or field.name] = fixed
+            total += count
+    return (attrs.evolve(record, **changes) if changes else record), total  # type: ignore[misc]
+
+
+def _repaired_field(value: Any) -> tuple[Any, int]:
+    if isinstance(value, str):
+        return repaired(value)
+    if attrs.has(type(value)):
+        return repaired_record(value)
+    if isinstance(value, tuple) and any(attrs.has(type(item)) for item in value):
+        pairs = [_repaired_field(item) for item in value]
+        return tuple(item for item, _ in pairs), sum(count for _, count in pairs)
+    return value, 0
+
+
+def note(count: int) -> str:
+    """The line a repaired tool result ends with, so the model knows the text was changed."""
+    what = "character that was" if count == 1 else "characters that were"
+    return (
+        f"\n[reactloop: {count} {what} not valid Unicode (lone surrogates, e.g. from a file "
+        "name that is not UTF-8) replaced by U+FFFD '\ufffd': a name shown here may differ from "
+        "the real one]"
+    )
+
+
+def json_text(value: Any, *, default: Callable[[Any], Any] | None = None, option: int = 0) -> str:
+    """`value` as JSON text; text in it that is not valid Unicode is kept as it is (orjson
+    refuses it, the standard library writes it), so that the run repairs and notes it where the
+    text enters (a tool result, a call's arguments)."""
+    try:
+        return orjson.dumps(value, default=default, option=option).decode()
+    except orjson.JSONEncodeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+    return json.dumps(value, default=default, ensure_ascii=False, separators=(",", ":"))
+
+
+def dumps(
+    value: Any, *, where: str, option: int = 0, default: Callable[[Any], Any] | None = None
+) -> bytes:
+    """`orjson.dumps`, but text that is not valid Unicode is repaired (and logged, naming
+    `where`) instead of raising; any other failure raises as orjson's does."""
+    try:
+        return orjson.dumps(value, default=default, option=option)
+    except orjson.JSONEncodeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+    fixed, count = repaired_value(value)
+    repair = None if default is None else _repairing(default)
+    logger.warning("%s: replaced %d lone surrogate(s) by U+FFFD", where, count)
+    return orjson.dumps(fixed, default=repair, option=option)
+
+
+def _repairing(default: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def repaired_default(value: Any) -> Any:
+        return repaired_value(default(value))[0]
+
+    return repaired_default
+
+
+def identifier(option: str, value: object) -> str:
+    """A caller's id, unchanged, if it keeps `ID_RULE`; a `ConfigurationError` otherwise."""
+    if (
+        not isinstance(value, str)
+        or not 0 < len(value) <= MAX_ID_LENGTH
+        or value.isspace()
+        or _NOT_IN_IDS.search(value) is not None
+    ):
+        fail(option, value, ID_RULE)
+    return value
+
+
+def optional_identifier(option: str, value: object) -> str | None:
+    """None, or an id (see `identifier`)."""
+    return None if value is None else identifier(option, value)
+
+
+def checked_ids(**ids: object) -> None:
+    """Refuse any given id (None: not given) that breaks `ID_RULE`, naming its option: what
+    every store checks first, so all of them accept and refuse the same ids."""
+    for option, value in ids.items():
+        optional_identifier(option, value)
