@@ -22,13 +22,13 @@ import mcp_types
 from attrs import define
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.session import IncomingMessage
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from reactloop._errors import ContractError, ToolsetConnectionError, ToolsetError, name_of
 from reactloop._mcp import MCPServerBase, MCPServerHTTP, MCPServerStdio
+from reactloop._mcp_stdio import stdio_client
 from reactloop._mcp_tools import (
     MCPTool,
     chosen,
