@@ -15,11 +15,12 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from attrs import frozen
 
 from reactloop._errors import ConfigurationError, ToolsetError
+from reactloop._mcp_stderr import STDERR_CHOICES
 from reactloop._validate import (
     accepts,
     checked_arguments,
@@ -196,7 +197,9 @@ class MCPServerStdio(MCPServerBase):
     chooses the tools offered; `timeout` (seconds, None for the loop's `tool_timeout`) bounds
     each call and each listing; `connect_timeout` bounds the start and the handshake;
     `restart` says how often a crashed server is started again; `requires_approval` (True, or
-    tool names) makes calls wait for a person's decision.
+    tool names) makes calls wait for a person's decision. `stderr="log"` (the default) makes
+    each line the server writes to its stderr an INFO record of the `reactloop.mcp` logger
+    (quiet unless shown); `stderr="inherit"` lets it write to this process's stderr.
     """
 
     def __init__(
@@ -213,9 +216,13 @@ class MCPServerStdio(MCPServerBase):
         connect_timeout: float = 30.0,
         restart: ServerRestartPolicy = ServerRestartPolicy(),
         requires_approval: bool | Collection[str] = False,
+        stderr: Literal["log", "inherit"] = "log",
     ) -> None:
         require_sdk()
         self.command = text("MCPServerStdio.command", command)
+        if stderr not in STDERR_CHOICES:
+            fail("MCPServerStdio.stderr", stderr, "'log' (the reactloop.mcp logger) or 'inherit'")
+        self.stderr = stderr
         self.args = _strings("MCPServerStdio.args", args, "strings")
         self.env = _string_map("MCPServerStdio.env", env)
         if cwd is not None and (not isinstance(cwd, str | os.PathLike) or not os.fspath(cwd)):

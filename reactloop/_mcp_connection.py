@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 
 from reactloop._errors import ContractError, ToolsetConnectionError, ToolsetError, name_of
 from reactloop._mcp import MCPServerBase, MCPServerHTTP, MCPServerStdio
+from reactloop._mcp_stderr import server_stderr
 from reactloop._mcp_stdio import stdio_client
 from reactloop._mcp_tools import (
     MCPTool,
@@ -74,11 +75,15 @@ def transport(server: MCPServerBase) -> AbstractAsyncContextManager[TransportStr
 
 @asynccontextmanager
 async def _stdio(server: MCPServerStdio) -> AsyncIterator[TransportStreams]:
-    """Start the process; leaving closes its stdin, then terminates and reaps it."""
+    """Start the process (its stderr where `server.stderr` says); leaving closes its stdin, then
+    terminates and reaps it."""
     parameters = StdioServerParameters(
         command=server.command, args=list(server.args), env=server.env, cwd=server.cwd
     )
-    async with stdio_client(parameters, errlog=server_errlog()) as streams:
+    async with (
+        server_stderr(server.name, server.stderr, server_errlog()) as errlog,
+        stdio_client(parameters, errlog=errlog) as streams,
+    ):
         yield streams
 
 

@@ -115,10 +115,12 @@ async def serve_http() -> None:
 
 
 def main(argv: list[str]) -> None:
-    """`stdio` or `http`."""
-    if note := os.environ.get("REACTLOOP_MCP_STDERR"):
+    """`stdio` or `http`; `--stderr=NOTE` (or $REACTLOOP_MCP_STDERR) first writes NOTE to
+    stderr, as a server's log line."""
+    notes = [arg.removeprefix("--stderr=") for arg in argv[2:] if arg.startswith("--stderr=")]
+    if note := os.environ.get("REACTLOOP_MCP_STDERR") or "".join(notes):
         print(note, file=sys.stderr, flush=True)
-    if argv[1:] == ["http"]:
+    if argv[1:2] == ["http"]:
         anyio.run(serve_http)
     else:
         server.run("stdio")

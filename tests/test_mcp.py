@@ -5,6 +5,7 @@ asyncio and on trio."""
 from __future__ import annotations
 
 import io
+import logging
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ import orjson
 import pytest
 
 from reactloop._errors import (
+    ConfigurationError,
     MCPToolError,
     ToolArgumentsError,
     ToolsetConnectionError,
@@ -151,21 +153,42 @@ async def test_headers_reach_the_http_server(mcp_url: str) -> None:
         assert await invoke(header, name="X-Tenant") == "acme"
 
 
-async def test_a_stdio_servers_stderr_goes_to_the_stderr_of_the_moment(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+async def test_a_stdio_servers_stderr_lines_go_to_the_reactloop_logger_not_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="reactloop.mcp")
+    env = {"REACTLOOP_MCP_STDERR": "server says hi\nand more"}
     with (tmp_path / "stderr").open("w") as stderr:
         monkeypatch.setattr(sys, "stderr", stderr)
-        async with stdio_server(env={"REACTLOOP_MCP_STDERR": "server says hi"}).connect() as source:
+        async with stdio_server(env=env, name="notes").connect() as source:
+            assert await source.list_tools()
+    assert (tmp_path / "stderr").read_text() == ""
+    logged = [(r.name, r.levelno, r.getMessage()) for r in caplog.records]
+    assert ("reactloop.mcp", logging.INFO, "MCP server notes: server says hi") in logged
+    assert ("reactloop.mcp", logging.INFO, "MCP server notes: and more") in logged
+
+
+async def test_a_stdio_servers_stderr_goes_to_the_stderr_of_the_moment_when_inherited(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    env = {"REACTLOOP_MCP_STDERR": "server says hi"}
+    with (tmp_path / "stderr").open("w") as stderr:
+        monkeypatch.setattr(sys, "stderr", stderr)
+        async with stdio_server(env=env, stderr="inherit").connect() as source:
             assert await source.list_tools()
     assert "server says hi" in (tmp_path / "stderr").read_text()
+
+
+def test_stderr_is_log_or_inherit() -> None:
+    with pytest.raises(ConfigurationError, match=r"MCPServerStdio.stderr must be 'log'.*'loud'"):
+        stdio_server(stderr="loud")
 
 
 async def test_a_stdio_server_starts_when_stderr_has_no_file_descriptor(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(sys, "stderr", io.StringIO())  # as in a notebook
-    async with time_server().connect() as source:
+    async with time_server(stderr="inherit").connect() as source:
         assert await source.list_tools()
 
 
