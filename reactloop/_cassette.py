@@ -35,7 +35,7 @@ from reactloop._messages import (
 )
 from reactloop._state import RunResult, ToolResult
 from reactloop._stored_errors import CassetteFormatError, CassetteMismatchError
-from reactloop._stores._codec import keep_sub_runs_apart
+from reactloop._stores._codec import keep_call_ids, keep_sub_runs_apart
 from reactloop._stores._records import InstructionsSaved, ResponseSaved, ResultSaved, StoredRun
 from reactloop._unicode import dumps
 from reactloop._validate import instance, sequence_of
@@ -45,6 +45,7 @@ CASSETTE_VERSION = 1
 
 _converter = make_converter(omit_if_default=True)
 keep_sub_runs_apart(_converter)
+keep_call_ids(_converter)
 configure_tagged_union(Message, _converter, tag_name="type")
 _FILE_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 

@@ -17,7 +17,7 @@ from cattrs.strategies import configure_tagged_union
 
 from reactloop._approval import Decision
 from reactloop._errors import ContractError
-from reactloop._messages import Message
+from reactloop._messages import Message, ToolCall
 from reactloop._state import ToolResult
 from reactloop._stored_errors import UnreadableRunError
 from reactloop._stores._records import Record
@@ -39,8 +39,21 @@ def keep_sub_runs_apart(converter: Converter) -> None:
     )
 
 
+def keep_call_ids(converter: Converter) -> None:
+    """Make `converter` always write a `ToolCall`'s id: its default is a factory (the next
+    process-wide id), so "equal to the default" says nothing, and a provider's `call_1` met
+    when the factory's next value is `call_1` would be dropped and read back as another id."""
+    converter.register_unstructure_hook(
+        ToolCall,
+        make_dict_unstructure_fn(
+            ToolCall, converter, _cattrs_omit_if_default=True, id=override(omit_if_default=False)
+        ),
+    )
+
+
 _converter = make_converter(omit_if_default=True)
 keep_sub_runs_apart(_converter)
+keep_call_ids(_converter)
 configure_tagged_union(Message, _converter, tag_name="type")
 configure_tagged_union(Decision, _converter, tag_name="type")  # before the records that hold them
 configure_tagged_union(Record, _converter, tag_name="type")
