@@ -25,7 +25,7 @@ from reactloop._output import Output
 from reactloop._policy import DEFAULT_POLICY, ApprovalPolicy
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._retry import RetryPolicy, Sleep
-from reactloop._sealing import SigningKeys
+from reactloop._sealing import MAX_TOKEN_BYTES, SigningKeys
 from reactloop._state import RunContext, RunState, ToolResult
 from reactloop._toolsets import LoopToolsets, RunCatalog, ToolSelection
 from reactloop._validate import checked_arguments, integer
@@ -117,6 +117,7 @@ class LoopConfig:
     approval: ApprovalPolicy = DEFAULT_POLICY
     holds_calls: bool = False  # some call may wait for approval or an outside runner
     state_keys: SigningKeys | None = None  # sign a paused run's state token
+    max_state_token_bytes: int = MAX_TOKEN_BYTES  # longer tokens are refused unread
     output: Output | None = None  # the structured output the runs must end with
     request_settings: ModelSettings | None = None  # `settings` with the output's format, if any
     toolsets: LoopToolsets | None = None  # tools from outside (MCP servers), listed per step
