@@ -227,7 +227,7 @@ def test_a_model_that_cannot_be_reached_fails_the_run_with_exit_1() -> None:
 
 
 def test_the_demo_runs_offline() -> None:
-    done = cli("demo")
+    done = cli("demo")  # not a terminal: no pace
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("call get_weather(") == 2
     assert "failed get_exchange_rate" in done.stdout
@@ -379,3 +379,40 @@ def test_a_parked_run_is_listed_with_its_reason_shown_and_unparked(tmp_path: Pat
     assert cli("runs", "list", "--store", store).stdout.startswith("r1  running ")
     again = cli("runs", "unpark", "r1", "--store", store)
     assert again.returncode == 1 and "r1 is not parked" in again.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["runs", "list"],
+        ["runs", "show", "r1"],
+        ["runs", "export", "r1"],
+        ["runs", "unpark", "r1"],
+        ["runs", "resume", "r1", "--model", "openai-compatible:m@http://127.0.0.1:9/v1"],
+        ["trace", "r1", "--html", "never.html"],
+    ],
+)
+def test_a_store_file_that_does_not_exist_is_an_error_and_never_created(
+    command: list[str], tmp_path: Path
+) -> None:
+    typo = tmp_path / "typo.db"
+    done = cli(*command, "--store", f"sqlite:///{typo}")
+    assert_error_line(done, "--store", repr(str(typo)), "no such file")
+    assert not typo.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def mcp_run(*options: str) -> subprocess.CompletedProcess[str]:
+    """A run with tests/mcp_server.py started by --mcp, writing a line to its stderr."""
+    with fake_model([Turn("Done.")]) as fake:
+        server = f"{sys.executable} -m tests.mcp_server stdio --stderr=server-says-hi"
+        return cli("run", "--model", fake.model, "--mcp", server, *options, "hi")
+
+
+def test_an_mcp_servers_log_lines_stay_out_of_the_terminal_unless_asked_for() -> None:
+    quiet = mcp_run()
+    assert quiet.returncode == 0, quiet.stderr
+    assert "server-says-hi" not in quiet.stderr + quiet.stdout
+    shown = mcp_run("--show-mcp-stderr")
+    assert shown.returncode == 0, shown.stderr
+    assert "server-says-hi" in shown.stderr

@@ -6,12 +6,17 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reactloop._approval import HoldKind, PendingCall
 from reactloop._cli import _views
-from reactloop._cli._lines import Kind, Line, Narrator, shorten, shown_arguments
+from reactloop._cli._inert import inert, inert_json
+from reactloop._cli._lines import Kind, Line, Narrator, result_lines, shorten, shown_arguments
 from reactloop._cli._views import INSTALL_HINT, LiveView, PlainView, choose_view
+from reactloop._decisions import StopReason
 from reactloop._errors import ErrorCode, ReactLoopError
 from reactloop._events import (
     AgentCall,
@@ -24,7 +29,8 @@ from reactloop._events import (
     TextStreamed,
     ToolCallStarted,
 )
-from reactloop._messages import ToolCall
+from reactloop._messages import AssistantMessage, ToolCall, ToolMessage, Usage, UserMessage
+from reactloop._state import RunResult
 
 
 def narrator() -> Narrator:
@@ -122,3 +128,94 @@ def test_without_rich_a_terminal_gets_plain_lines_and_how_to_install(
     assert "pip install 'reactloop[cli]'" in INSTALL_HINT
     view.show([Line(Kind.STEP, "step 1")])
     assert out.getvalue() == "step 1\n"
+
+
+UNSAFE = [
+    *map(chr, range(0x00, 0x20)),  # C0, ESC among them
+    "\x7f",  # DEL
+    *map(chr, range(0x80, 0xA0)),  # C1: CSI \x9b, OSC \x9d, ...
+    *map(chr, range(0x202A, 0x202F)),  # bidi embeddings and overrides
+    *map(chr, range(0x2066, 0x206A)),  # bidi isolates
+    "\u200e",
+    "\u200f",
+    "\u061c",  # bidi marks
+    "\u2028",
+    "\u2029",  # line and paragraph separators
+    "\ud800",
+    "\udcff",  # lone surrogates (os.fsdecode of a non-UTF-8 name)
+]
+
+
+def acting(text: str, *, lines: bool = False) -> set[str]:
+    """The characters of `text` a terminal would act on (newline and tab allowed on lines)."""
+    allowed = {"\n", "\t"} if lines else set()
+    return {char for char in text if char in UNSAFE and char not in allowed}
+
+
+@pytest.mark.parametrize("char", UNSAFE, ids=lambda char: f"U+{ord(char):04X}")
+def test_every_character_a_terminal_acts_on_is_shown_as_a_visible_escape(char: str) -> None:
+    shown = inert(f"a{char}b")
+    assert not acting(shown)
+    assert shown.startswith("a\\") and shown.endswith("b") and len(shown) > 3
+
+
+@given(st.text())
+def test_no_text_gets_through_with_a_character_a_terminal_acts_on(text: str) -> None:
+    assert not acting(inert(text))
+    assert not acting(inert(text, lines=True), lines=True)
+    assert inert(text, lines=True).count("\n") == text.count("\n")
+    assert "\n" not in inert(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["plain", "Grüße, 東京, مرحبا, שלום", "👨‍👩‍👧 family", "[bold]not markup[/bold]"]
+)
+def test_text_a_terminal_only_prints_is_left_as_it_is(text: str) -> None:
+    assert inert(text) == text
+
+
+def test_escapes_are_readable() -> None:
+    assert inert("\x1b]0;title\x07") == "\\x1b]0;title\\x07"
+    assert inert("a\r\nb\tc") == "a\\r\\nb\\tc"
+    assert inert("a\r\nb\tc", lines=True) == "a\\r\nb\tc"
+    assert inert("\u202eevil") == "\\u202eevil"
+
+
+@given(
+    st.recursive(
+        st.none() | st.text(), lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner)
+    )
+)
+def test_an_export_is_the_same_json_with_nothing_a_terminal_acts_on(value: object) -> None:
+    raw = orjson.dumps({"value": value}, option=orjson.OPT_INDENT_2)
+    safe = inert_json(raw)
+    assert orjson.loads(safe) == {"value": value}
+    assert not acting(safe.decode(), lines=True)
+
+
+def test_the_plain_view_writes_lines_inert_keeping_an_answers_lines() -> None:
+    out = io.StringIO()
+    PlainView(out).show(
+        [
+            Line(Kind.MODEL, "model: \x1b[2Jhi\nthere"),
+            Line(Kind.ANSWER, "answer (completed): one\x1b]52;c;eA==\x07\ntwo", multiline=True),
+        ]
+    )
+    assert out.getvalue() == (
+        "model: \\x1b[2Jhi\\nthere\nanswer (completed): one\\x1b]52;c;eA==\\x07\ntwo\n"
+    )
+
+
+def result(output: str | None, messages: tuple[Any, ...]) -> RunResult[str]:
+    return RunResult("r1", output, StopReason.INTERRUPTED, "", messages, (), Usage(), (), 0.0)
+
+
+def test_an_interrupted_run_shows_the_text_it_kept_never_none() -> None:
+    said = (UserMessage("q"), AssistantMessage("Half an ans"), ToolMessage("c1", "add", "5"))
+    assert result_lines(result(None, said), 0.0)[0] == Line(
+        Kind.ANSWER, "answer (interrupted), partial: Half an ans", multiline=True
+    )
+    assert result_lines(result(None, (UserMessage("q"),)), 0.0)[0] == Line(
+        Kind.ANSWER, "answer (interrupted): none (the run kept no text)"
+    )
+    assert result_lines(result("Stopped.", said), 0.0)[0].text == "answer (interrupted): Stopped."

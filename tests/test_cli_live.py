@@ -3,17 +3,24 @@ it (pyte): styled lines and a status line, and Ctrl-C: once interrupts, twice ca
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import sqlite3
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio
 import pexpect
 import pyte
 import pytest
 
+from reactloop._errors import ErrorCode
+from reactloop._stores import SqliteStore
+from reactloop._stores._records import RunCreated, RunParked
 from tests.cli_model import FakeModel, Turn, fake_model
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -157,10 +164,23 @@ def test_a_second_ctrl_c_cancels_the_run(backend: str) -> None:
 
 
 def test_the_demo_in_a_terminal(backend: str) -> None:
-    terminal = Terminal("--backend", backend, "demo")
+    terminal = Terminal("--backend", backend, "demo", "--pace", "0")
     terminal.wait_for("answer (completed): Tokyo is sunny")
     assert terminal.finish() == 0
     assert terminal.text.count("call get_weather(") == 2
+
+
+def test_the_demo_can_be_paced_to_watch_it_and_press_ctrl_c(backend: str) -> None:
+    terminal = Terminal("--backend", backend, "demo", "--pace", "1000")  # held until Ctrl-C
+    terminal.wait_for(lambda screen: re.search(r"run \w+: Paris or Tokyo", screen) is not None)
+    terminal.wait_for(lambda screen: re.search(r"starting · \d+\.\d s", screen) is not None)
+    assert terminal.child.isalive()  # the scripted model thinks: the view can be watched
+    terminal.child.sendintr()
+    terminal.wait_for("interrupt: the run stops")
+    terminal.child.sendintr()  # in case the first waits out the pause: this one cancels
+    terminal.wait_for(lambda screen: "answer (interrupted)" in screen or "cancelled:" in screen)
+    assert terminal.finish() in (0, 130)
+    assert "Traceback" not in terminal.raw
 
 
 def test_an_interrupted_run_resumes_to_its_end(held: FakeModel, tmp_path: Path) -> None:
@@ -193,3 +213,107 @@ def test_a_paused_run_asks_for_each_decision_at_the_prompt(tmp_path: Path) -> No
         resumed.wait_for("answer (completed): Moved.")
         assert resumed.finish() == 0
     assert "done transfer (" in resumed.text and "-> moved 7" in resumed.text
+
+
+HOSTILE = (
+    "A\x1b]0;PWNED\x07B\x1b[2J\x1b[HC\rOVERWRITE\x1b]52;c;cHduZWQ=\x07D\u202eE\x9b1mF"
+    " [bold red]G[/] [/oops]"
+)
+"""Run text that titles the window, clears the screen, overwrites the line, writes the
+clipboard (OSC 52), reverses the text (bidi) and uses a C1 CSI, then rich markup."""
+
+SHOWN = (
+    r"A\x1b]0;PWNED\x07B",
+    r"\x1b[2J\x1b[HC\rOVERWRITE",
+    r"\x1b]52;c;cHduZWQ=\x07D\u202eE\x9b1mF",
+    "[bold red]G[/] [/oops]",
+)
+"""How a terminal shows it once inert: every escape visible, the markup as written."""
+
+
+def assert_inert(terminal: Terminal, first_line: str) -> None:
+    """The run's text had no effect on the terminal and shows escaped."""
+    flat = "".join(terminal.screen.display)
+    assert terminal.screen.title == ""  # no window title set
+    assert terminal.text.lstrip().startswith(first_line)  # not cleared, not overwritten
+    assert all(shown in flat for shown in SHOWN), terminal.text
+    for acting in ("\x07", "\x1b]", "\x9b", "\u202e"):
+        assert acting not in terminal.raw
+    assert "Traceback" not in terminal.raw
+
+
+@pytest.fixture
+def hostile() -> Iterator[FakeModel]:
+    """A model whose text, tool calls (arguments, a tool name) and answer are hostile."""
+    calls = (("shout", {"text": HOSTILE}), ("nope\x1b[2J", {"x": HOSTILE}))
+    with fake_model([Turn(HOSTILE, calls), Turn(HOSTILE)]) as fake:
+        yield fake
+
+
+def test_a_runs_text_cannot_act_on_the_terminal_in_the_live_view(
+    hostile: FakeModel, backend: str
+) -> None:
+    terminal = Terminal(
+        "--backend",
+        backend,
+        "run",
+        "--model",
+        hostile.model,
+        "--tools",
+        "tests.cli_tools:shout",
+        HOSTILE,
+    )
+    terminal.wait_for(r"answer (completed): A\x1b]0;PWNED")
+    assert terminal.finish() == 0
+    assert_inert(terminal, "run ")
+    assert r"call nope\x1b[2J(" in terminal.text
+
+
+def test_runs_show_and_runs_list_print_a_runs_text_inert(
+    hostile: FakeModel, tmp_path: Path
+) -> None:
+    path = tmp_path / "runs.db"
+    store = f"sqlite:///{path}"
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reactloop",
+            "run",
+            "--model",
+            hostile.model,
+            "--store",
+            store,
+            "--tools",
+            "tests.cli_tools:shout",
+            HOSTILE,
+        ],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "\x1b" not in ran.stdout and r"\x1b]0;PWNED" in ran.stdout  # the plain lines too
+    run_id = ran.stdout.split()[1].rstrip(":")
+    shown = Terminal("runs", "show", run_id, "--store", store)
+    shown.wait_for("answer (completed)")
+    assert shown.finish() == 0
+    assert_inert(shown, f"run {run_id} (finished)")
+
+    async def parked() -> None:
+        sqlite = SqliteStore(path, worker_id="w1")
+        await sqlite.create_run(RunCreated("r2", "hi", None, (), 0.0, user_id="u", session_id="s"))
+        await sqlite.append("r2", [RunParked(HOSTILE, 0.0, ErrorCode.CONFIGURATION, None, "w1")])
+        await sqlite.aclose()
+
+    anyio.run(parked)
+    with contextlib.closing(sqlite3.connect(path)) as db, db:  # ids as an older version kept them
+        db.execute(
+            "UPDATE runs SET user_id = ?, session_id = ? WHERE run_id = 'r2'", (HOSTILE,) * 2
+        )
+    listed = Terminal("runs", "list", "--store", store)
+    listed.wait_for(f"{run_id}  finished")
+    assert listed.finish() == 0
+    assert_inert(listed, "r2  parked")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import ReActLoop, RunResult, StopReason, ToolMessage, Usage
+from reactloop import ConfigurationError, ReActLoop, RunResult, StopReason, ToolMessage, Usage
+from reactloop.events import TextStreamed
 from reactloop.examples.approval import run_example as run_approval_example
-from reactloop.examples.demo import run_demo, scripted_model
+from reactloop.examples.demo import PacedModel, build_loop, run_demo, scripted_model
 from reactloop.examples.planning import PlanningPhase
 from reactloop.examples.reflection import ReflectionPhase
 from reactloop.phases import default_phases, default_start_phases
@@ -86,3 +87,25 @@ async def test_the_approval_example_applies_the_persons_answer(answer: str, expe
     results = [m for m in result.messages if isinstance(m, ToolMessage)]
     assert len(results) == 1 and expected in results[0].content
     assert result.output == "Here is what I could do."
+
+
+async def test_the_paced_demo_waits_before_each_turn_and_word_on_the_clock_given() -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:  # an injected clock: nothing waits for real
+        waits.append(seconds)
+
+    paced, plain = PacedModel(scripted_model(), 2.0, sleep), scripted_model()
+    async with build_loop(paced) as loop, loop.stream("Paris or Tokyo?") as events:
+        words = sum([isinstance(event, TextStreamed) async for event in events])
+        result = await events.result()
+    expected = await build_loop(plain).run("Paris or Tokyo?")
+    assert result.output == expected.output and words > 5
+    assert waits.count(2.0) == len(plain.requests) == 5  # one pause per model turn
+    assert waits.count(0.2) == words  # and a tenth of it per streamed word
+
+
+@pytest.mark.parametrize("pace", [-1, float("nan"), float("inf"), "1", True])
+def test_a_pace_is_a_number_of_seconds(pace: object) -> None:
+    with pytest.raises(ConfigurationError, match="pace must be"):
+        PacedModel(scripted_model(), pace)  # type: ignore[arg-type]

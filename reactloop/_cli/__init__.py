@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 import anyio
 
 from reactloop._cli import _commands
+from reactloop._cli._inert import inert
 from reactloop._errors import ReactLoopError
 from reactloop._stores._records import RunStatus
 from reactloop._version import __version__
@@ -21,7 +22,7 @@ Command = Callable[[argparse.Namespace], Awaitable[int]]
 USAGE = """\
 reactloop {version}: a decomposed ReAct loop for tool-using LLM agents.
 
-  reactloop demo                  the offline demo (a scripted model plays the LLM)
+  reactloop demo [--pace 0.5]     the offline demo (a scripted model plays the LLM)
   python -m reactloop.examples.demo
                                   the same demo as a module
   reactloop run --model openai:gpt-4o-mini [--tools module:attr] [--mcp "CMD ARGS"] "question"
@@ -56,6 +57,17 @@ def moment(value: str) -> float:
     return parsed.timestamp()
 
 
+def seconds(value: str) -> float:
+    """A number of seconds >= 0 (`demo --pace`)."""
+    try:
+        parsed = float(value)
+    except ValueError:
+        parsed = -1.0
+    if not 0 <= parsed < float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds >= 0")
+    return parsed
+
+
 def _agent_options(parser: argparse.ArgumentParser, *, model_required: bool = True) -> None:
     parser.add_argument("--model", required=model_required, help="e.g. openai:gpt-4o-mini")
     parser.add_argument(
@@ -71,6 +83,11 @@ def _agent_options(parser: argparse.ArgumentParser, *, model_required: bool = Tr
         default=[],
         metavar='"COMMAND ARGS"',
         help="an MCP server to start over stdio; its tools join the agent's (repeatable)",
+    )
+    parser.add_argument(
+        "--show-mcp-stderr",
+        action="store_true",
+        help="let --mcp servers write their own log lines here (default: the reactloop.mcp logger)",
     )
     parser.add_argument("--instructions", help="the agent's instructions")
     _view_options(parser)
@@ -133,6 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_commands.run_command)
     demo = commands.add_parser("demo", help="the offline demo agent")
     demo.add_argument("question", nargs="?")
+    demo.add_argument(
+        "--pace",
+        type=seconds,
+        metavar="SECONDS",
+        help="the scripted model's pause before each turn (default: 0.5 in a terminal, else 0)",
+    )
     _view_options(demo, store=False)
     demo.set_defaults(handler=_commands.demo_command)
     _runs_parser(commands)
@@ -164,7 +187,8 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
 
 
 def _failed(message: str) -> int:
-    print(f"reactloop: error: {message}", file=sys.stderr)
+    """The error as one inert line on standard error (its message may quote a run's text)."""
+    print(f"reactloop: error: {inert(message)}", file=sys.stderr)
     return 1
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 
+from reactloop._cli._inert import inert
 from reactloop._cli._lines import Kind, Line
 from reactloop._cli._load import STORE_ENV, import_tools, mcp_servers, open_store, store_url
 from reactloop._cli._runs import decide, export_document, stored_lines, summary_lines
@@ -26,7 +27,7 @@ from reactloop._loop import ReActLoop
 from reactloop._state import RunResult
 from reactloop._stores._records import RunStatus, RunSummary, StoredRun
 from reactloop._workers import unpark_run
-from reactloop.examples.demo import QUESTION, build_loop, scripted_model
+from reactloop.examples.demo import PACE, QUESTION, PacedModel, build_loop, scripted_model
 
 CANCELLED_EXIT = 130
 
@@ -41,7 +42,8 @@ def exit_code(result: RunResult[Any] | None) -> int:
 def loop_options(args: argparse.Namespace, *, store_needed: bool = False) -> dict[str, Any]:
     """The loop's options from `--tools`, `--mcp`, `--instructions` and the store (when one is
     given)."""
-    options: dict[str, Any] = {"tools": import_tools(args.tools) + mcp_servers(args.mcp)}
+    servers = mcp_servers(args.mcp, show_stderr=args.show_mcp_stderr)
+    options: dict[str, Any] = {"tools": import_tools(args.tools) + servers}
     if args.instructions:
         options["instructions"] = args.instructions
     if store_needed or args.store or _store_from_env():
@@ -71,9 +73,18 @@ async def run_command(args: argparse.Namespace) -> int:
         return await watched(args, lambda: loop.stream(args.question), args.question)
 
 
+def demo_pace(args: argparse.Namespace) -> float:
+    """The demo's pace: `--pace`, else `PACE` when the live view shows it (a terminal), else 0."""
+    if args.pace is not None:
+        return float(args.pace)
+    return PACE if not args.plain and sys.stdout.isatty() else 0.0
+
+
 async def demo_command(args: argparse.Namespace) -> int:
-    """`reactloop demo`: the offline demo agent (a scripted model) in the same view."""
-    loop = build_loop(scripted_model())
+    """`reactloop demo`: the offline demo agent (a scripted model, at a pace a person can follow
+    in a terminal) in the same view."""
+    pace = demo_pace(args)
+    loop = build_loop(PacedModel(scripted_model(), pace) if pace else scripted_model())
     question = args.question or QUESTION
     async with loop:
         return await watched(args, lambda: loop.stream(question), question)
@@ -104,7 +115,7 @@ async def runs_list_command(args: argparse.Namespace) -> int:
     finally:
         await store.aclose()
     for line in summary_lines(found, parked):
-        print(line)
+        print(inert(line))
     return 0
 
 
@@ -127,9 +138,9 @@ async def runs_unpark_command(args: argparse.Namespace) -> int:
     finally:
         await store.aclose()
     if not unparked:
-        print(f"reactloop: error: run {args.run_id} is not parked", file=sys.stderr)
+        print(f"reactloop: error: run {inert(args.run_id)} is not parked", file=sys.stderr)
         return 1
-    print(f"unparked {args.run_id}: the next worker round claims it")
+    print(f"unparked {inert(args.run_id)}: the next worker round claims it")
     return 0
 
 

@@ -7,7 +7,7 @@ import enum
 from collections.abc import Callable
 
 import orjson
-from attrs import define, field, frozen
+from attrs import define, evolve, field, frozen
 
 from reactloop._approval import PendingCall
 from reactloop._decisions import StopReason
@@ -27,7 +27,7 @@ from reactloop._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from reactloop._messages import ToolCall, Usage
+from reactloop._messages import AssistantMessage, Message, ToolCall, Usage
 from reactloop._state import RunResult
 
 SHOWN_CHARS = 160
@@ -50,10 +50,13 @@ class Kind(enum.StrEnum):
 
 @frozen
 class Line:
-    """One line of the view: its kind and text (no styling, no colour codes)."""
+    """One line of the view: its kind and text (no styling, no colour codes). The views make the
+    text inert (`inert`) as they write it; a `multiline` one (an answer, an error) keeps its
+    newlines, any other is shown on one line."""
 
     kind: Kind
     text: str
+    multiline: bool = False
 
 
 def shorten(text: str, limit: int = SHOWN_CHARS) -> str:
@@ -101,11 +104,35 @@ def pending_lines(pending: tuple[PendingCall, ...]) -> list[Line]:
     ]
 
 
+def last_text(messages: tuple[Message, ...]) -> str:
+    """The text the model last wrote in `messages` ("" when it wrote none)."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage) and message.text.strip():
+            return message.text.strip()
+    return ""
+
+
+def answer_line(reason: StopReason, output: object, messages: tuple[Message, ...]) -> Line:
+    """The answer a run ended with; without one (an interrupt, a pause, a failure) the text the
+    model last wrote, marked partial, or that the run kept none (never `None`)."""
+    if output is not None:
+        return Line(Kind.ANSWER, f"answer ({reason.value}): {output}", multiline=True)
+    said = last_text(messages)
+    if said:
+        return Line(Kind.ANSWER, f"answer ({reason.value}), partial: {said}", multiline=True)
+    return Line(Kind.ANSWER, f"answer ({reason.value}): none (the run kept no text)")
+
+
+def error_line(text: str) -> Line:
+    """An error's line; its message may span lines."""
+    return Line(Kind.ERROR, text, multiline=True)
+
+
 def result_lines(result: RunResult, seconds: float) -> list[Line]:
     """The end of a run: its answer (or error), then steps, tokens and time."""
-    lines = [Line(Kind.ANSWER, f"answer ({result.stop_reason.value}): {result.output}")]
+    lines = [answer_line(result.stop_reason, result.output, result.messages)]
     if result.error is not None:
-        lines.append(Line(Kind.ERROR, f"error [{result.error.code.value}]: {result.error.message}"))
+        lines.append(error_line(f"error [{result.error.code.value}]: {result.error.message}"))
     if result.stop_reason is StopReason.AWAITING_APPROVAL:
         lines.append(
             Line(Kind.NOTE, f"paused: reactloop runs resume {result.run_id} (same --store)")
@@ -151,7 +178,7 @@ class Narrator:
         names = " > ".join(link.tool for link in nested.path)
         self.activity = f"agent {names}: {inner.activity}"
         indent = "  " * nested.depth
-        return [Line(line.kind, f"{indent}[{names}] {line.text}") for line in lines]
+        return [evolve(line, text=f"{indent}[{names}] {line.text}") for line in lines]
 
     def lines(self, event: Event) -> list[Line]:
         """The lines `event` adds (streamed text waits for the model's turn to end)."""
@@ -195,11 +222,11 @@ class Narrator:
                 retry = f"model call {attempt} failed ({code.value}), retry in {delay:.1f} s"
                 return [Line(Kind.NOTE, retry)]
             case HookFailed(hook=hook, point=point, error=error):
-                return [Line(Kind.ERROR, f"hook {hook} failed at {point}: {error}")]
+                return [error_line(f"hook {hook} failed at {point}: {error}")]
             case RunPaused(pending=pending):
                 return pending_lines(pending)
             case RunFailed(error=error):
-                return [Line(Kind.ERROR, f"run failed [{error.code.value}]: {error.message}")]
+                return [error_line(f"run failed [{error.code.value}]: {error.message}")]
             case RunFinished(result=result):
                 return result_lines(result, self.clock() - self.started)
             case PhaseFinished():

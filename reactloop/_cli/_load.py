@@ -9,11 +9,11 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from reactloop._errors import ConfigurationError
 from reactloop._mcp import MCPServerStdio
-from reactloop._stores import Store, from_url
+from reactloop._stores import SqliteStore, Store, from_url
 
 STORE_ENV = "REACTLOOP_STORE"
 """The environment variable a store URL is read from when `--store` is not given."""
@@ -62,8 +62,9 @@ def _imported(spec: str) -> Any:
     return found
 
 
-def mcp_servers(specs: Sequence[str]) -> list[Any]:
-    """An `MCPServerStdio` toolset per `--mcp "COMMAND ARGS"` (split as a shell would)."""
+def mcp_servers(specs: Sequence[str], *, show_stderr: bool = False) -> list[Any]:
+    """An `MCPServerStdio` toolset per `--mcp "COMMAND ARGS"` (split as a shell would); its log
+    lines (stderr) go to the `reactloop.mcp` logger, or with `show_stderr` to the terminal."""
     servers = []
     for spec in specs:
         try:
@@ -72,7 +73,8 @@ def mcp_servers(specs: Sequence[str]) -> list[Any]:
             raise ConfigurationError.invalid("--mcp", spec, f"{MCP_RULE} ({exc})") from exc
         if not words:
             raise ConfigurationError.invalid("--mcp", spec, MCP_RULE)
-        servers.append(MCPServerStdio(words[0], words[1:]))
+        stderr: Literal["log", "inherit"] = "inherit" if show_stderr else "log"
+        servers.append(MCPServerStdio(words[0], words[1:], stderr=stderr))
     return servers
 
 
@@ -86,5 +88,18 @@ def store_url(given: str | None) -> str:
 
 
 def open_store(given: str | None) -> Store:
-    """The store `--store` (or `REACTLOOP_STORE`) names."""
-    return from_url("--store", store_url(given))
+    """The store `--store` (or `REACTLOOP_STORE`) names, to read: a SQLite file that does not
+    exist is a `ConfigurationError` naming it (a typo must not read as an empty store, and a
+    command that only reads never creates a file)."""
+    url = store_url(given)
+    store = from_url("--store", url)
+    path = store.path if isinstance(store, SqliteStore) else ":memory:"
+    if path != ":memory:" and not os.path.exists(path):
+        raise ConfigurationError(
+            f"--store {url!r}: there is no run store at {os.path.abspath(path)!r}"
+            " (no such file; reading a store never creates one)",
+            option="--store",
+            value=url,
+            rule="the URL of an existing store to read",
+        )
+    return store

@@ -18,10 +18,13 @@ from reactloop._approval import (
     HoldKind,
     PendingCall,
 )
+from reactloop._cli._inert import inert, inert_json
 from reactloop._cli._lines import (
     Kind,
     Line,
+    answer_line,
     call_text,
+    error_line,
     pending_lines,
     shorten,
     shown_arguments,
@@ -91,20 +94,21 @@ def _end_lines(stored: StoredRun) -> list[Line]:
         by = f" by worker {parked.worker_id}" if parked.worker_id else ""
         return [
             *lines,
-            Line(Kind.ERROR, f"parked{by} at {when(parked.parked_at)}: {parked.reason}"),
+            error_line(f"parked{by} at {when(parked.parked_at)}: {parked.reason}"),
             Line(Kind.NOTE, f"once fixed: reactloop runs unpark {stored.run_id} (or runs resume)"),
         ]
     if ended is None:
         return [*lines, Line(Kind.NOTE, "not ended (running, or its process stopped)")]
-    lines.append(Line(Kind.ANSWER, f"answer ({ended.stop_reason.value}): {ended.output}"))
+    lines.append(answer_line(ended.stop_reason, ended.output, stored.messages))
     if ended.error_code is not None:
-        lines.append(Line(Kind.ERROR, f"error [{ended.error_code.value}]: {ended.error_message}"))
+        lines.append(error_line(f"error [{ended.error_code.value}]: {ended.error_message}"))
     lines.append(Line(Kind.USAGE, f"{steps_text(len(stored.steps))}, {usage_text(stored.usage)}"))
     return lines
 
 
 def export_document(stored: StoredRun) -> bytes:
-    """The run's journal as one JSON document (its records, as a store encodes them)."""
+    """The run's journal as one JSON document (its records, as a store encodes them), with the
+    characters a terminal acts on written as JSON escapes (`inert_json`): safe to print."""
     document: dict[str, Any] = {
         "format": EXPORT_FORMAT,
         "schema_version": SCHEMA_VERSION,
@@ -112,13 +116,16 @@ def export_document(stored: StoredRun) -> bytes:
         "status": stored.status.value,
         "records": unstructure_records(stored.records),
     }
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+    encoded = orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    return inert_json(encoded) + b"\n"
 
 
 def decide(held: PendingCall, ask: Ask, default: str) -> Decision:
     """A held call's decision: `default` ("approve" or "deny") or, for "ask", the answer to a
-    prompt (y/n for an approval, a value for an external call; no answer denies or fails)."""
-    shown = f"{held.tool}({shown_arguments(held.arguments)})"
+    prompt (y/n for an approval, a value for an external call; no answer denies or fails). The
+    prompt shows the call inert: its name, arguments and reason come from the run."""
+    shown = inert(f"{held.tool}({shown_arguments(held.arguments)})")
+    reason = inert(held.reason)
     if held.kind is HoldKind.EXTERNAL:
         if default == "deny":
             return Deny("denied at the command line")
@@ -126,7 +133,7 @@ def decide(held: PendingCall, ask: Ask, default: str) -> Decision:
         return ExternalResult(_value(answer)) if answer else ExternalFailure("no result given")
     if default != "ask":
         return Approve() if default == "approve" else Deny("denied at the command line")
-    answer = ask(f"approve {shown}? {held.reason} [y/N] ").strip().lower()
+    answer = ask(f"approve {shown}? {reason} [y/N] ").strip().lower()
     return Approve() if answer in ("y", "yes") else Deny("denied at the command line")
 
 

@@ -1,5 +1,7 @@
 """Where the lines go: `PlainView` prints one line per event (pipes, CI: no colours, no cursor
-movement); `LiveView` (the `cli` extra, rich) styles them and keeps a live status line below."""
+movement); `LiveView` (the `cli` extra, rich) styles them and keeps a live status line below.
+Both write every line inert (`inert`), and the live view hands rich `Text`, never markup: a
+run's text can neither act on the terminal nor style itself."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import IO, Any, Protocol
 
+from reactloop._cli._inert import inert
 from reactloop._cli._lines import Kind, Line
 
 INSTALL_HINT = "the live view needs rich: pip install 'reactloop[cli]' (showing plain lines)"
@@ -55,9 +58,9 @@ class PlainView:
         self.out = out or sys.stdout
 
     def show(self, lines: Sequence[Line]) -> None:
-        """Print each line as it is, flushed (a pipe's reader sees it at once)."""
+        """Print each line inert, flushed (a pipe's reader sees it at once)."""
         for line in lines:
-            print(line.text, file=self.out, flush=True)
+            print(inert(line.text, lines=line.multiline), file=self.out, flush=True)
 
     def status(self, text: str) -> None:
         """Nothing: a plain view has no status line."""
@@ -77,13 +80,15 @@ class PlainView:
 class _Status:
     """The status line's content, drawn at each refresh: the activity and the time so far."""
 
-    def __init__(self, spinner: Any) -> None:
+    def __init__(self, spinner: Any, text_type: Any) -> None:
         self.spinner = spinner
+        self.text_type = text_type
         self.text = "starting"
         self.started = time.monotonic()
 
     def __rich__(self) -> Any:
-        self.spinner.update(text=f"{self.text} · {time.monotonic() - self.started:.1f} s")
+        shown = f"{inert(self.text)} · {time.monotonic() - self.started:.1f} s"
+        self.spinner.update(text=self.text_type(shown))  # Text: a str would be read as markup
         return self.spinner
 
 
@@ -93,7 +98,7 @@ class LiveView:
     def __init__(self, rich: Any) -> None:
         self._rich = rich
         self.console = rich["console"].Console(highlight=False)
-        self._status = _Status(rich["spinner"].Spinner("dots"))
+        self._status = _Status(rich["spinner"].Spinner("dots"), rich["text"].Text)
         self._live = rich["live"].Live(
             self._status, console=self.console, refresh_per_second=10, transient=True
         )
@@ -101,7 +106,8 @@ class LiveView:
     def show(self, lines: Sequence[Line]) -> None:
         """Print the lines above the status line, each styled by its kind."""
         for line in lines:
-            text = self._rich["text"].Text(line.text, style=STYLES[line.kind])
+            shown = inert(line.text, lines=line.multiline)
+            text = self._rich["text"].Text(shown, style=STYLES[line.kind])
             self.console.print(text)
 
     def status(self, text: str) -> None:

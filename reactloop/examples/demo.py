@@ -7,12 +7,14 @@ Run it with `make demo`.
 from __future__ import annotations
 
 import enum
+import math
 import os
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 import anyio
 
-from reactloop import Event, Model, ReActLoop, RunResult, Usage, tool
+from reactloop import ConfigurationError, Event, Model, ReActLoop, RunResult, Usage, tool
 from reactloop.events import (
     PhaseFinished,
     RunFinished,
@@ -24,6 +26,7 @@ from reactloop.events import (
 )
 from reactloop.examples.planning import PlanningPhase
 from reactloop.examples.reflection import ReflectionPhase
+from reactloop.models import ModelDelta, ModelRequest, ModelResponse, TextDelta
 from reactloop.phases import default_phases, default_start_phases
 from reactloop.testing import ScriptedModel, call, reply
 
@@ -92,6 +95,42 @@ def scripted_model() -> ScriptedModel:
             ),
         ]
     )
+
+
+PACE = 0.5
+"""The demo's pace in a terminal: seconds of thinking before each model turn (`demo --pace`)."""
+
+Sleep = Callable[[float], Awaitable[None]]
+DeltaSink = Callable[[ModelDelta], Awaitable[None]]
+
+
+class PacedModel:
+    """A model slowed to a human pace: `pace` seconds before each answer and a tenth of that
+    before each streamed word, so that the live view can be read and Ctrl-C tried. `sleep` is
+    the clock waited on (`anyio.sleep`; a test passes its own)."""
+
+    def __init__(self, model: Model, pace: float, sleep: Sleep = anyio.sleep) -> None:
+        if isinstance(pace, bool) or not isinstance(pace, int | float) or not pace >= 0:
+            raise ConfigurationError.invalid("pace", pace, "a number of seconds >= 0")
+        if not math.isfinite(pace):
+            raise ConfigurationError.invalid("pace", pace, "a finite number of seconds >= 0")
+        self.model, self.pace, self.sleep = model, float(pace), sleep
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """The model's answer, after the pause."""
+        await self.sleep(self.pace)
+        return await self.model.request(request)
+
+    async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
+        """The model's answer streamed, after the pause, each word of text after a short one."""
+        await self.sleep(self.pace)
+
+        async def paced(delta: ModelDelta) -> None:
+            if isinstance(delta, TextDelta):
+                await self.sleep(self.pace / 10)
+            await on_delta(delta)
+
+        return await self.model.stream(request, paced)
 
 
 def build_loop(model: Model | str) -> ReActLoop:
