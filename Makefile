@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck check demo bench mutate format clean
+.PHONY: install test lint typecheck check demo docs bench mutate format clean
 
 install: $(STAMP)
 
@@ -28,6 +28,11 @@ check: lint typecheck test
 demo: install
 	$(BIN)/python -m reactloop.examples.demo
 
+# The documentation site (docs/, mkdocs.yml) into site/: warnings are errors, so a broken link,
+# anchor or docstring reference fails the build. Offline: no fonts or scripts fetched.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 bench: install
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m benchmarks
@@ -50,4 +55,4 @@ format: install
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache mutants site
