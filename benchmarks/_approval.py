@@ -16,7 +16,7 @@ from benchmarks._measure import median, per_step_us
 from benchmarks._rig import Rig
 from benchmarks._scenarios import Sizes, _each, _measure
 from reactloop import ApprovalPolicy, Approve, ReActLoop
-from reactloop._stores import MemoryStore
+from reactloop._durable._stores import MemoryStore
 from reactloop.approval import ApprovalCheck
 from reactloop.testing import FakeTool, ScriptedModel, call
 

@@ -16,8 +16,8 @@ from benchmarks._measure import median, per_step_us
 from benchmarks._rig import Rig
 from benchmarks._scenarios import Sizes, _each, _measure
 from reactloop import ReActLoop
-from reactloop._stores import SqliteStore
-from reactloop._stores._sqlite import Synchronous
+from reactloop._durable._sqlite import Synchronous
+from reactloop._durable._stores import SqliteStore
 from reactloop.stores import RunStore
 
 MODES: tuple[str, ...] = ("none", "NORMAL", "NORMAL on loop", "FULL")

@@ -16,7 +16,7 @@ import anyio.lowlevel
 from attrs import define, field
 
 from reactloop import AssistantMessage, FunctionTool, Message, ToolCall, UserMessage, tool
-from reactloop._contracts import DeltaSink
+from reactloop._core._contracts import DeltaSink
 from reactloop.models import FinishReason, ModelRequest, ModelResponse, TextDelta
 
 FINAL_TEXT = "done"

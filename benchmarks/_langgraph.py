@@ -27,7 +27,7 @@ from benchmarks._fakes import history
 from benchmarks._figures import Figure, Target
 from benchmarks._measure import median, per_step_us
 from benchmarks._scenarios import Sizes, _each, _measure
-from reactloop._stores import SqliteStore
+from reactloop._durable._stores import SqliteStore
 
 NAME = "LangGraph"
 

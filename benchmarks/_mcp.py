@@ -22,7 +22,7 @@ from benchmarks._figures import Figure, Measure, Target
 from benchmarks._rig import HANDWRITTEN, REACTLOOP
 from benchmarks._scenarios import Sizes, _figure, _measure, _timed
 from reactloop import ReActLoop
-from reactloop._mcp import MCPServerStdio
+from reactloop._tools._mcp._servers import MCPServerStdio
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = (sys.executable, "-m", "benchmarks._mcp_server")

@@ -13,9 +13,9 @@ from benchmarks._figures import Figure, Target
 from benchmarks._measure import median
 from benchmarks._scenarios import Sizes
 from reactloop import ReActLoop
-from reactloop._sealing import SigningKeys, seal, unseal
-from reactloop._stores import MemoryStore
-from reactloop._stores._records import Record
+from reactloop._approval._sealing import SigningKeys, seal, unseal
+from reactloop._core._records import Record
+from reactloop._durable._stores import MemoryStore
 
 KEYS = SigningKeys.of([b"benchmark-key-0123456789abcdefghijkl"])
 ROUNDS = 20

@@ -13,7 +13,7 @@ import time
 from benchmarks._figures import Figure, Target
 from benchmarks._measure import median
 from benchmarks._scenarios import Sizes
-from reactloop._messages import (
+from reactloop._core._messages import (
     AssistantMessage,
     Message,
     ToolCall,
@@ -21,7 +21,7 @@ from reactloop._messages import (
     ToolSpec,
     UserMessage,
 )
-from reactloop._selection import RelevanceSelector
+from reactloop._tools._selection import RelevanceSelector
 
 TOOLS = 1_000
 _VOCABULARY = (

@@ -34,7 +34,7 @@ async def peak_rss(sizes: Sizes) -> list[Figure]:
 
 
 async def trim(sizes: Sizes) -> list[Figure]:
-    """(e, first half): skipped until `reactloop._context` exists."""
+    """(e, first half): skipped until `reactloop._policies._context` exists."""
     return [trim_cost(sizes.trim_history, sizes.repeats)]
 
 

@@ -12,8 +12,8 @@ import time
 from benchmarks._figures import Figure, Target
 from benchmarks._measure import median
 from reactloop import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from reactloop._context import ContextBudget, trim
-from reactloop._tokens import TokenLedger
+from reactloop._policies._context import ContextBudget, trim
+from reactloop._policies._tokens import TokenLedger
 
 OVER_BUDGET = 1.5
 

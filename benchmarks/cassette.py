@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from benchmarks._measure import interleave, median, per_step_main
 from reactloop import ReActLoop
-from reactloop._cassette import Cassette
-from reactloop._cassette_models import RecordingModel, ReplayModel
-from reactloop._contracts import Model, Tool
+from reactloop._cassettes._cassette import Cassette
+from reactloop._cassettes._models import RecordingModel, ReplayModel
+from reactloop._core._contracts import Model, Tool
 from reactloop.messages import ToolCall
 from reactloop.models import ModelResponse
 from reactloop.testing import FakeTool, ScriptedModel, reply

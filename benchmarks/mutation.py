@@ -45,7 +45,7 @@ CORE: dict[str, tuple[str, ...]] = {
     "phases": (
         "reactloop/_phases/__init__.py",
         "reactloop/_phases/_execute.py",
-        "reactloop/_phases/_hold.py",
+        "reactloop/_phases/_gate.py",
         "reactloop/_phases/applier.py",
         "reactloop/_phases/guards.py",
         "reactloop/_phases/output.py",
@@ -53,12 +53,12 @@ CORE: dict[str, tuple[str, ...]] = {
         "reactloop/_phases/start.py",
         "reactloop/_phases/tools.py",
     ),
-    "stop": ("reactloop/_stop.py",),
-    "hooks": ("reactloop/_hooks.py",),
-    "schema": ("reactloop/_schema.py",),
-    "context": ("reactloop/_context.py",),
-    "repair": ("reactloop/_repair.py",),
-    "retry": ("reactloop/_retry.py",),
+    "stop": ("reactloop/_policies/_stop.py",),
+    "hooks": ("reactloop/_policies/_hooks.py",),
+    "schema": ("reactloop/_schema/_generate.py",),
+    "context": ("reactloop/_policies/_context.py",),
+    "repair": ("reactloop/_core/_repair.py",),
+    "retry": ("reactloop/_policies/_retry.py",),
     "sse": ("reactloop/_providers/_sse.py",),
 }
 

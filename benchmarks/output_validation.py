@@ -20,7 +20,7 @@ from typing import Any, Literal
 import orjson
 
 from benchmarks._measure import median
-from reactloop._output_schema import OutputSpec
+from reactloop._output._schema import OutputSpec
 
 
 @dataclasses.dataclass

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import orjson
 
 from benchmarks._measure import median
-from reactloop._partial import PartialJson
+from reactloop._output._partial import PartialJson
 
 Parse = Callable[[Sequence[str]], object]
 

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 
 from benchmarks._measure import interleave, median, per_step_main
 from reactloop import ReActLoop
-from reactloop._telemetry import Telemetry
+from reactloop._telemetry._settings import Telemetry
 from reactloop.messages import ToolCall
 from reactloop.models import ModelResponse
 from reactloop.testing import FakeTool, ScriptedModel, reply

@@ -9,77 +9,55 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reactloop._approval import Approve, Deny, Edit
-from reactloop._context import (
-    ContextWindow,
-)
-from reactloop._contracts import (
+from reactloop._approval import ApprovalPolicy
+from reactloop._core import (
+    Approve,
+    AssistantMessage,
+    Deny,
+    Edit,
+    Event,
     Hook,
+    Message,
     Model,
-    Tool,
-)
-from reactloop._decisions import (
+    ModelSettings,
     Override,
     Reject,
+    RunContext,
+    RunResult,
     StopReason,
     StopRun,
-)
-from reactloop._errors import (
-    ConfigurationError,
-    ReactLoopError,
-)
-from reactloop._events import (
-    Event,
-)
-from reactloop._handle import (
-    RunHandle,
-    RunStream,
-)
-from reactloop._loop import (
-    ReActLoop,
-)
-from reactloop._mcp import MCPServerHTTP, MCPServerStdio
-from reactloop._messages import (
-    AssistantMessage,
-    Message,
-    ModelSettings,
     SystemMessage,
+    Tool,
     ToolCall,
     ToolMessage,
     Usage,
     UserMessage,
 )
+from reactloop._durable import MemoryStore, SqliteStore
+from reactloop._errors import (
+    ConfigurationError,
+    ReactLoopError,
+)
+from reactloop._loop import ReActLoop, RunHandle, RunStream
 from reactloop._moved import moved_name
-from reactloop._policy import ApprovalPolicy
-from reactloop._providers import (
-    AnthropicModel,
-    OpenAIModel,
-)
-from reactloop._retry import (
-    RetryPolicy,
-)
-from reactloop._run import (
+from reactloop._policies import (
     CapPolicy,
-)
-from reactloop._selection import RelevanceSelector
-from reactloop._state import (
-    RunContext,
-    RunResult,
-)
-from reactloop._stop import (
+    ContextWindow,
     FinalAnswerMarker,
     MaxIterations,
     MaxToolCalls,
+    RetryPolicy,
     StopWhen,
     TimeBudget,
     TokenBudget,
     ToolCalled,
 )
-from reactloop._stores import MemoryStore, SqliteStore
-from reactloop._tool import (
-    FunctionTool,
-    tool,
+from reactloop._providers import (
+    AnthropicModel,
+    OpenAIModel,
 )
+from reactloop._public import publish
+from reactloop._tools import FunctionTool, MCPServerHTTP, MCPServerStdio, RelevanceSelector, tool
 from reactloop._version import __version__ as __version__
 
 __all__ = [
@@ -131,6 +109,8 @@ __all__ = [
     "tool",
 ]
 
+
+publish(__name__, globals(), first=True)
 
 if not TYPE_CHECKING:  # hidden from type checkers, so an unknown name stays a type error
 

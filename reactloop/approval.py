@@ -6,7 +6,8 @@ give the loop an `ApprovalPolicy`. A step with held calls runs the others, then 
 `await loop.resume(run_id, decisions={call_id: Approve()})`.
 """
 
-from reactloop._approval import (
+from reactloop._approval import ApprovalCheck, ApprovalPolicy
+from reactloop._core import (
     Approve,
     Decision,
     DecisionLike,
@@ -18,7 +19,7 @@ from reactloop._approval import (
     HoldKind,
     PendingCall,
 )
-from reactloop._policy import ApprovalCheck, ApprovalPolicy
+from reactloop._public import publish
 
 __all__ = [
     "ApprovalCheck",
@@ -34,3 +35,5 @@ __all__ = [
     "HoldKind",
     "PendingCall",
 ]
+
+publish(__name__, globals())

@@ -1,15 +1,14 @@
 """The context window: budgets, token estimation, and the tracker that trims history."""
 
-from reactloop._context import (
+from reactloop._policies import (
     ContextBudget,
     ContextTracker,
     ContextWindow,
-)
-from reactloop._tokens import (
     MessageTokenEstimator,
     TokenEstimator,
     estimate_text_tokens,
 )
+from reactloop._public import publish
 
 __all__ = [
     "ContextBudget",
@@ -19,3 +18,5 @@ __all__ = [
     "TokenEstimator",
     "estimate_text_tokens",
 ]
+
+publish(__name__, globals())

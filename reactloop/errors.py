@@ -37,6 +37,7 @@ from reactloop._errors import (
     UnknownToolError,
 )
 from reactloop._output import OutputValidationError
+from reactloop._public import publish
 from reactloop._resolver import (
     DefaultErrorMessages,
     ErrorMessageResolver,
@@ -121,3 +122,5 @@ __all__ = [
     "UnrecordedCallError",
     "user_message",
 ]
+
+publish(__name__, globals())

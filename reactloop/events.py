@@ -1,6 +1,6 @@
 """What a run emits while it runs: `async for event in events` and `match` on the class."""
 
-from reactloop._events import (
+from reactloop._core import (
     AgentCall,
     Event,
     HookFailed,
@@ -20,6 +20,7 @@ from reactloop._events import (
     ToolCallStreamed,
     ToolResultDiscarded,
 )
+from reactloop._public import publish
 
 __all__ = [
     "AgentCall",
@@ -41,3 +42,5 @@ __all__ = [
     "ToolCallStreamed",
     "ToolResultDiscarded",
 ]
+
+publish(__name__, globals())

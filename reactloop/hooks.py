@@ -1,20 +1,8 @@
 """Hooks and their decisions (a hook returns None to let things go on), and input guards."""
 
-from reactloop._contracts import (
-    Hook,
-    HookFailure,
-    HookPoint,
-    InputGuard,
-)
-from reactloop._decisions import (
-    Override,
-    Reject,
-    StopRun,
-)
-from reactloop._guards import (
-    BlockedPatterns,
-    MaxInputLength,
-)
+from reactloop._core import Hook, HookFailure, HookPoint, InputGuard, Override, Reject, StopRun
+from reactloop._policies import BlockedPatterns, MaxInputLength
+from reactloop._public import publish
 
 __all__ = [
     "BlockedPatterns",
@@ -27,3 +15,5 @@ __all__ = [
     "Reject",
     "StopRun",
 ]
+
+publish(__name__, globals())

@@ -1,20 +1,19 @@
 """The conversation: messages, tool calls, usage, and history repair."""
 
-from reactloop._messages import (
+from reactloop._core import (
     AssistantMessage,
     Message,
+    RepairedHistory,
+    RepairKind,
+    RepairNote,
     SystemMessage,
     ToolCall,
     ToolMessage,
     Usage,
     UserMessage,
-)
-from reactloop._repair import (
-    RepairedHistory,
-    RepairKind,
-    RepairNote,
     repair_history,
 )
+from reactloop._public import publish
 
 __all__ = [
     "AssistantMessage",
@@ -29,3 +28,5 @@ __all__ = [
     "UserMessage",
     "repair_history",
 ]
+
+publish(__name__, globals())

@@ -3,12 +3,10 @@
 The concrete providers (OpenAI, Anthropic, model strings) live in `reactloop.providers`.
 """
 
-from reactloop._contracts import (
-    Model,
-)
-from reactloop._messages import (
+from reactloop._core import (
     FinishReason,
     ForcedTool,
+    Model,
     ModelDelta,
     ModelRequest,
     ModelResponse,
@@ -20,12 +18,8 @@ from reactloop._messages import (
     ToolChoice,
     ToolSpec,
 )
-from reactloop._retry import (
-    RetryNotice,
-    RetryPolicy,
-    call_with_retry,
-    is_retryable,
-)
+from reactloop._policies import RetryNotice, RetryPolicy, call_with_retry, is_retryable
+from reactloop._public import publish
 
 __all__ = [
     "FinishReason",
@@ -46,3 +40,5 @@ __all__ = [
     "call_with_retry",
     "is_retryable",
 ]
+
+publish(__name__, globals())

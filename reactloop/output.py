@@ -13,9 +13,11 @@ from reactloop._output import (
     OutputStrategy,
     OutputValidationError,
     OutputValidator,
+    PartialJson,
+    strip_fences,
 )
-from reactloop._partial import PartialJson, strip_fences
-from reactloop._phases.output import OutputPhase
+from reactloop._phases import OutputPhase
+from reactloop._public import publish
 
 __all__ = [
     "FINAL_TOOL",
@@ -27,3 +29,5 @@ __all__ = [
     "PartialJson",
     "strip_fences",
 ]
+
+publish(__name__, globals())

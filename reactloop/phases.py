@@ -1,21 +1,19 @@
 """Writing and composing phases: the `Phase` contract, the `Run` a phase sees, the decisions it
 returns, and the built-in phases."""
 
-from reactloop._config import (
-    LoopOptions,
-)
-from reactloop._contracts import (
-    Phase,
-)
-from reactloop._decisions import (
+from reactloop._core import (
+    Finishing,
     NextIteration,
+    Phase,
     PhaseDecision,
     Proceed,
+    RunState,
+    Step,
+    StepPlan,
     Stop,
+    ToolResult,
 )
-from reactloop._limits import (
-    RunLimiter,
-)
+from reactloop._loop import LoopOptions, Run
 from reactloop._phases import (
     HookDecisionApplier,
     IterationGuards,
@@ -26,16 +24,8 @@ from reactloop._phases import (
     default_phases,
     default_start_phases,
 )
-from reactloop._run import (
-    Run,
-    StepPlan,
-)
-from reactloop._state import (
-    Finishing,
-    RunState,
-    Step,
-    ToolResult,
-)
+from reactloop._policies import RunLimiter
+from reactloop._public import publish
 
 __all__ = [
     "Finishing",
@@ -60,3 +50,5 @@ __all__ = [
     "default_phases",
     "default_start_phases",
 ]
+
+publish(__name__, globals())

@@ -8,6 +8,7 @@ from reactloop._providers import (
     OpenAIModel,
     model_from_string,
 )
+from reactloop._public import publish
 
 __all__ = [
     "AnthropicModel",
@@ -16,3 +17,5 @@ __all__ = [
     "OpenAIModel",
     "model_from_string",
 ]
+
+publish(__name__, globals())

@@ -1,27 +1,19 @@
 """When a run stops: stop conditions, the `StopCondition` contract, and cap and repetition
 policies."""
 
-from reactloop._contracts import (
-    AnyOf,
-    CheckPoint,
-    StopCondition,
-)
-from reactloop._decisions import (
-    StopSignal,
-)
-from reactloop._run import (
+from reactloop._core import AnyOf, CheckPoint, StopCondition, StopSignal
+from reactloop._policies import (
     CapPolicy,
-    RepetitionPolicy,
-)
-from reactloop._stop import (
     FinalAnswerMarker,
     MaxIterations,
     MaxToolCalls,
+    RepetitionPolicy,
     StopWhen,
     TimeBudget,
     TokenBudget,
     ToolCalled,
 )
+from reactloop._public import publish
 
 __all__ = [
     "AnyOf",
@@ -38,3 +30,5 @@ __all__ = [
     "TokenBudget",
     "ToolCalled",
 ]
+
+publish(__name__, globals())

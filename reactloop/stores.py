@@ -10,16 +10,12 @@ holding its lease; `resume_claimable(loop)` resumes runs whose worker died, and 
 cannot resume (`RunStatus.PARKED`) until `unpark_run(store, run_id)` hands it back.
 """
 
-from reactloop._contracts import LeasingStore, RunStore
-from reactloop._durable import ResumeOptions
-from reactloop._stores import MemoryStore, SqliteStore, store_from_url
-from reactloop._stores._leases import StoreTimeouts
-from reactloop._stores._postgres import PostgresStore
-from reactloop._stores._records import (
+from reactloop._core import (
     CallsHeld,
     CallStarted,
     DecisionsSaved,
     InstructionsSaved,
+    LeasingStore,
     PhaseDataSaved,
     Record,
     ResponseSaved,
@@ -28,13 +24,22 @@ from reactloop._stores._records import (
     RunEnded,
     RunParked,
     RunStatus,
+    RunStore,
     RunSummary,
     RunUnparked,
     StepClosed,
     StoredRun,
     SubRunLinked,
 )
-from reactloop._workers import resume_claimable, unpark_run
+from reactloop._durable import (
+    MemoryStore,
+    PostgresStore,
+    SqliteStore,
+    StoreTimeouts,
+    store_from_url,
+)
+from reactloop._loop import ResumeOptions, resume_claimable, unpark_run
+from reactloop._public import publish
 
 __all__ = [
     "CallStarted",
@@ -65,3 +70,5 @@ __all__ = [
     "store_from_url",
     "unpark_run",
 ]
+
+publish(__name__, globals())

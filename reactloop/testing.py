@@ -21,33 +21,36 @@ import anyio
 import orjson
 from attrs import define, field
 
-from reactloop._cassette import Cassette
-from reactloop._cassette_models import RecordingModel, ReplayModel
-from reactloop._config import LoopOptions, build_config, check_options
-from reactloop._contracts import DeltaSink, Phase, Tool, ToolSource
-from reactloop._decisions import PhaseDecision
-from reactloop._deltas import deltas_of
+from reactloop._cassettes import Cassette, RecordingModel, ReplayModel
+from reactloop._core import (
+    AssistantMessage,
+    DeltaSink,
+    Event,
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Phase,
+    PhaseDecision,
+    RunContext,
+    RunState,
+    Tool,
+    ToolCall,
+    ToolSource,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    deltas_of,
+)
 from reactloop._errors import (
     ConfigurationError,
     ContractError,
     ScriptExhaustedError,
     ToolArgumentsError,
 )
-from reactloop._events import Event
-from reactloop._lifecycle import message as _message
-from reactloop._messages import (
-    AssistantMessage,
-    FinishReason,
-    Message,
-    ModelRequest,
-    ModelResponse,
-    ToolCall,
-    ToolSpec,
-    Usage,
-    UserMessage,
-)
-from reactloop._run import Run
-from reactloop._state import RunContext, RunState
+from reactloop._loop import LoopOptions, Run, build_config, check_options
+from reactloop._loop import message as _message
+from reactloop._public import publish
 from reactloop._validate import (
     boolean,
     checked_arguments,
@@ -421,3 +424,5 @@ __all__ = [
     "reply",
     "run_phase",
 ]
+
+publish(__name__, globals())

@@ -5,11 +5,17 @@
 when a server is started. A `Toolset` or a `ToolSelector` of your own is as first-class as these.
 """
 
-from reactloop._agent_tool import AgentTool
-from reactloop._contracts import Tool, ToolSelector, Toolset, ToolSource
-from reactloop._mcp import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
-from reactloop._selection import RelevanceSelector
-from reactloop._tool import FunctionTool, tool
+from reactloop._core import Tool, ToolSelector, Toolset, ToolSource
+from reactloop._loop import AgentTool
+from reactloop._public import publish
+from reactloop._tools import (
+    FunctionTool,
+    MCPServerHTTP,
+    MCPServerStdio,
+    RelevanceSelector,
+    ServerRestartPolicy,
+    tool,
+)
 
 __all__ = [
     "AgentTool",
@@ -24,3 +30,5 @@ __all__ = [
     "Toolset",
     "tool",
 ]
+
+publish(__name__, globals())

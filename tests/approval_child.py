@@ -14,11 +14,11 @@ from pathlib import Path
 import anyio
 import orjson
 
-from reactloop._approval import Approve, Decision
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest, ModelResponse, ToolMessage
-from reactloop._stores import store_from_url
-from reactloop._tool import FunctionTool, tool
+from reactloop._core._approvals import Approve, Decision
+from reactloop._core._messages import ModelRequest, ModelResponse, ToolMessage
+from reactloop._durable._stores import store_from_url
+from reactloop._loop._loop import ReActLoop
+from reactloop._tools._tool import FunctionTool, tool
 from reactloop.testing import FunctionModel, call, reply
 
 

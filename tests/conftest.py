@@ -18,7 +18,7 @@ import orjson
 import pytest
 from hypothesis import settings
 
-from reactloop._stores import MemoryStore, PostgresStore, SqliteStore
+from reactloop._durable._stores import MemoryStore, PostgresStore, SqliteStore
 from tests.postgres_server import binaries, fresh_schema, throwaway_cluster, unavailable
 
 Store = MemoryStore | SqliteStore | PostgresStore

@@ -16,16 +16,16 @@ from typing import Any
 import anyio
 import orjson
 
-from reactloop._contracts import RunStore
-from reactloop._decisions import PROCEED, PhaseDecision
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest, ModelResponse, ToolCall, ToolMessage
+from reactloop._core._contracts import RunStore
+from reactloop._core._decisions import PROCEED, PhaseDecision
+from reactloop._core._messages import ModelRequest, ModelResponse, ToolCall, ToolMessage
+from reactloop._core._records import ResultSaved
+from reactloop._core._state import RunContext
+from reactloop._durable._stores import store_from_url
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
 from reactloop._phases import default_phases
-from reactloop._run import Run
-from reactloop._state import RunContext
-from reactloop._stores import store_from_url
-from reactloop._stores._records import ResultSaved
-from reactloop._tool import FunctionTool, tool
+from reactloop._tools._tool import FunctionTool, tool
 from reactloop.testing import FunctionModel, reply
 
 FOREVER = 3600.0

@@ -23,16 +23,16 @@ from typing import Any
 import anyio
 import orjson
 
-from reactloop._approval import Approve, Decision
-from reactloop._contracts import Hook
+from reactloop._core._approvals import Approve, Decision
+from reactloop._core._contracts import Hook
+from reactloop._core._events import ToolResultDiscarded
+from reactloop._core._messages import ModelRequest, ModelResponse, ToolCall, ToolMessage
+from reactloop._core._state import RunContext, ToolResult
+from reactloop._durable._stores import PostgresStore, SqliteStore, store_from_url
 from reactloop._errors import ReactLoopError
-from reactloop._events import ToolResultDiscarded
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest, ModelResponse, ToolCall, ToolMessage
-from reactloop._run import Run
-from reactloop._state import RunContext, ToolResult
-from reactloop._stores import PostgresStore, SqliteStore, store_from_url
-from reactloop._tool import FunctionTool, tool
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
+from reactloop._tools._tool import FunctionTool, tool
 from reactloop.testing import FunctionModel, call, reply
 
 

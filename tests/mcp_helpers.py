@@ -13,9 +13,9 @@ from typing import Any
 
 import anyio
 
-from reactloop._contracts import Tool
-from reactloop._mcp import MCPServerHTTP, MCPServerStdio
-from reactloop._mcp_tools import MCPTool
+from reactloop._core._contracts import Tool
+from reactloop._tools._mcp._servers import MCPServerHTTP, MCPServerStdio
+from reactloop._tools._mcp._tools import MCPTool
 
 ROOT = Path(__file__).resolve().parent.parent
 TIME_SERVER = str(Path(sys.executable).parent / "mcp-server-time")

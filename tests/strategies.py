@@ -21,10 +21,9 @@ from attrs import frozen
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from reactloop._cassette import Cassette, Interaction, RecordedRequest
-from reactloop._decisions import StopReason
-from reactloop._errors import ErrorCode
-from reactloop._messages import (
+from reactloop._cassettes._cassette import Cassette, Interaction, RecordedRequest
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import (
     AssistantMessage,
     FinishReason,
     Message,
@@ -36,9 +35,7 @@ from reactloop._messages import (
     Usage,
     UserMessage,
 )
-from reactloop._repair import RepairKind, RepairNote
-from reactloop._state import RunContext, ToolResult
-from reactloop._stores._records import (
+from reactloop._core._records import (
     CallStarted,
     InstructionsSaved,
     PhaseDataSaved,
@@ -49,6 +46,9 @@ from reactloop._stores._records import (
     RunEnded,
     StepClosed,
 )
+from reactloop._core._repair import RepairKind, RepairNote
+from reactloop._core._state import RunContext, ToolResult
+from reactloop._errors import ErrorCode
 
 
 def examples(wanted: int) -> int:

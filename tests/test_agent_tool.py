@@ -10,11 +10,15 @@ import attrs
 import orjson
 import pytest
 
-from reactloop._agent_tool import DEFAULT_MAX_DEPTH, AgentTool
-from reactloop._approval import Approve
-from reactloop._cassette import Cassette
-from reactloop._contracts import Hook
-from reactloop._decisions import StopReason
+from reactloop._cassettes._cassette import Cassette
+from reactloop._core._approvals import Approve
+from reactloop._core._contracts import Hook
+from reactloop._core._decisions import StopReason
+from reactloop._core._events import AgentCall, Event, NestedEvent, RunFinished, RunStarted
+from reactloop._core._messages import ToolCall, ToolMessage, Usage, UserMessage
+from reactloop._core._records import ResultSaved, SubRunLinked
+from reactloop._core._state import RunContext, RunResult, ToolResult
+from reactloop._durable._stores import MemoryStore
 from reactloop._errors import (
     AgentDepthError,
     AgentRunError,
@@ -23,15 +27,11 @@ from reactloop._errors import (
     ReactLoopError,
     ToolArgumentsError,
 )
-from reactloop._events import AgentCall, Event, NestedEvent, RunFinished, RunStarted
-from reactloop._loop import ReActLoop
-from reactloop._messages import ToolCall, ToolMessage, Usage, UserMessage
-from reactloop._nesting import SubRunOutcome
-from reactloop._output import FINAL_TOOL
-from reactloop._run import Run
-from reactloop._state import RunContext, RunResult, ToolResult
-from reactloop._stores import MemoryStore
-from reactloop._stores._records import ResultSaved, SubRunLinked
+from reactloop._loop._agent_tool import DEFAULT_MAX_DEPTH, AgentTool
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
+from reactloop._output._spec import FINAL_TOOL
+from reactloop._tools._nesting import SubRunOutcome
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, reply
 from tests.conftest import Store
 

@@ -9,7 +9,8 @@ import anyio
 import orjson
 import pytest
 
-from reactloop._approval import (
+from reactloop._approval._policy import ApprovalCheck, ApprovalPolicy
+from reactloop._core._approvals import (
     Approve,
     Decision,
     DecisionLike,
@@ -20,18 +21,17 @@ from reactloop._approval import (
     ExternalResult,
     HoldKind,
 )
-from reactloop._contracts import Hook, RunStore
-from reactloop._decisions import Override, StopReason, StopRun
+from reactloop._core._contracts import Hook, RunStore
+from reactloop._core._decisions import Override, StopReason, StopRun
+from reactloop._core._events import Event, RunFinished, RunPaused
+from reactloop._core._messages import ToolCall, ToolMessage, ToolSpec
+from reactloop._core._records import RunStatus
+from reactloop._core._state import RunContext, RunResult
 from reactloop._errors import ErrorCode
-from reactloop._events import Event, RunFinished, RunPaused
-from reactloop._loop import ReActLoop
-from reactloop._messages import ToolCall, ToolMessage, ToolSpec
-from reactloop._policy import ApprovalCheck, ApprovalPolicy
-from reactloop._run import Run
-from reactloop._state import RunContext, RunResult
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
 from reactloop._stored_errors import DecisionError, RunInProgressError, SessionBusyError
-from reactloop._stores._records import RunStatus
-from reactloop._tool import tool
+from reactloop._tools._tool import tool
 from reactloop.testing import FakeClock, FakeTool, FunctionModel, ScriptedModel, call
 
 pytestmark = pytest.mark.anyio

@@ -138,10 +138,13 @@ def test_running_one_module_again_forgets_only_its_fresh_verdicts(
     monkeypatch.setattr(mutation, "FRESH", fresh)
     mutation.forget_fresh_verdicts(mutation.CORE["stop"])  # nothing recorded yet: no file made
     assert not fresh.exists()
-    verdicts = {"reactloop._stop.x_a__mutmut_1": 1, "reactloop._hooks.x_b__mutmut_2": 0}
+    verdicts = {
+        "reactloop._policies._stop.x_a__mutmut_1": 1,
+        "reactloop._policies._hooks.x_b__mutmut_2": 0,
+    }
     fresh.write_bytes(orjson.dumps(verdicts))
     mutation.forget_fresh_verdicts(mutation.CORE["stop"])
-    assert orjson.loads(fresh.read_bytes()) == {"reactloop._hooks.x_b__mutmut_2": 0}
+    assert orjson.loads(fresh.read_bytes()) == {"reactloop._policies._hooks.x_b__mutmut_2": 0}
 
 
 @pytest.mark.parametrize(

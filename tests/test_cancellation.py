@@ -19,7 +19,7 @@ from reactloop import (
     ToolMessage,
     Usage,
 )
-from reactloop._lifecycle import start_run
+from reactloop._loop._lifecycle import start_run
 from reactloop.models import ModelRequest, ModelResponse
 from reactloop.phases import Run, RunState, ToolResult
 from reactloop.testing import FakeTool, ScriptedModel, call, reply

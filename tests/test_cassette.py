@@ -13,10 +13,10 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from reactloop._cassette import Cassette
-from reactloop._cassette_models import RecordingModel, ReplayModel
-from reactloop._contracts import Hook, Model, Tool
-from reactloop._decisions import (
+from reactloop._cassettes._cassette import Cassette
+from reactloop._cassettes._models import RecordingModel, ReplayModel
+from reactloop._core._contracts import Hook, Model, Tool
+from reactloop._core._decisions import (
     PROCEED,
     HookDecision,
     Override,
@@ -25,9 +25,7 @@ from reactloop._decisions import (
     StopReason,
     ToolCallDecision,
 )
-from reactloop._errors import ConfigurationError, ProviderUnavailableError
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._messages import (
     AssistantMessage,
     Message,
     ModelRequest,
@@ -35,15 +33,17 @@ from reactloop._messages import (
     ToolMessage,
     UserMessage,
 )
+from reactloop._core._state import RunResult
+from reactloop._durable._stores import MemoryStore, SqliteStore
+from reactloop._errors import ConfigurationError, ProviderUnavailableError
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
 from reactloop._phases import default_phases
-from reactloop._run import Run
-from reactloop._state import RunResult
 from reactloop._stored_errors import (
     CassetteExhaustedError,
     CassetteFormatError,
     CassetteMismatchError,
 )
-from reactloop._stores import MemoryStore, SqliteStore
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 from tests.strategies import cassettes, examples
 

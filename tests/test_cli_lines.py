@@ -11,14 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reactloop._approval import HoldKind, PendingCall
 from reactloop._cli import _views
 from reactloop._cli._inert import inert, inert_json
 from reactloop._cli._lines import Kind, Line, Narrator, result_lines, shorten, shown_arguments
 from reactloop._cli._views import INSTALL_HINT, LiveView, PlainView, choose_view
-from reactloop._decisions import StopReason
-from reactloop._errors import ErrorCode, ReactLoopError
-from reactloop._events import (
+from reactloop._core._approvals import HoldKind, PendingCall
+from reactloop._core._decisions import StopReason
+from reactloop._core._events import (
     AgentCall,
     HookFailed,
     ModelRetrying,
@@ -29,8 +28,9 @@ from reactloop._events import (
     TextStreamed,
     ToolCallStarted,
 )
-from reactloop._messages import AssistantMessage, ToolCall, ToolMessage, Usage, UserMessage
-from reactloop._state import RunResult
+from reactloop._core._messages import AssistantMessage, ToolCall, ToolMessage, Usage, UserMessage
+from reactloop._core._state import RunResult
+from reactloop._errors import ErrorCode, ReactLoopError
 
 
 def narrator() -> Narrator:

@@ -18,9 +18,9 @@ import pexpect
 import pyte
 import pytest
 
+from reactloop._core._records import RunCreated, RunParked
+from reactloop._durable._stores import SqliteStore
 from reactloop._errors import ErrorCode
-from reactloop._stores import SqliteStore
-from reactloop._stores._records import RunCreated, RunParked
 from tests.cli_model import FakeModel, Turn, fake_model
 
 PROJECT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ import pytest
 
 from reactloop import ReActLoop
 from reactloop._cli import run_cli
-from reactloop._stores import SqliteStore
+from reactloop._durable._stores import SqliteStore
 from reactloop.examples.demo import QUESTION, convert_currency, get_weather, scripted_model
 from reactloop.examples.planning import PlanningPhase
 from reactloop.examples.reflection import ReflectionPhase

@@ -7,12 +7,12 @@ import orjson
 import pytest
 
 from reactloop._cli._trace import read_export, steps_of, stored_trace, write_trace
-from reactloop._decisions import StopReason
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import AssistantMessage, ModelResponse, ToolCall, Usage
+from reactloop._core._records import RunCreated, RunEnded
+from reactloop._core._state import Step, ToolResult
+from reactloop._durable._replay import replay
 from reactloop._errors import ConfigurationError
-from reactloop._messages import AssistantMessage, ModelResponse, ToolCall, Usage
-from reactloop._state import Step, ToolResult
-from reactloop._stores._records import RunCreated, RunEnded
-from reactloop._stores._replay import replay
 
 
 def step(index: int, started_at: float, duration: float, *tools: float) -> Step:

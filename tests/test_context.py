@@ -12,9 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactloop._context import ContextBudget, ContextWindow, message_units, trim
-from reactloop._errors import ConfigurationError, ContextTooLongError
-from reactloop._messages import (
+from reactloop._core._messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -23,8 +21,10 @@ from reactloop._messages import (
     ToolSpec,
     UserMessage,
 )
-from reactloop._repair import pair_calls
-from reactloop._tokens import DEFAULT_ESTIMATOR, MessageTokenEstimator
+from reactloop._core._repair import pair_calls
+from reactloop._errors import ConfigurationError, ContextTooLongError
+from reactloop._policies._context import ContextBudget, ContextWindow, message_units, trim
+from reactloop._policies._tokens import DEFAULT_ESTIMATOR, MessageTokenEstimator
 from tests.strategies import Conversation, conversations, examples, message_lists
 
 MANY = settings(max_examples=examples(500), deadline=None)

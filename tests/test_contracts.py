@@ -10,9 +10,9 @@ import attrs
 import pytest
 
 from reactloop import Override, ReActLoop, Reject, RunContext, RunResult, StopReason, StopRun
-from reactloop._contracts import DeltaSink, StopCondition
+from reactloop._core._contracts import DeltaSink, StopCondition
+from reactloop._core._messages import UserMessage
 from reactloop._errors import ContractError, ErrorCode, HookError
-from reactloop._messages import UserMessage
 from reactloop.events import RunFinished
 from reactloop.models import ModelRequest
 from reactloop.phases import Proceed, Run, StepPlan, default_phases, default_start_phases

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from reactloop._repair import INTERRUPTED_RESULT
+from reactloop._core._repair import INTERRUPTED_RESULT
 from tests.postgres_server import expire
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,25 +11,26 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from reactloop._contracts import RunStore
-from reactloop._decisions import PROCEED, PhaseDecision, StopReason
+from reactloop._core._contracts import RunStore
+from reactloop._core._decisions import PROCEED, PhaseDecision, StopReason
+from reactloop._core._messages import ToolCall, ToolMessage, ToolSpec, Usage, UserMessage
+from reactloop._core._records import ResultSaved, RunStatus, StepClosed
+from reactloop._core._repair import INTERRUPTED_RESULT
+from reactloop._core._state import Finishing, RunContext, RunResult
+from reactloop._durable._stores import MemoryStore, SqliteStore
 from reactloop._errors import ConfigurationError, ErrorCode, ProviderUnavailableError
-from reactloop._loop import ReActLoop
-from reactloop._messages import ToolCall, ToolMessage, ToolSpec, Usage, UserMessage
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._phases.reasoning import ReasoningPhase
-from reactloop._repair import INTERRUPTED_RESULT
-from reactloop._run import CapPolicy, Run
-from reactloop._state import Finishing, RunContext, RunResult
-from reactloop._stop import TokenBudget
+from reactloop._policies._caps import CapPolicy
+from reactloop._policies._stop import TokenBudget
 from reactloop._stored_errors import (
     MissingToolError,
     RunInProgressError,
     RunNotFoundError,
     SessionBusyError,
 )
-from reactloop._stores import MemoryStore, SqliteStore
-from reactloop._stores._records import ResultSaved, RunStatus, StepClosed
 from reactloop.examples.planning import PlanningPhase
 from reactloop.testing import FakeTool, ScriptedModel, reply
 from tests.strategies import CutBatch, cut_batches

@@ -17,14 +17,14 @@ import anyio
 import orjson
 import pytest
 
-from reactloop._approval import Approve
-from reactloop._decisions import StopReason
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest, ModelResponse, ToolMessage
+from reactloop._core._approvals import Approve
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import ModelRequest, ModelResponse, ToolMessage
+from reactloop._core._records import RunEnded, StoredRun
+from reactloop._durable._stores import SqliteStore, store_from_url
+from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import LeaseHeldError
-from reactloop._stores import SqliteStore, store_from_url
-from reactloop._stores._records import RunEnded, StoredRun
-from reactloop._tool import tool
+from reactloop._tools._tool import tool
 from reactloop.testing import FunctionModel, call, reply
 
 ROOT = Path(__file__).resolve().parent.parent

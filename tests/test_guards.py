@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from reactloop._guards import NON_EMPTY_INPUT, BlockedPatterns
+from reactloop._policies._guards import NON_EMPTY_INPUT, BlockedPatterns
 
 
 @pytest.mark.parametrize("text", ["", " ", "\n", "\t \r\n"])

@@ -23,7 +23,7 @@ from reactloop import (
     ToolMessage,
     UserMessage,
 )
-from reactloop._decisions import NextIteration, Proceed, Stop
+from reactloop._core._decisions import NextIteration, Proceed, Stop
 from reactloop._errors import (
     AuthenticationError,
     ContractError,
@@ -32,7 +32,7 @@ from reactloop._errors import (
     ToolExecutionError,
     ToolRefusedError,
 )
-from reactloop._hooks import HookSet
+from reactloop._policies._hooks import HookSet
 from reactloop._resolver import DefaultErrorMessages
 from reactloop.errors import HookError
 from reactloop.events import HookFailed, RunFinished

@@ -7,12 +7,12 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from reactloop._contracts import RunStore
+from reactloop._core._contracts import RunStore
+from reactloop._core._messages import ToolCall
+from reactloop._core._state import RunContext
 from reactloop._errors import ContractError
-from reactloop._loop import ReActLoop
-from reactloop._messages import ToolCall
-from reactloop._state import RunContext
-from reactloop._tool import tool
+from reactloop._loop._loop import ReActLoop
+from reactloop._tools._tool import tool
 from reactloop.testing import ScriptedModel, reply
 
 pytestmark = pytest.mark.anyio

@@ -7,15 +7,10 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from reactloop._contracts import Hook, RunStore
-from reactloop._decisions import PROCEED, PhaseDecision, StopReason
-from reactloop._errors import ContractError
-from reactloop._journal import NULL_JOURNAL
-from reactloop._loop import ReActLoop
-from reactloop._messages import ToolCall
-from reactloop._run import Run
-from reactloop._state import ToolResult
-from reactloop._stores._records import (
+from reactloop._core._contracts import Hook, RunStore
+from reactloop._core._decisions import PROCEED, PhaseDecision, StopReason
+from reactloop._core._messages import ToolCall
+from reactloop._core._records import (
     CallStarted,
     ResponseSaved,
     ResultSaved,
@@ -23,6 +18,11 @@ from reactloop._stores._records import (
     RunEnded,
     StepClosed,
 )
+from reactloop._core._state import ToolResult
+from reactloop._durable._journal import NULL_JOURNAL
+from reactloop._errors import ContractError
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
 from reactloop.testing import FakeTool, ScriptedModel, make_run, reply
 
 pytestmark = pytest.mark.anyio

@@ -14,19 +14,19 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from reactloop._approval import Approve, Decision
-from reactloop._decisions import StopReason
+from reactloop._core._approvals import Approve, Decision
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import ModelRequest, ToolCall, Usage
+from reactloop._core._records import PhaseDataSaved, RunCreated, RunEnded, RunStatus
+from reactloop._core._state import RunContext, RunState
+from reactloop._durable._journal import Journal
+from reactloop._durable._lease import _beat
+from reactloop._durable._stores import MemoryStore, PostgresStore
 from reactloop._errors import ConfigurationError
-from reactloop._journal import Journal
-from reactloop._lease import _beat
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest, ToolCall, Usage
-from reactloop._state import RunContext, RunState
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._workers import resume_claimable
 from reactloop._stored_errors import LeaseHeldError, LeaseLostError, SessionBusyError, StoreError
-from reactloop._stores import MemoryStore, PostgresStore
-from reactloop._stores._records import PhaseDataSaved, RunCreated, RunEnded, RunStatus
-from reactloop._tool import tool
-from reactloop._workers import resume_claimable
+from reactloop._tools._tool import tool
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel
 from tests.conftest import close
 from tests.postgres_server import expire

@@ -9,12 +9,10 @@ import anyio
 import httpx
 import pytest
 
-from reactloop._contracts import Hook
-from reactloop._decisions import Reject, StopReason
-from reactloop._errors import ConfigurationError, ErrorCode, GuardRejectedError
-from reactloop._events import ToolCallFinished, ToolCallStarted
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._contracts import Hook
+from reactloop._core._decisions import Reject, StopReason
+from reactloop._core._events import ToolCallFinished, ToolCallStarted
+from reactloop._core._messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -22,9 +20,11 @@ from reactloop._messages import (
     ToolMessage,
     UserMessage,
 )
+from reactloop._core._state import ToolResult
+from reactloop._errors import ConfigurationError, ErrorCode, GuardRejectedError
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
 from reactloop._providers import AnthropicModel, OpenAIModel
-from reactloop._run import Run
-from reactloop._state import ToolResult
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio

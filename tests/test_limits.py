@@ -9,7 +9,7 @@ import anyio.lowlevel
 import pytest
 
 from reactloop._errors import ConfigurationError, ErrorCode, RunLimitError
-from reactloop._limits import RunLimiter
+from reactloop._policies._limits import RunLimiter
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from reactloop import ReActLoop, tool
-from reactloop._logs import RunContextFilter
+from reactloop._telemetry._logs import RunContextFilter
 from reactloop.testing import ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio

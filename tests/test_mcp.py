@@ -18,6 +18,7 @@ import anyio
 import orjson
 import pytest
 
+from reactloop._core._state import RunContext
 from reactloop._errors import (
     ConfigurationError,
     MCPToolError,
@@ -25,10 +26,9 @@ from reactloop._errors import (
     ToolsetConnectionError,
     ToolsetError,
 )
-from reactloop._mcp import ServerRestartPolicy
-from reactloop._mcp_connection import Connection, server_errlog
-from reactloop._mcp_tools import MCPTool
-from reactloop._state import RunContext
+from reactloop._tools._mcp._connection import Connection, server_errlog
+from reactloop._tools._mcp._servers import ServerRestartPolicy
+from reactloop._tools._mcp._tools import MCPTool
 from reactloop.testing import make_run
 from tests.mcp_helpers import (
     alive,

@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 from reactloop import ReActLoop
-from reactloop._events import ToolCallStarted
-from reactloop._mcp import MCPServerStdio
+from reactloop._core._events import ToolCallStarted
+from reactloop._tools._mcp._servers import MCPServerStdio
 from reactloop.testing import ScriptedModel, call
 from tests.mcp_helpers import ROOT, alive, children, eventually
 

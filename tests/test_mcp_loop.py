@@ -10,17 +10,17 @@ import orjson
 import pytest
 
 from reactloop import ConfigurationError, MemoryStore, ReActLoop, StopReason
-from reactloop._contracts import Hook
-from reactloop._decisions import HookDecision
+from reactloop._core._contracts import Hook
+from reactloop._core._decisions import HookDecision
+from reactloop._core._messages import ToolCall
+from reactloop._core._state import ToolResult
 from reactloop._errors import (
     ErrorCode,
     ReactLoopError,
     ToolExecutionError,
     ToolsetConnectionError,
 )
-from reactloop._messages import ToolCall
-from reactloop._run import Run
-from reactloop._state import ToolResult
+from reactloop._loop._run import Run
 from reactloop.testing import ScriptedModel, call
 from tests.mcp_helpers import alive, children, eventually, http, http_server, stdio_server
 from tests.mcp_helpers import time_server as time

@@ -12,9 +12,9 @@ import mcp_types
 import pytest
 
 from reactloop._errors import ConfigurationError, ContractError, ToolsetError
-from reactloop._mcp import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
-from reactloop._mcp_connection import Connection
-from reactloop._mcp_tools import (
+from reactloop._tools._mcp._connection import Connection
+from reactloop._tools._mcp._servers import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
+from reactloop._tools._mcp._tools import (
     MAX_NAME,
     chosen,
     compile_input,
@@ -186,10 +186,10 @@ def test_the_default_name_is_the_command_or_the_url() -> None:
 _WITHOUT_SDK = """
 import sys
 sys.modules["mcp"] = None
-import reactloop, reactloop._mcp
+import reactloop, reactloop._tools._mcp._servers
 from reactloop._errors import ConfigurationError, ContractError, ToolsetError
 try:
-    reactloop._mcp.MCPServerStdio("mcp-server-time")
+    reactloop._tools._mcp._servers.MCPServerStdio("mcp-server-time")
 except ConfigurationError as error:
     print(error)
 """

@@ -20,8 +20,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from reactloop import ReActLoop, RetryPolicy, Usage, tool
-from reactloop._run import Run, StepPlan
-from reactloop._telemetry import Telemetry
+from reactloop._core._plan import StepPlan
+from reactloop._loop._run import Run
+from reactloop._telemetry._settings import Telemetry
 from reactloop.errors import ModelTimeoutError, ProviderUnavailableError, ScriptExhaustedError
 from reactloop.events import PhaseFinished
 from reactloop.messages import AssistantMessage

@@ -9,11 +9,9 @@ import attrs
 import orjson
 import pytest
 
-from reactloop._contracts import Hook
-from reactloop._decisions import PROCEED, StopReason, StopRun
-from reactloop._errors import ConfigurationError, ErrorCode
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._contracts import Hook
+from reactloop._core._decisions import PROCEED, StopReason, StopRun
+from reactloop._core._messages import (
     AssistantMessage,
     ForcedTool,
     ModelRequest,
@@ -22,11 +20,13 @@ from reactloop._messages import (
     ToolMessage,
     UserMessage,
 )
-from reactloop._output import FINAL_TOOL, OutputRetry, OutputStrategy, OutputValidationError
+from reactloop._core._state import RunContext
+from reactloop._durable._stores import MemoryStore
+from reactloop._errors import ConfigurationError, ErrorCode
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
+from reactloop._output._spec import FINAL_TOOL, OutputRetry, OutputStrategy, OutputValidationError
 from reactloop._phases.output import OutputPhase
-from reactloop._run import Run
-from reactloop._state import RunContext
-from reactloop._stores import MemoryStore
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, make_run, run_phase
 
 pytestmark = pytest.mark.anyio

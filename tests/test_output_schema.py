@@ -14,15 +14,15 @@ import pytest
 from hypothesis import given, settings
 
 from reactloop._errors import ConfigurationError, StrictSchemaError
-from reactloop._output_schema import (
+from reactloop._output._schema import (
     WRAPPER_KEY,
     OutputSpec,
     strict_schema_anthropic,
     strict_schema_openai,
 )
-from reactloop._raw_schema import compile_raw
-from reactloop._schema import Invalid
-from reactloop._strict_schema import admits_null
+from reactloop._schema._generate import Invalid
+from reactloop._schema._raw import compile_raw
+from reactloop._schema._strict import admits_null
 from tests.openai_strict import openai_strict_problems
 from tests.providers.conftest import OPENAPI
 from tests.providers.protocol import OpenAIRequestSchema

@@ -12,10 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reactloop._contracts import DeltaSink
-from reactloop._events import Event, OutputStreamed
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._contracts import DeltaSink
+from reactloop._core._events import Event, OutputStreamed
+from reactloop._core._messages import (
     AssistantMessage,
     FinishReason,
     ModelRequest,
@@ -25,7 +24,8 @@ from reactloop._messages import (
     ToolCallDelta,
     Usage,
 )
-from reactloop._output import FINAL_TOOL, OutputStrategy
+from reactloop._loop._loop import ReActLoop
+from reactloop._output._spec import FINAL_TOOL, OutputStrategy
 from tests.test_partial import is_prefix
 
 pytestmark = pytest.mark.anyio

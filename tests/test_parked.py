@@ -21,9 +21,13 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, NumberDataPoint
 
+from reactloop._core._messages import ModelRequest, ToolCall
+from reactloop._core._records import RunCreated, RunParked, RunStatus, RunUnparked
+from reactloop._durable._replay import replay
+from reactloop._durable._stores import MemoryStore, PostgresStore, SqliteStore
 from reactloop._errors import ConfigurationError, ContractError, ErrorCode
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest, ToolCall
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._workers import cannot_resume, park, resume_claimable, unpark_run
 from reactloop._stored_errors import (
     LeaseHeldError,
     MissingToolError,
@@ -31,10 +35,6 @@ from reactloop._stored_errors import (
     StoreError,
     UnreadableRunError,
 )
-from reactloop._stores import MemoryStore, PostgresStore, SqliteStore
-from reactloop._stores._records import RunCreated, RunParked, RunStatus, RunUnparked
-from reactloop._stores._replay import replay
-from reactloop._workers import cannot_resume, park, resume_claimable, unpark_run
 from reactloop.telemetry import Telemetry
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel
 from tests.conftest import close
@@ -313,6 +313,6 @@ async def test_a_worker_round_measures_takeovers_parked_claimable_and_paused_run
 async def test_a_worker_round_without_telemetry_loads_no_metrics_module(
     worker: Workers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delitem(sys.modules, "reactloop._otel_workers", raising=False)
+    monkeypatch.delitem(sys.modules, "reactloop._telemetry._workers", raising=False)
     assert await resume_claimable(ReActLoop(ScriptedModel([]), store=worker("w1"))) == []
-    assert "reactloop._otel_workers" not in sys.modules
+    assert "reactloop._telemetry._workers" not in sys.modules

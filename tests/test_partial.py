@@ -12,7 +12,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reactloop._errors import ErrorCode, PartialJsonError, ReactLoopError
-from reactloop._partial import MAX_DEPTH, UNCHANGED, PartialJson, iter_partials, strip_fences
+from reactloop._output._partial import (
+    MAX_DEPTH,
+    UNCHANGED,
+    PartialJson,
+    iter_partials,
+    strip_fences,
+)
 from tests.strategies import (
     Cuts,
     cuts,

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from reactloop._approval import Approve, Deny
+from reactloop._approval._sealing import ENV_VAR
+from reactloop._core._approvals import Approve, Deny
+from reactloop._core._messages import ToolMessage
+from reactloop._core._state import RunResult
+from reactloop._durable._stores import MemoryStore
 from reactloop._errors import ConfigurationError
-from reactloop._loop import ReActLoop
-from reactloop._messages import ToolMessage
-from reactloop._sealing import ENV_VAR
-from reactloop._state import RunResult
+from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import StateTokenError, StateTokenReason
-from reactloop._stores import MemoryStore
 from reactloop.testing import FakeTool, FunctionModel, call
 from tests.strategies import ByteFlip, CharEdit, byte_flips, char_edits
 

@@ -7,8 +7,8 @@ import logging
 import pytest
 from hypothesis import given, settings
 
-from reactloop._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
-from reactloop._repair import (
+from reactloop._core._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from reactloop._core._repair import (
     INTERRUPTED_RESULT,
     RepairKind,
     RepairNote,

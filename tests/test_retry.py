@@ -23,7 +23,7 @@ from reactloop._errors import (
     RateLimitedError,
     ToolExecutionError,
 )
-from reactloop._retry import RetryNotice, RetryPolicy, call_with_retry, is_retryable
+from reactloop._policies._retry import RetryNotice, RetryPolicy, call_with_retry, is_retryable
 
 pytestmark = pytest.mark.anyio
 

@@ -8,14 +8,14 @@ from typing import Any
 import anyio
 import pytest
 
-from reactloop._contracts import RunStore
+from reactloop._core._contracts import RunStore
+from reactloop._core._events import RunFinished
+from reactloop._core._messages import ModelRequest
+from reactloop._core._records import RunCreated
 from reactloop._errors import ConfigurationError, ErrorCode, ReactLoopError
-from reactloop._events import RunFinished
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest
+from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import RunExistsError
-from reactloop._stores._records import RunCreated
-from reactloop._tool import tool
+from reactloop._tools._tool import tool
 from reactloop.testing import FunctionModel, ScriptedModel, call
 
 pytestmark = pytest.mark.anyio

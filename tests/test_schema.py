@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, NotRequired, Optional, Required, Typ
 import attrs
 import pytest
 
-from reactloop._schema import Invalid, UnsupportedType, compile_object, compile_type
+from reactloop._schema._generate import Invalid, UnsupportedType, compile_object, compile_type
 
 
 class Color(enum.Enum):

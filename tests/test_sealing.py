@@ -18,10 +18,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 
-from reactloop._approval import Approve
-from reactloop._errors import ConfigurationError, ContractError, ErrorCode, ReactLoopError
-from reactloop._loop import ReActLoop
-from reactloop._sealing import (
+from reactloop._approval._sealing import (
     ENV_VAR,
     MAX_TOKEN_BYTES,
     SigningKeys,
@@ -29,10 +26,13 @@ from reactloop._sealing import (
     signing_keys,
     unseal,
 )
+from reactloop._core._approvals import Approve
+from reactloop._core._records import PhaseDataSaved, Record
+from reactloop._durable._stores import MemoryStore
+from reactloop._errors import ConfigurationError, ContractError, ErrorCode, ReactLoopError
+from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import StateTokenError, StateTokenReason
-from reactloop._stores import MemoryStore
-from reactloop._stores._records import PhaseDataSaved, Record
-from reactloop._tool import tool
+from reactloop._tools._tool import tool
 from reactloop.testing import ScriptedModel, call, reply
 from tests.strategies import (
     ByteFlip,

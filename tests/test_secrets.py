@@ -13,16 +13,16 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from reactloop._core._messages import ModelRequest, ModelResponse, UserMessage
+from reactloop._core._records import RunEnded
+from reactloop._durable._leases import StoreTimeouts
+from reactloop._durable._stores import PostgresStore, SqliteStore, store_from_url
 from reactloop._errors import ConfigurationError, ProviderUnavailableError, ReactLoopError
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest, ModelResponse, UserMessage
+from reactloop._loop._loop import ReActLoop
+from reactloop._policies._retry import RetryPolicy
 from reactloop._providers import AnthropicModel, OpenAIModel
 from reactloop._redact import redacted
-from reactloop._retry import RetryPolicy
 from reactloop._stored_errors import StoreError
-from reactloop._stores import PostgresStore, SqliteStore, store_from_url
-from reactloop._stores._leases import StoreTimeouts
-from reactloop._stores._records import RunEnded
 from reactloop.testing import ScriptedModel
 from tests.postgres_server import free_port
 from tests.providers.wire_server import WireServer, json_reply

@@ -8,10 +8,8 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import given, settings
 
-from reactloop._contracts import Tool
-from reactloop._errors import ConfigurationError
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._contracts import Tool
+from reactloop._core._messages import (
     AssistantMessage,
     Message,
     ToolCall,
@@ -19,8 +17,10 @@ from reactloop._messages import (
     ToolSpec,
     UserMessage,
 )
-from reactloop._run import Run
-from reactloop._selection import RelevanceSelector, terms, tool_terms
+from reactloop._errors import ConfigurationError
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
+from reactloop._tools._selection import RelevanceSelector, terms, tool_terms
 from reactloop.testing import FakeTool, ScriptedModel, make_run
 from tests.strategies import (
     SpecTool,

@@ -11,7 +11,7 @@ from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as pu
 from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 from opentelemetry.semconv.attributes import error_attributes
 
-from reactloop import _semconv
+from reactloop._telemetry import _semconv
 
 ATTRIBUTES = [
     name

@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from reactloop import ReActLoop, Usage, UserMessage
-from reactloop._lifecycle import start_run
+from reactloop._loop._lifecycle import start_run
 from reactloop.phases import Proceed, Run, RunState
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 

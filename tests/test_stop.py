@@ -23,8 +23,8 @@ from reactloop import (
     ToolCalled,
     Usage,
 )
-from reactloop._contracts import StopCondition
-from reactloop._state import Step
+from reactloop._core._contracts import StopCondition
+from reactloop._core._state import Step
 from reactloop.phases import Run, ToolResult
 from reactloop.stopping import CheckPoint, StopSignal
 from reactloop.testing import FakeClock, FakeTool, ScriptedModel, call, make_run, reply

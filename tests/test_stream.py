@@ -8,10 +8,10 @@ import anyio
 import pytest
 from anyio.abc import TaskGroup
 
-import reactloop._handle
+import reactloop._loop._handle
 from reactloop import AssistantMessage, Hook, ReActLoop, RunResult, StopReason, ToolMessage, tool
 from reactloop._errors import NoResultError
-from reactloop._handle import STREAM_BUFFER, RunStream
+from reactloop._loop._handle import STREAM_BUFFER, RunStream
 from reactloop.events import RunFinished, TextStreamed, ToolCallStarted
 from reactloop.phases import Run
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
@@ -231,7 +231,7 @@ async def test_a_hanging_after_run_hook_cannot_hang_the_exit(
         async def after_run(self, run: Run, result: RunResult) -> None:
             await anyio.sleep_forever()
 
-    monkeypatch.setattr(reactloop._handle, "CLOSE_GRACE", 0.0)
+    monkeypatch.setattr(reactloop._loop._handle, "CLOSE_GRACE", 0.0)
     with anyio.fail_after(5):
         async with long_answer_loop(Hangs()).stream("go") as events:
             async for _ in events:

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 
 from reactloop._errors import ConfigurationError, StrictSchemaError
-from reactloop._output import OutputStrategy, build_output
-from reactloop._output_schema import WRAPPER_KEY, OutputSpec, strict_schema_openai
-from reactloop._raw_schema import compile_raw
-from reactloop._schema import Invalid
+from reactloop._output._schema import WRAPPER_KEY, OutputSpec, strict_schema_openai
+from reactloop._output._spec import OutputStrategy, build_output
+from reactloop._schema._generate import Invalid
+from reactloop._schema._raw import compile_raw
 from tests.openai_strict import openai_strict_problems
 from tests.strategies import examples, object_schemas, output_types
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from reactloop import ReActLoop
-from reactloop._telemetry import Telemetry
+from reactloop._telemetry._settings import Telemetry
 from reactloop.errors import ConfigurationError
 from reactloop.testing import ScriptedModel
 

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reactloop._errors import ConfigurationError
-from reactloop._messages import (
+from reactloop._core._messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -18,7 +17,8 @@ from reactloop._messages import (
     ToolSpec,
     UserMessage,
 )
-from reactloop._tokens import (
+from reactloop._errors import ConfigurationError
+from reactloop._policies._tokens import (
     DEFAULT_ESTIMATOR,
     MessageTokenEstimator,
     TokenEstimator,

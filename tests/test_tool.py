@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Required, TypedDict
 import pytest
 
 from reactloop import RunContext, tool
-from reactloop._tool import parse_docstring
+from reactloop._tools._tool import parse_docstring
 from reactloop.errors import ToolArgumentsError, ToolDefinitionError
 
 pytestmark = pytest.mark.anyio

@@ -8,9 +8,9 @@ import anyio
 import pytest
 
 from reactloop import ConfigurationError, MemoryStore, ReActLoop, StopReason, Tool
-from reactloop._contracts import ToolSelector, Toolset
+from reactloop._core._contracts import ToolSelector, Toolset
+from reactloop._core._messages import ModelRequest, ToolCall
 from reactloop._errors import ContractError
-from reactloop._messages import ModelRequest, ToolCall
 from reactloop.errors import ErrorCode, ReactLoopError
 from reactloop.output import OutputStrategy
 from reactloop.testing import FakeTool, FakeToolset, FunctionModel, ScriptedModel, call

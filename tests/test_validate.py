@@ -18,28 +18,26 @@ import httpx
 import pytest
 from attrs import define
 
-from reactloop._approval import Approve, Deny, Edit, ExternalFailure, ExternalResult
-from reactloop._cassette import Cassette
-from reactloop._config import LOOP_PARAMETERS, OPTION_NAMES, LoopOptions
-from reactloop._context import ContextWindow
-from reactloop._contracts import Hook
+from reactloop._approval._policy import ApprovalPolicy
+from reactloop._cassettes._cassette import Cassette
+from reactloop._core._approvals import Approve, Deny, Edit, ExternalFailure, ExternalResult
+from reactloop._core._contracts import Hook
+from reactloop._core._messages import ModelSettings, ResponseFormat, ResponseFormatKind, ToolSpec
+from reactloop._core._state import Step
+from reactloop._durable._leases import StoreTimeouts
+from reactloop._durable._stores import MemoryStore, PostgresStore, SqliteStore, store_from_url
 from reactloop._errors import ConfigurationError, ErrorCode, show
-from reactloop._guards import BlockedPatterns, MaxInputLength
-from reactloop._limits import RunLimiter
-from reactloop._loop import ReActLoop
-from reactloop._mcp import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
-from reactloop._messages import ModelSettings, ResponseFormat, ResponseFormatKind, ToolSpec
-from reactloop._output import OutputStrategy
-from reactloop._partial import PartialJson
+from reactloop._loop._config import LOOP_PARAMETERS, OPTION_NAMES, LoopOptions
+from reactloop._loop._loop import ReActLoop
+from reactloop._output._partial import PartialJson
+from reactloop._output._spec import OutputStrategy
 from reactloop._phases import default_phases, default_start_phases
-from reactloop._policy import ApprovalPolicy
-from reactloop._providers import AnthropicModel, OpenAIModel, model_from_string
-from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
-from reactloop._retry import RetryPolicy
-from reactloop._run import CapPolicy, RepetitionPolicy
-from reactloop._selection import RelevanceSelector
-from reactloop._state import Step
-from reactloop._stop import (
+from reactloop._policies._caps import CapPolicy, RepetitionPolicy
+from reactloop._policies._context import ContextWindow
+from reactloop._policies._guards import BlockedPatterns, MaxInputLength
+from reactloop._policies._limits import RunLimiter
+from reactloop._policies._retry import RetryPolicy
+from reactloop._policies._stop import (
     FinalAnswerMarker,
     MaxIterations,
     MaxToolCalls,
@@ -48,11 +46,13 @@ from reactloop._stop import (
     TokenBudget,
     ToolCalled,
 )
-from reactloop._stores import MemoryStore, PostgresStore, SqliteStore, store_from_url
-from reactloop._stores._leases import StoreTimeouts
-from reactloop._telemetry import Telemetry
-from reactloop._tokens import MessageTokenEstimator
-from reactloop._tool import FunctionTool, tool
+from reactloop._policies._tokens import MessageTokenEstimator
+from reactloop._providers import AnthropicModel, OpenAIModel, model_from_string
+from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
+from reactloop._telemetry._settings import Telemetry
+from reactloop._tools._mcp._servers import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
+from reactloop._tools._selection import RelevanceSelector
+from reactloop._tools._tool import FunctionTool, tool
 from reactloop._validate import CHECKED_MARK, checked_arguments
 from reactloop.testing import (
     FakeClock,

@@ -13,8 +13,8 @@ import anyio
 
 from reactloop._cli import _commands
 from reactloop._cli._inert import inert
+from reactloop._core import RunStatus
 from reactloop._errors import ReactLoopError
-from reactloop._stores._records import RunStatus
 from reactloop._version import __version__
 
 Command = Callable[[argparse.Namespace], Awaitable[int]]

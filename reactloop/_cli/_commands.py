@@ -22,11 +22,8 @@ from reactloop._cli._session import OpenStream, watch_run
 from reactloop._cli._timings import Timings
 from reactloop._cli._trace import read_export, stored_trace, watched_trace, write_trace
 from reactloop._cli._views import PlainView, choose_view
-from reactloop._contracts import RunStore
-from reactloop._loop import ReActLoop
-from reactloop._state import RunResult
-from reactloop._stores._records import RunStatus, RunSummary, StoredRun
-from reactloop._workers import unpark_run
+from reactloop._core import RunResult, RunStatus, RunStore, RunSummary, StoredRun
+from reactloop._loop import ReActLoop, unpark_run
 from reactloop.examples.demo import PACE, QUESTION, PacedModel, build_loop, scripted_model
 
 CANCELLED_EXIT = 130

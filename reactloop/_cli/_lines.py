@@ -9,26 +9,29 @@ from collections.abc import Callable
 import orjson
 from attrs import define, evolve, field, frozen
 
-from reactloop._approval import PendingCall
-from reactloop._decisions import StopReason
-from reactloop._events import (
+from reactloop._core import (
+    AssistantMessage,
     Event,
     HookFailed,
+    Message,
     ModelRetrying,
     NestedEvent,
+    PendingCall,
     PhaseFinished,
     RunFailed,
     RunFinished,
     RunPaused,
+    RunResult,
     RunStarted,
     StepFinished,
     StepStarted,
+    StopReason,
     TextStreamed,
+    ToolCall,
     ToolCallFinished,
     ToolCallStarted,
+    Usage,
 )
-from reactloop._messages import AssistantMessage, Message, ToolCall, Usage
-from reactloop._state import RunResult
 
 SHOWN_CHARS = 160
 """Longest argument list or tool result a line shows (the rest is cut with an ellipsis)."""

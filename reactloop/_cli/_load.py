@@ -11,9 +11,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from reactloop._durable import SqliteStore, Store, from_url
 from reactloop._errors import ConfigurationError
-from reactloop._mcp import MCPServerStdio
-from reactloop._stores import SqliteStore, Store, from_url
+from reactloop._tools import MCPServerStdio
 
 STORE_ENV = "REACTLOOP_STORE"
 """The environment variable a store URL is read from when `--store` is not given."""

@@ -9,15 +9,6 @@ from typing import Any
 
 import orjson
 
-from reactloop._approval import (
-    Approve,
-    Decision,
-    Deny,
-    ExternalFailure,
-    ExternalResult,
-    HoldKind,
-    PendingCall,
-)
 from reactloop._cli._inert import inert, inert_json
 from reactloop._cli._lines import (
     Kind,
@@ -31,8 +22,19 @@ from reactloop._cli._lines import (
     steps_text,
     usage_text,
 )
-from reactloop._stores._codec import unstructure_records
-from reactloop._stores._records import SCHEMA_VERSION, RunSummary, StoredRun
+from reactloop._core import (
+    SCHEMA_VERSION,
+    Approve,
+    Decision,
+    Deny,
+    ExternalFailure,
+    ExternalResult,
+    HoldKind,
+    PendingCall,
+    RunSummary,
+    StoredRun,
+)
+from reactloop._durable import unstructure_records
 
 EXPORT_FORMAT = "reactloop.run"
 """The `format` field of an exported run (`runs export`), which `trace` reads back."""

@@ -16,10 +16,8 @@ from anyio.abc import TaskStatus
 
 from reactloop._cli._lines import Kind, Line, Narrator
 from reactloop._cli._views import View
-from reactloop._events import Event
-from reactloop._groups import unwrap_single_error
-from reactloop._handle import RunStream
-from reactloop._state import RunResult
+from reactloop._core import Event, RunResult, unwrap_single_error
+from reactloop._loop import RunStream
 
 OpenStream = Callable[[], AbstractAsyncContextManager[RunStream[Any]]]
 

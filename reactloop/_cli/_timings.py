@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from attrs import define, field, frozen
 
-from reactloop._events import Event, PhaseFinished, RunStarted, StepStarted, ToolCallStarted
+from reactloop._core import Event, PhaseFinished, RunStarted, StepStarted, ToolCallStarted
 
 
 @frozen

@@ -15,12 +15,19 @@ from typing import Any
 import orjson
 
 from reactloop._cli._timings import PhaseMark, Timings
+from reactloop._core import (
+    SCHEMA_VERSION,
+    AssistantMessage,
+    Message,
+    RunResult,
+    Step,
+    StoredRun,
+    SystemMessage,
+    ToolMessage,
+    Usage,
+)
+from reactloop._durable import replay, structure_records, value_json
 from reactloop._errors import ConfigurationError
-from reactloop._messages import AssistantMessage, Message, SystemMessage, ToolMessage, Usage
-from reactloop._state import RunResult, Step
-from reactloop._stores._codec import structure_records, value_json
-from reactloop._stores._records import SCHEMA_VERSION, StoredRun
-from reactloop._stores._replay import replay
 
 PLACEHOLDER = "/*TRACE-DATA*/null"
 REASONING = "ReasoningPhase"

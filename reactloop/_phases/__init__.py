@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from reactloop._contracts import Phase
+from reactloop._core import Phase
+from reactloop._phases._execute import Admitted
 from reactloop._phases.applier import HookDecisionApplier
 from reactloop._phases.guards import IterationGuards
 from reactloop._phases.output import OutputPhase
@@ -30,6 +31,7 @@ def default_phases() -> list[Phase]:
 
 
 __all__ = [
+    "Admitted",
     "HookDecisionApplier",
     "IterationGuards",
     "OutputPhase",

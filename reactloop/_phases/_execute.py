@@ -6,23 +6,27 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import attrs
 import orjson
 from attrs import frozen
 
-from reactloop._contracts import HookPoint, Tool
+from reactloop._core import (
+    INTERRUPTED_RESULT,
+    NO_USAGE,
+    HookPoint,
+    Tool,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolResult,
+    ToolResultDiscarded,
+)
 from reactloop._errors import ErrorCode, ToolError, ToolExecutionError, ToolTimeoutError
-from reactloop._events import ToolCallFinished, ToolCallStarted, ToolResultDiscarded
-from reactloop._messages import ToolCall
-from reactloop._nesting import CALLING, READS_CALLING, SubRunOutcome
 from reactloop._phases.applier import park_stop
-from reactloop._repair import INTERRUPTED_RESULT
-from reactloop._state import NO_USAGE, ToolResult
 from reactloop._stored_errors import LeaseLostError
-from reactloop._unicode import json_text
+from reactloop._tools import CALLING, READS_CALLING, SubRunOutcome, error_result, render
 
 if TYPE_CHECKING:
-    from reactloop._run import Run
+    from reactloop._loop import Run
 
 
 @frozen
@@ -33,31 +37,6 @@ class Admitted:
     tool: Tool
     call: ToolCall
     arguments: dict[str, Any]
-
-
-_KEYS = orjson.OPT_NON_STR_KEYS
-
-
-def jsonable(value: Any) -> Any:
-    """orjson's `default`: attrs classes as objects, sets as sorted lists."""
-    if attrs.has(type(value)):
-        return attrs.asdict(value)
-    if isinstance(value, set | frozenset):
-        return sorted(value, key=repr)
-    raise TypeError(f"{type(value).__name__} is not JSON-serializable")
-
-
-def render(value: object, limit: int) -> str:
-    """A tool's return value as text: strings as they are, the rest as JSON; cut at `limit`."""
-    text = value if isinstance(value, str) else json_text(value, default=jsonable, option=_KEYS)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[truncated: {len(text) - limit} of {len(text)} characters cut]"
-
-
-def error_result(call: ToolCall, error: ToolError, duration: float = 0.0) -> ToolResult:
-    """The error result the model sees for a failed or refused call."""
-    return ToolResult(call.id, call.name, error.message, True, error.code, duration)
 
 
 async def _call(run: Run, item: Admitted) -> tuple[object, ToolError | None]:

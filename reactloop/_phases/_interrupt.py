@@ -10,11 +10,10 @@ import anyio
 import anyio.lowlevel
 from attrs import Factory, define
 
-from reactloop._decisions import Stop, StopReason
-from reactloop._messages import AssistantMessage, is_blank
+from reactloop._core import AssistantMessage, Stop, StopReason, is_blank
 
 if TYPE_CHECKING:
-    from reactloop._run import Run
+    from reactloop._loop import Run
 
 T = TypeVar("T")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
+from reactloop._core import PROCEED, PhaseDecision, Stop, StopReason
 
 if TYPE_CHECKING:
-    from reactloop._hooks import Verdict
-    from reactloop._run import Run
+    from reactloop._loop import Run
+    from reactloop._policies import Verdict
 
 
 def park_stop(run: Run, verdict: Verdict[Any]) -> bool:

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reactloop._contracts import CheckPoint
-from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
-from reactloop._run import CapPolicy
-from reactloop._state import Finishing
+from reactloop._core import PROCEED, CheckPoint, Finishing, PhaseDecision, Stop, StopReason
+from reactloop._policies import CapPolicy
 
 if TYPE_CHECKING:
-    from reactloop._run import Run
+    from reactloop._loop import Run
 
 
 def interruption(run: Run) -> Stop | None:

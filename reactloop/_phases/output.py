@@ -13,15 +13,23 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from reactloop._decisions import PROCEED, NextIteration, PhaseDecision, Stop, StopReason
+from reactloop._core import (
+    PROCEED,
+    AssistantMessage,
+    NextIteration,
+    PhaseDecision,
+    Stop,
+    StopReason,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from reactloop._errors import ErrorCode
-from reactloop._messages import AssistantMessage, ToolCall, UserMessage
 from reactloop._output import FINAL_TOOL, Output, OutputRetry, OutputStrategy, OutputValidationError
 from reactloop._schema import Invalid
-from reactloop._state import ToolResult
 
 if TYPE_CHECKING:
-    from reactloop._run import Run
+    from reactloop._loop import Run
 
 ACCEPTED = "final answer accepted"
 NOT_RUN = "not run: the final answer ended the run"

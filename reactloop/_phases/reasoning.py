@@ -10,27 +10,34 @@ from typing import TYPE_CHECKING
 import anyio
 import attrs
 
-from reactloop._contracts import CheckPoint, HookPoint, Model, Tool
-from reactloop._decisions import PROCEED, PhaseDecision, Stop
-from reactloop._errors import ContractError, ModelTimeoutError, name_of
-from reactloop._events import ModelRetrying, OutputStreamed, TextStreamed, ToolCallStreamed
-from reactloop._messages import (
+from reactloop._core import (
+    PROCEED,
+    CheckPoint,
     ForcedTool,
+    HookPoint,
+    Model,
     ModelDelta,
     ModelRequest,
     ModelResponse,
+    ModelRetrying,
+    OutputStreamed,
+    PhaseDecision,
+    StepPlan,
+    Stop,
     TextDelta,
+    TextStreamed,
+    Tool,
+    ToolCallStreamed,
     ToolChoice,
 )
-from reactloop._output import FINAL_TOOL
-from reactloop._output_stream import NOTHING, PartialAnswers
+from reactloop._errors import ContractError, ModelTimeoutError, name_of
+from reactloop._output import FINAL_TOOL, NOTHING, PartialAnswers
 from reactloop._phases._interrupt import Heard, cut_short, interruptible
 from reactloop._phases.applier import park_stop
-from reactloop._retry import RetryNotice, call_with_retry
-from reactloop._run import StepPlan
+from reactloop._policies import RetryNotice, call_with_retry
 
 if TYPE_CHECKING:
-    from reactloop._run import Run
+    from reactloop._loop import Run
 
 
 async def plan_step(run: Run) -> StepPlan:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reactloop._contracts import HookPoint
-from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
+from reactloop._core import PROCEED, HookPoint, PhaseDecision, Stop, StopReason, UserMessage
 from reactloop._errors import ContractError, GuardRejectedError
-from reactloop._messages import UserMessage
 from reactloop._phases.applier import park_stop
 
 if TYPE_CHECKING:
-    from reactloop._run import Run
+    from reactloop._loop import Run
 
 
 def _user_input(run: Run) -> str:

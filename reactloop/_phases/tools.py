@@ -8,9 +8,20 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from attrs import frozen
 
-from reactloop._approval import PendingCall
-from reactloop._contracts import CheckPoint, HookPoint, Tool
-from reactloop._decisions import PROCEED, PhaseDecision, Stop, StopReason
+from reactloop._core import (
+    PROCEED,
+    CheckPoint,
+    HookPoint,
+    PendingCall,
+    PhaseDecision,
+    Stop,
+    StopReason,
+    Tool,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolResult,
+)
 from reactloop._errors import (
     ToolArgumentsError,
     ToolError,
@@ -18,16 +29,14 @@ from reactloop._errors import (
     ToolRefusedError,
     UnknownToolError,
 )
-from reactloop._events import ToolCallFinished, ToolCallStarted
-from reactloop._messages import ToolCall
-from reactloop._phases._execute import Admitted, error_result, run_concurrently
-from reactloop._phases._hold import Held, Settled, decided, gate, pause
+from reactloop._phases._execute import Admitted, run_concurrently
+from reactloop._phases._gate import Held, Settled, decided, gate, pause
 from reactloop._phases.applier import park_stop
 from reactloop._phases.guards import interruption
-from reactloop._state import ToolResult
+from reactloop._tools import error_result
 
 if TYPE_CHECKING:
-    from reactloop._run import Run
+    from reactloop._loop import Run
 
 
 @frozen

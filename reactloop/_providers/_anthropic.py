@@ -20,15 +20,9 @@ from typing import assert_never
 import httpx
 import orjson
 
-from reactloop._contracts import DeltaSink
-from reactloop._errors import (
-    ConfigurationError,
-    InvalidResponseError,
-    ProviderConfigurationError,
-    ProviderUnavailableError,
-)
-from reactloop._messages import (
+from reactloop._core import (
     AssistantMessage,
+    DeltaSink,
     FinishReason,
     ForcedTool,
     JsonObject,
@@ -48,6 +42,12 @@ from reactloop._messages import (
     UserMessage,
     is_blank,
     new_call_id,
+)
+from reactloop._errors import (
+    ConfigurationError,
+    InvalidResponseError,
+    ProviderConfigurationError,
+    ProviderUnavailableError,
 )
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
@@ -74,7 +74,7 @@ from reactloop._providers._wire import (
     wire_ids,
 )
 from reactloop._redact import redacted
-from reactloop._strict_schema import strict_schema_anthropic
+from reactloop._schema import strict_schema_anthropic
 from reactloop._validate import checked_arguments, integer
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"

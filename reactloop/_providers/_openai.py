@@ -15,10 +15,9 @@ import httpx
 import orjson
 from attrs import frozen
 
-from reactloop._contracts import DeltaSink
-from reactloop._errors import ConfigurationError, InvalidResponseError, ProviderUnavailableError
-from reactloop._messages import (
+from reactloop._core import (
     AssistantMessage,
+    DeltaSink,
     FinishReason,
     ForcedTool,
     JsonObject,
@@ -40,6 +39,7 @@ from reactloop._messages import (
     is_blank,
     new_call_id,
 )
+from reactloop._errors import ConfigurationError, InvalidResponseError, ProviderUnavailableError
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
     AuthScheme,
@@ -64,7 +64,7 @@ from reactloop._providers._wire import (
     wire_ids,
 )
 from reactloop._redact import redacted
-from reactloop._strict_schema import strict_schema_openai
+from reactloop._schema import strict_schema_openai
 from reactloop._validate import boolean, checked_arguments, member
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"

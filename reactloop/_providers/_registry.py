@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 
-from reactloop._contracts import Model
+from reactloop._core import Model
 from reactloop._errors import ConfigurationError
 from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._openai import MaxTokensField, OpenAIModel

@@ -10,8 +10,7 @@ from typing import Any
 import orjson
 from attrs import define, evolve, field
 
-from reactloop._errors import InvalidRequestError, InvalidResponseError
-from reactloop._messages import (
+from reactloop._core import (
     AssistantMessage,
     FinishReason,
     JsonObject,
@@ -24,6 +23,7 @@ from reactloop._messages import (
     is_blank,
     new_call_id,
 )
+from reactloop._errors import InvalidRequestError, InvalidResponseError
 
 EMPTY_TOOL_RESULT = "(the tool returned no output)"
 """What the model reads for a tool result with no text: both APIs reject an empty one."""

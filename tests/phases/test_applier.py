@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from reactloop import StopReason
-from reactloop._decisions import StopRun
+from reactloop._core._decisions import StopRun
 from reactloop._errors import HookError
-from reactloop._hooks import Verdict
 from reactloop._phases.applier import park_stop
+from reactloop._policies._hooks import Verdict
 from reactloop.phases import HookDecisionApplier, Proceed, Stop
 from reactloop.testing import make_run, run_phase
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from reactloop import CapPolicy, StopReason, StopWhen, TimeBudget, TokenBudget, Usage
-from reactloop._contracts import CheckPoint, StopCondition
-from reactloop._decisions import StopSignal
-from reactloop._run import Run
-from reactloop._state import Finishing
+from reactloop._core._contracts import CheckPoint, StopCondition
+from reactloop._core._decisions import StopSignal
+from reactloop._core._state import Finishing
+from reactloop._loop._run import Run
 from reactloop.phases import IterationGuards, Proceed, Stop
 from reactloop.testing import FakeClock, make_run, reply, run_phase
 

@@ -8,12 +8,18 @@ import anyio
 import pytest
 
 from reactloop import Event, FinalAnswerMarker, Hook, Override, StopReason, StopRun, Usage
-from reactloop._context import ContextWindow
+from reactloop._core._events import ModelRetrying
+from reactloop._core._messages import (
+    AssistantMessage,
+    Message,
+    ModelSettings,
+    ToolCall,
+    UserMessage,
+)
 from reactloop._errors import ErrorCode, ModelTimeoutError, ProviderUnavailableError
-from reactloop._events import ModelRetrying
-from reactloop._messages import AssistantMessage, Message, ModelSettings, ToolCall, UserMessage
-from reactloop._retry import RetryPolicy
-from reactloop._tokens import DEFAULT_ESTIMATOR
+from reactloop._policies._context import ContextWindow
+from reactloop._policies._retry import RetryPolicy
+from reactloop._policies._tokens import DEFAULT_ESTIMATOR
 from reactloop.events import TextStreamed, ToolCallStreamed
 from reactloop.models import ModelRequest, ModelResponse, ToolChoice
 from reactloop.phases import Finishing, Proceed, ReasoningPhase, Run, StepPlan, Stop

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reactloop import Hook, StopReason, StopRun, UserMessage
-from reactloop._messages import SystemMessage
+from reactloop._core._messages import SystemMessage
 from reactloop.errors import GuardRejectedError
 from reactloop.hooks import BlockedPatterns, MaxInputLength
 from reactloop.phases import Proceed, Run, RunStart, Stop

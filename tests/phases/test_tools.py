@@ -9,6 +9,7 @@ import attrs
 import pytest
 
 from reactloop import Event, Hook, Override, Reject, StopReason, StopRun, ToolCall, ToolCalled, tool
+from reactloop._core._state import RunContext
 from reactloop._errors import (
     ReactLoopError,
     ToolArgumentsError,
@@ -17,7 +18,6 @@ from reactloop._errors import (
     ToolTimeoutError,
     UnknownToolError,
 )
-from reactloop._state import RunContext
 from reactloop.errors import ErrorCode
 from reactloop.events import ToolCallFinished, ToolCallStarted
 from reactloop.phases import Proceed, Run, Stop, ToolPhase, ToolResult

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reactloop._messages import (
+from reactloop._core._messages import (
     AssistantMessage,
     ForcedTool,
     ModelRequest,

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from reactloop._messages import ToolCall
+from reactloop._core._messages import ToolCall
 
 JsonObject = dict[str, Any]
 ARG_PIECE = 7

@@ -7,16 +7,8 @@ from collections.abc import AsyncIterator
 import pytest
 from attrs import evolve
 
-from reactloop._decisions import StopReason
-from reactloop._errors import (
-    ConfigurationError,
-    ErrorCode,
-    InvalidResponseError,
-    ProviderConfigurationError,
-    RateLimitedError,
-)
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import (
     AssistantMessage,
     FinishReason,
     Message,
@@ -26,6 +18,14 @@ from reactloop._messages import (
     ToolCall,
     UserMessage,
 )
+from reactloop._errors import (
+    ConfigurationError,
+    ErrorCode,
+    InvalidResponseError,
+    ProviderConfigurationError,
+    RateLimitedError,
+)
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel
 from reactloop._providers._anthropic import (
     DEFAULT_MAX_TOKENS,

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from reactloop import Approve, Deny, ReActLoop, tool
-from reactloop._events import RunFinished
-from reactloop._messages import AssistantMessage, ToolCall, unique_calls
+from reactloop._core._events import RunFinished
+from reactloop._core._messages import AssistantMessage, ToolCall, unique_calls
+from reactloop._core._state import RunResult
 from reactloop._providers import AnthropicModel, OpenAIModel
 from reactloop._providers._wire import wire_ids
-from reactloop._state import RunResult
 from reactloop.stores import MemoryStore
 from tests.providers.protocol import check_anthropic_request
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream

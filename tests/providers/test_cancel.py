@@ -8,7 +8,7 @@ import anyio
 import httpx
 import pytest
 
-from reactloop._messages import ModelDelta, ModelRequest, UserMessage
+from reactloop._core._messages import ModelDelta, ModelRequest, UserMessage
 from reactloop._providers import AnthropicModel, OpenAIModel
 from tests.providers.conftest import API_KEY
 from tests.providers.render import openai_json, openai_stream

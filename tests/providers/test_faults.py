@@ -12,8 +12,9 @@ import anyio
 import pytest
 from anyio.abc import SocketAttribute
 
-from reactloop._contracts import Model
-from reactloop._decisions import StopReason
+from reactloop._core._contracts import Model
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import ModelDelta, ModelRequest, ModelResponse, UserMessage
 from reactloop._errors import (
     AuthenticationError,
     ConfigurationError,
@@ -27,8 +28,7 @@ from reactloop._errors import (
     ProviderUnavailableError,
     RateLimitedError,
 )
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelDelta, ModelRequest, ModelResponse, UserMessage
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel, OpenAIModel
 from reactloop._resolver import DEFAULT_MESSAGES
 from tests.providers.conftest import API_KEY

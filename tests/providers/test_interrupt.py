@@ -13,16 +13,16 @@ import attrs
 import pytest
 from attrs import define, field
 
-from reactloop._contracts import Model
-from reactloop._decisions import StopReason
+from reactloop._core._contracts import Model
+from reactloop._core._decisions import StopReason
+from reactloop._core._events import RunFinished, TextStreamed
+from reactloop._core._messages import AssistantMessage, ToolCall, ToolMessage
+from reactloop._core._state import RunResult
+from reactloop._durable._stores import SqliteStore
 from reactloop._errors import NoResultError
-from reactloop._events import RunFinished, TextStreamed
-from reactloop._loop import ReActLoop
-from reactloop._messages import AssistantMessage, ToolCall, ToolMessage
+from reactloop._loop._loop import ReActLoop
 from reactloop._phases._interrupt import CUT_CALL, PARTIAL_ANSWER
 from reactloop._providers import AnthropicModel, OpenAIModel
-from reactloop._state import RunResult
-from reactloop._stores import SqliteStore
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
 from tests.providers.test_loop import get_weather, results_in
 from tests.providers.wire_server import Reply, Request, WireServer, json_reply, sse_reply

@@ -7,13 +7,13 @@ from collections.abc import Callable
 
 import pytest
 
-from reactloop._contracts import Model
-from reactloop._decisions import StopReason
-from reactloop._events import Event, RunFinished, TextStreamed, ToolCallStreamed
-from reactloop._loop import ReActLoop
-from reactloop._messages import ToolCall
+from reactloop._core._contracts import Model
+from reactloop._core._decisions import StopReason
+from reactloop._core._events import Event, RunFinished, TextStreamed, ToolCallStreamed
+from reactloop._core._messages import ToolCall
+from reactloop._core._state import RunResult
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel, OpenAIModel
-from reactloop._state import RunResult
 from tests.providers.protocol import (
     OpenAIRequestSchema,
     check_anthropic_headers,

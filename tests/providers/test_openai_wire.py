@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop._errors import InvalidResponseError, ProviderUnavailableError
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._messages import (
     AssistantMessage,
     FinishReason,
     ModelRequest,
     ToolCall,
     UserMessage,
 )
+from reactloop._errors import InvalidResponseError, ProviderUnavailableError
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import OpenAIModel
 from reactloop._providers._openai import (
     InstructionsRole,

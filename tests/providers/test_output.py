@@ -12,11 +12,11 @@ import attrs
 import orjson
 import pytest
 
+from reactloop._core._events import OutputStreamed
+from reactloop._core._messages import ToolCall
 from reactloop._errors import StrictSchemaError
-from reactloop._events import OutputStreamed
-from reactloop._loop import ReActLoop
-from reactloop._messages import ToolCall
-from reactloop._output import FINAL_TOOL, OutputRetry, OutputStrategy
+from reactloop._loop._loop import ReActLoop
+from reactloop._output._spec import FINAL_TOOL, OutputRetry, OutputStrategy
 from reactloop._providers import AnthropicModel, OpenAIModel
 from tests.providers.protocol import OpenAIRequestSchema, check_anthropic_request
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reactloop._errors import ConfigurationError
-from reactloop._loop import ReActLoop
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel, MaxTokensField, OpenAIModel, model_from_string
 
 pytestmark = pytest.mark.anyio

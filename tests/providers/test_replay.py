@@ -10,9 +10,8 @@ import pytest
 from attrs import frozen
 from hypothesis import HealthCheck, given, settings
 
-from reactloop._contracts import Model
-from reactloop._errors import ModelError, ProviderUnavailableError
-from reactloop._messages import (
+from reactloop._core._contracts import Model
+from reactloop._core._messages import (
     FinishReason,
     ModelDelta,
     ModelRequest,
@@ -21,6 +20,7 @@ from reactloop._messages import (
     ToolCallDelta,
     UserMessage,
 )
+from reactloop._errors import ModelError, ProviderUnavailableError
 from reactloop._providers import AnthropicModel, OpenAIModel
 from tests.providers.conftest import WIRE
 from tests.providers.wire_server import WireServer, events_of, json_reply, split_at, sse_reply

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from reactloop._messages import FinishReason, ModelDelta, ToolCall
+from reactloop._core._messages import FinishReason, ModelDelta, ToolCall
 from reactloop._providers._anthropic import MessageStream
 from reactloop._providers._openai import ChatStream
 from reactloop._providers._sse import SseEvent

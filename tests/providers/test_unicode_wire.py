@@ -8,12 +8,12 @@ import os
 
 import pytest
 
-from reactloop._contracts import Model
-from reactloop._decisions import StopReason
-from reactloop._loop import ReActLoop
-from reactloop._messages import AssistantMessage, ModelRequest, ToolCall, UserMessage
+from reactloop._core._contracts import Model
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import AssistantMessage, ModelRequest, ToolCall, UserMessage
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel, OpenAIModel
-from reactloop._tool import tool
+from reactloop._tools._tool import tool
 from tests.providers.render import anthropic_json, openai_json
 from tests.providers.wire_server import Request, WireServer, json_reply
 

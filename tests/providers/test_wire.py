@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop._contracts import Model
-from reactloop._decisions import StopReason
-from reactloop._errors import ConfigurationError, InvalidRequestError
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._contracts import Model
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import (
     AssistantMessage,
     Message,
     ModelRequest,
@@ -17,6 +15,8 @@ from reactloop._messages import (
     ToolMessage,
     UserMessage,
 )
+from reactloop._errors import ConfigurationError, InvalidRequestError
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel, OpenAIModel
 from reactloop._providers._wire import EMPTY_TOOL_RESULT
 from tests.providers.examples import REQUESTS

@@ -1,1 +1,1 @@
-"""Tests of the run stores (reactloop/_stores/)."""
+"""Tests of the run stores (reactloop/_durable/_stores/)."""

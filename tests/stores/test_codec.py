@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
+from reactloop._core._messages import AssistantMessage, ModelResponse, ToolCall, Usage, new_call_id
+from reactloop._core._records import PhaseDataSaved, Record, ResponseSaved
+from reactloop._durable._codec import decode, encode
 from reactloop._errors import ContractError
-from reactloop._messages import AssistantMessage, ModelResponse, ToolCall, Usage, new_call_id
 from reactloop._stored_errors import StoreError
-from reactloop._stores._codec import decode, encode
-from reactloop._stores._records import PhaseDataSaved, Record, ResponseSaved
 from tests.strategies import journals
 
 

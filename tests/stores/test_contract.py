@@ -10,11 +10,9 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from reactloop._contracts import RunStore
-from reactloop._decisions import StopReason
-from reactloop._errors import ContractError
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._contracts import RunStore
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import (
     AssistantMessage,
     ModelRequest,
     ModelResponse,
@@ -23,12 +21,14 @@ from reactloop._messages import (
     Usage,
     UserMessage,
 )
-from reactloop._state import RunContext
+from reactloop._core._records import PhaseDataSaved, Record, RunCreated, RunEnded, RunStatus
+from reactloop._core._state import RunContext
+from reactloop._durable._replay import replay
+from reactloop._durable._stores import MemoryStore, PostgresStore, SqliteStore
+from reactloop._errors import ContractError
+from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import RunNotFoundError
-from reactloop._stores import MemoryStore, PostgresStore, SqliteStore
-from reactloop._stores._records import PhaseDataSaved, Record, RunCreated, RunEnded, RunStatus
-from reactloop._stores._replay import replay
-from reactloop._tool import tool
+from reactloop._tools._tool import tool
 from reactloop.testing import FunctionModel, reply
 from tests.strategies import journals
 

@@ -14,15 +14,15 @@ from typing import Any
 import anyio
 import pytest
 
-from reactloop._decisions import StopReason
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest, ModelResponse, ToolMessage
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import ModelRequest, ModelResponse, ToolMessage
+from reactloop._core._records import PhaseDataSaved, ResultSaved, RunCreated
+from reactloop._durable._leases import StoreTimeouts
+from reactloop._durable._postgres import _Disconnected
+from reactloop._durable._stores import PostgresStore, SqliteStore
+from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import StoreError
-from reactloop._stores import PostgresStore, SqliteStore
-from reactloop._stores._leases import StoreTimeouts
-from reactloop._stores._postgres import _Disconnected
-from reactloop._stores._records import PhaseDataSaved, ResultSaved, RunCreated
-from reactloop._tool import tool
+from reactloop._tools._tool import tool
 from reactloop.testing import FunctionModel, call, reply
 from tests.conftest import close
 from tests.postgres_server import backend_pids, restart, terminate

@@ -10,14 +10,14 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from reactloop._core._messages import ToolCall
+from reactloop._core._records import STORE_SCHEMA_VERSION, RunCreated, RunStatus
+from reactloop._core._state import RunContext
+from reactloop._durable._stores import PostgresStore, SqliteStore, store_from_url
 from reactloop._errors import ConfigurationError
-from reactloop._loop import ReActLoop
-from reactloop._messages import ToolCall
-from reactloop._state import RunContext
+from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import StoreError
-from reactloop._stores import PostgresStore, SqliteStore, store_from_url
-from reactloop._stores._records import STORE_SCHEMA_VERSION, RunCreated, RunStatus
-from reactloop._tool import tool
+from reactloop._tools._tool import tool
 from reactloop.testing import FakeTool, ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop._decisions import StopReason
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import Usage
+from reactloop._core._records import CallStarted, RunEnded, RunStatus, status_after, status_of
 from reactloop._errors import ErrorCode
-from reactloop._messages import Usage
-from reactloop._stores._records import CallStarted, RunEnded, RunStatus, status_after, status_of
 
 
 def ended(reason: StopReason, code: ErrorCode | None = None) -> RunEnded:

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from reactloop._contracts import Hook, RunStore
-from reactloop._decisions import Reject, StopRun
-from reactloop._loop import ReActLoop
-from reactloop._messages import Message, ToolCall, Usage, blank_reason
+from reactloop._core._contracts import Hook, RunStore
+from reactloop._core._decisions import Reject, StopRun
+from reactloop._core._messages import Message, ToolCall, Usage, blank_reason
+from reactloop._loop._loop import ReActLoop
+from reactloop._loop._run import Run
 from reactloop._phases import default_start_phases
-from reactloop._run import Run
 from reactloop.examples.planning import PlanningPhase
 from reactloop.testing import FakeTool, ScriptedModel, reply
 from tests.strategies import AgentScript, agent_scripts, damaged_histories

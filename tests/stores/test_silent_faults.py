@@ -13,14 +13,14 @@ from typing import Any
 import orjson
 import pytest
 
-from reactloop._decisions import StopReason
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import ModelRequest, ModelResponse, ToolMessage
+from reactloop._core._records import RunCreated
+from reactloop._durable._stores import SqliteStore, store_from_url
 from reactloop._errors import ErrorCode
-from reactloop._loop import ReActLoop
-from reactloop._messages import ModelRequest, ModelResponse, ToolMessage
+from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import StoreError, UnreadableRunError
-from reactloop._stores import SqliteStore, store_from_url
-from reactloop._stores._records import RunCreated
-from reactloop._tool import tool
+from reactloop._tools._tool import tool
 from reactloop.testing import FunctionModel, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio

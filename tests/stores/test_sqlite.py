@@ -13,23 +13,23 @@ from typing import Any
 import anyio
 import pytest
 
-from reactloop._loop import ReActLoop
-from reactloop._messages import (
+from reactloop._core._messages import (
     ToolCall,
     ToolMessage,
     UserMessage,
 )
-from reactloop._state import RunContext, ToolResult
-from reactloop._stored_errors import LeaseHeldError, LeaseLostError, RunNotFoundError, StoreError
-from reactloop._stores import SqliteStore
-from reactloop._stores._records import (
+from reactloop._core._records import (
     STORE_SCHEMA_VERSION,
     CallStarted,
     ResultSaved,
     RunCreated,
     RunStatus,
 )
-from reactloop._tool import tool
+from reactloop._core._state import RunContext, ToolResult
+from reactloop._durable._stores import SqliteStore
+from reactloop._loop._loop import ReActLoop
+from reactloop._stored_errors import LeaseHeldError, LeaseLostError, RunNotFoundError, StoreError
+from reactloop._tools._tool import tool
 from reactloop.testing import FakeTool, ScriptedModel
 
 pytestmark = pytest.mark.anyio

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from reactloop._durable._stores import MemoryStore, SqliteStore, store_from_url
 from reactloop._errors import ConfigurationError
-from reactloop._stores import MemoryStore, SqliteStore, store_from_url
 
 
 def test_a_sqlite_url_with_three_slashes_is_a_relative_path() -> None:
