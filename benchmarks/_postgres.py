@@ -15,7 +15,7 @@ from benchmarks._figures import Figure
 from benchmarks._measure import median, per_step_us
 from benchmarks._scenarios import Sizes, _each, _measure
 from reactloop._durable._postgres import PostgresStore
-from tests.postgres_server import binaries, fresh_schema, throwaway_cluster
+from tests.helpers.postgres_server import binaries, fresh_schema, throwaway_cluster
 
 
 async def postgres_steps(sizes: Sizes) -> list[Figure]:

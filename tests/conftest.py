@@ -3,7 +3,7 @@
 
 `REACTLOOP_HYPOTHESIS_PROFILE=mutation` (set by `make mutate` for the tests it runs) runs property
 tests with few, derandomized examples, so each mutant is judged quickly and the same way every
-time (tests/strategies.py `examples()` caps the tests that ask for more).
+time (tests/helpers/strategies.py `examples()` caps the tests that ask for more).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import settings
 
 from reactloop._durable._stores import MemoryStore, PostgresStore, SqliteStore
-from tests.postgres_server import binaries, fresh_schema, throwaway_cluster, unavailable
+from tests.helpers.postgres_server import binaries, fresh_schema, throwaway_cluster, unavailable
 
 Store = MemoryStore | SqliteStore | PostgresStore
 

@@ -2,9 +2,9 @@
 published constants (`opentelemetry-semantic-conventions` 0.66b2, semconv schema 1.44, whose GenAI
 names the semantic-conventions-genai repository now carries unchanged).
 
-Copied rather than imported: the library depends on `opentelemetry-api` only. tests/test_semconv.py
-checks every name here against the published constant, so a rename upstream fails a test.
-"""
+Copied rather than imported: the library depends on `opentelemetry-api` only.
+tests/telemetry/test_semconv.py checks every name here against the published constant, so a rename
+upstream fails a test."""
 
 from __future__ import annotations
 

@@ -22,9 +22,9 @@ from reactloop._core._messages import (
 )
 from reactloop._errors import ModelError, ProviderUnavailableError
 from reactloop._providers import AnthropicModel, OpenAIModel
+from tests.helpers.strategies import Cuts, cuts, examples
 from tests.providers.conftest import WIRE
 from tests.providers.wire_server import WireServer, events_of, json_reply, split_at, sse_reply
-from tests.strategies import Cuts, cuts, examples
 
 pytestmark = pytest.mark.anyio
 

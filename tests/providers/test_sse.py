@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reactloop._providers._sse import SseDecoder, SseEvent
+from tests.helpers.strategies import examples, split_points
 from tests.providers.conftest import WIRE
 from tests.providers.wire_server import split_at
-from tests.strategies import examples, split_points
 
 STREAMS = sorted(WIRE.glob("*/*.sse"))
 

@@ -1,1 +1,0 @@
-"""Tests of the run stores (reactloop/_durable/_stores/)."""
