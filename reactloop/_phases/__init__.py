@@ -1,4 +1,5 @@
-"""The built-in phases and the default sequences."""
+"""The built-in phases (run start, iteration guards, reasoning, hook decisions, tools with the
+approval gate, structured output) and the default sequences. Published by `reactloop.phases`."""
 
 from __future__ import annotations
 

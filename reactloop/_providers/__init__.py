@@ -1,4 +1,5 @@
-"""Real model providers over HTTP: OpenAI Chat Completions (and compatible servers), Anthropic."""
+"""Real model providers over HTTP: OpenAI Chat Completions (and compatible servers), Anthropic,
+and model strings. Published by `reactloop.providers` and `reactloop.models`."""
 
 from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._http import RetryHints, retry_hints
