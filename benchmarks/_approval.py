@@ -17,7 +17,7 @@ from benchmarks._rig import Rig
 from benchmarks._scenarios import Sizes, _each, _measure
 from reactloop import ApprovalPolicy, Approve, ReActLoop
 from reactloop._durable._stores import MemoryStore
-from reactloop.approval import ApprovalCheck
+from reactloop.approval import ApprovalCheck, ApprovalOptions
 from reactloop.testing import FakeTool, ScriptedModel, call
 
 KEY = "benchmark-key-0123456789abcdefghijkl"
@@ -37,7 +37,7 @@ def _rig(steps: int, *, store: bool, gate: bool) -> Rig:
     if store:
         options["store"] = MemoryStore()
     if gate:
-        options.update(approval=POLICY, state_key=KEY)
+        options["approval"] = ApprovalOptions(policy=POLICY, state_key=KEY)
     loop = ReActLoop(rig.loop.config.model, tools=rig.loop.config.tool_list, **options)
     return Rig(loop, rig.ours, rig.theirs, rig.model, rig.tools, rig.specs)
 

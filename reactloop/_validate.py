@@ -178,20 +178,33 @@ def member(option: str, value: object, kind: type[E]) -> E:
     fail(option, value, f"a {kind.__name__} ({', '.join(values)}){did_you_mean(value, values)}")
 
 
-def did_you_mean(name: object, known: Collection[str]) -> str:
-    """`"; did you mean 'x'?"` for the closest known name, or "" when none is close."""
+def did_you_mean(
+    name: object, known: Collection[str], homes: Mapping[str, str] | None = None
+) -> str:
+    """`"; did you mean 'x'?"` for the closest known name, or "" when none is close. A name in
+    `homes` is suggested as its new home (a moved option: `limits=Limits(x=...)`)."""
     if not isinstance(name, str):
         return ""
     lowered = {candidate.lower(): candidate for candidate in known}
     close = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
-    return f"; did you mean {lowered[close[0]]!r}?" if close else ""
+    if not close:
+        return ""
+    meant = lowered[close[0]]
+    return f"; did you mean {(homes or {}).get(meant, repr(meant))}?"
 
 
-def reject_unknown(owner: str, given: Mapping[str, object], known: Collection[str]) -> None:
-    """Fail on the first name in `given` that is not in `known`, suggesting the closest one."""
+def reject_unknown(
+    owner: str,
+    given: Mapping[str, object],
+    known: Collection[str],
+    homes: Mapping[str, str] | None = None,
+) -> None:
+    """Fail on the first name in `given` that is not in `known`, suggesting the closest one
+    (a deprecated name, one of `homes`, is suggested as its new home and never listed)."""
     for name, value in given.items():
         if name not in known:
-            hint = did_you_mean(name, known) or f" (known: {', '.join(sorted(known))})"
+            listed = sorted(set(known) - set(homes or ()))
+            hint = did_you_mean(name, known, homes) or f" (known: {', '.join(listed)})"
             raise ConfigurationError(
                 f"{owner} got an unknown option {name!r}={show(value)}{hint}",
                 option=name,

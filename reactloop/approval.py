@@ -6,7 +6,7 @@ give the loop an `ApprovalPolicy`. A step with held calls runs the others, then 
 `await loop.resume(run_id, decisions={call_id: Approve()})`.
 """
 
-from reactloop._approval import ApprovalCheck, ApprovalPolicy
+from reactloop._approval import ApprovalCheck, ApprovalOptions, ApprovalPolicy
 from reactloop._core import (
     Approve,
     Decision,
@@ -23,6 +23,7 @@ from reactloop._public import publish
 
 __all__ = [
     "ApprovalCheck",
+    "ApprovalOptions",
     "ApprovalPolicy",
     "Approve",
     "Decision",

@@ -9,6 +9,7 @@ validated against the type and sent back on a mismatch (`output_retries`), and
 
 from reactloop._output import (
     FINAL_TOOL,
+    OutputOptions,
     OutputRetry,
     OutputStrategy,
     OutputValidationError,
@@ -21,6 +22,7 @@ from reactloop._public import publish
 
 __all__ = [
     "FINAL_TOOL",
+    "OutputOptions",
     "OutputPhase",
     "OutputRetry",
     "OutputStrategy",

@@ -1,10 +1,11 @@
-"""When a run stops: stop conditions, the `StopCondition` contract, and cap and repetition
-policies."""
+"""When a run stops: stop conditions, the `StopCondition` contract, cap and repetition
+policies, and the loop's `Limits` (caps, timeouts, concurrency: `limits=Limits(...)`)."""
 
 from reactloop._core import AnyOf, CheckPoint, StopCondition, StopSignal
 from reactloop._policies import (
     CapPolicy,
     FinalAnswerMarker,
+    Limits,
     MaxIterations,
     MaxToolCalls,
     RepetitionPolicy,
@@ -20,6 +21,7 @@ __all__ = [
     "CapPolicy",
     "CheckPoint",
     "FinalAnswerMarker",
+    "Limits",
     "MaxIterations",
     "MaxToolCalls",
     "RepetitionPolicy",

@@ -48,7 +48,7 @@ from reactloop._errors import (
     ScriptExhaustedError,
     ToolArgumentsError,
 )
-from reactloop._loop import LoopOptions, Run, build_config, check_options
+from reactloop._loop import HOMES, OPTION_NAMES, LoopOptions, Run, build_config
 from reactloop._loop import message as _message
 from reactloop._public import publish
 from reactloop._validate import (
@@ -60,6 +60,7 @@ from reactloop._validate import (
     number,
     optional_instance,
     optional_number,
+    reject_unknown,
     sequence_of,
     text,
     tool_name,
@@ -371,7 +372,7 @@ def make_run(
     `options` are the loop's (`LoopOptions`); the clock defaults to a `FakeClock`. Pass a list as
     `events` to collect what the phase emits, and `output_type` to test the output phase.
     """
-    check_options("make_run", options, MAKE_RUN_PARAMETERS)
+    reject_unknown("make_run", options, OPTION_NAMES | set(MAKE_RUN_PARAMETERS), HOMES)
     given = (_messages(messages) if messages is not None else []) or [UserMessage("hello")]
     if events is not None and not isinstance(events, list):
         raise ConfigurationError.invalid("events", events, "a list (to collect events) or None")

@@ -14,6 +14,7 @@ from reactloop._tools import (
     MCPServerStdio,
     RelevanceSelector,
     ServerRestartPolicy,
+    ToolSelection,
     tool,
 )
 
@@ -25,6 +26,7 @@ __all__ = [
     "RelevanceSelector",
     "ServerRestartPolicy",
     "Tool",
+    "ToolSelection",
     "ToolSelector",
     "ToolSource",
     "Toolset",

@@ -6,7 +6,7 @@ as tools, caller-chosen run ids. Published by `reactloop`, `reactloop.phases`,
 What other packages may use is imported here; the rest is private to the package."""
 
 from reactloop._loop._agent_tool import AgentTool
-from reactloop._loop._config import LoopOptions, build_config, check_options
+from reactloop._loop._config import HOMES, OPTION_NAMES, LoopOptions, build_config
 from reactloop._loop._handle import RunHandle, RunStream
 from reactloop._loop._lifecycle import message
 from reactloop._loop._loop import ReActLoop
@@ -15,6 +15,8 @@ from reactloop._loop._run import LoopConfig, Run
 from reactloop._loop._workers import resume_claimable, unpark_run
 
 __all__ = [
+    "HOMES",
+    "OPTION_NAMES",
     "AgentTool",
     "LoopConfig",
     "LoopOptions",
@@ -24,7 +26,6 @@ __all__ = [
     "RunHandle",
     "RunStream",
     "build_config",
-    "check_options",
     "message",
     "resume_claimable",
     "unpark_run",

@@ -4,18 +4,23 @@ validation into a `LoopConfig`."""
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 import time
+import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 import anyio
 import attrs
+from attrs import frozen
 
 from reactloop._approval import (
     DEFAULT_POLICY,
     ENV_VAR,
     MAX_TOKEN_BYTES,
     MIN_TOKEN_BYTES,
+    ApprovalOptions,
     ApprovalPolicy,
     SigningKeys,
     StateKey,
@@ -44,6 +49,7 @@ from reactloop._loop._run import Instructions, LoopConfig
 from reactloop._output import (
     FINAL_TOOL,
     Output,
+    OutputOptions,
     OutputStrategy,
     OutputValidator,
     build_output,
@@ -55,6 +61,7 @@ from reactloop._policies import (
     CapPolicy,
     ContextWindow,
     HookSet,
+    Limits,
     MaxIterations,
     MaxToolCalls,
     RepetitionPolicy,
@@ -66,7 +73,13 @@ from reactloop._policies import (
 from reactloop._providers import model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._telemetry import Telemetry, telemetry_option, tracing_for
-from reactloop._tools import FunctionTool, LoopToolsets, RelevanceSelector, ToolSelection
+from reactloop._tools import (
+    FunctionTool,
+    LoopToolsets,
+    RelevanceSelector,
+    StepSelection,
+    ToolSelection,
+)
 from reactloop._validate import (
     accepts,
     boolean,
@@ -90,43 +103,105 @@ if TYPE_CHECKING:
 ToolLike = Tool | Callable[..., Any]
 
 
-class LoopOptions(TypedDict, total=False):
-    """Every option of a loop; all are optional (defaults in `build_config`)."""
+class DeprecatedLoopOptions(TypedDict, total=False):
+    """The flat keys that moved into an options group in 0.2 (see `MOVED`); each still works,
+    with a `DeprecationWarning` naming its new home, and goes in 0.3 (ADR-0024)."""
+
+    tool_selector: ToolSelector | None  # tool_selection=ToolSelection(selector=...)
+    max_tools_per_request: int | None  # tool_selection=ToolSelection(max_tools=...)
+    max_tool_calls: int | None  # limits=Limits(max_tool_calls=...)
+    on_cap: CapPolicy  # limits=Limits(on_cap=...)
+    tool_timeout: float | None  # limits=Limits(tool_timeout=...)
+    max_concurrency: int | None  # limits=Limits(max_concurrency=...)
+    max_result_chars: int  # limits=Limits(max_result_chars=...)
+    model_timeout: float | None  # limits=Limits(model_timeout=...)
+    run_timeout: float | None  # limits=Limits(run_timeout=...)
+    repetition: RepetitionPolicy | None  # limits=Limits(repetition=...)
+    max_concurrent_runs: int | None  # limits=Limits(max_concurrent_runs=...)
+    run_limiter: RunLimiter | None  # limits=Limits(run_limiter=...)
+    state_key: StateKey  # approval=ApprovalOptions(state_key=...)
+    max_state_token_bytes: int  # approval=ApprovalOptions(max_state_token_bytes=...)
+    output_strategy: OutputStrategy  # output=OutputOptions(strategy=...)
+    output_retries: int  # output=OutputOptions(retries=...)
+    output_validators: Sequence[OutputValidator]  # output=OutputOptions(validators=...)
+
+
+class LoopOptions(DeprecatedLoopOptions, total=False):
+    """Every option of a loop; all are optional (defaults in `build_config`). The everyday ones
+    are flat; the rest come in options groups, one per package that owns them (ADR-0024)."""
 
     tools: Sequence[ToolLike | Toolset]  # tools, plain functions (wrapped), toolsets (MCP servers)
-    tool_selector: ToolSelector | None  # picks each step's tools, best first; default: all of them
-    max_tools_per_request: int | None  # at most this many tools offered per step; default no cap
     instructions: Instructions  # system prompt, or a function of the RunContext
     hooks: Sequence[Hook]
     max_iterations: int  # default 10
-    max_tool_calls: int | None  # default None (no cap)
     stop_when: StopCondition | None  # extra stop conditions, combined with |
-    on_cap: CapPolicy  # default FINAL_CALL: one last model call without tools
-    tool_timeout: float | None  # per tool call (a tool's own timeout wins); default None
-    max_concurrency: int | None  # tool calls running at once in a step; default unlimited
-    max_result_chars: int  # default 20,000; longer tool results are cut with a marker
     input_guards: Sequence[InputGuard]
     prepare_step: PrepareStep | None  # change model, tools, tool choice, messages per step
     settings: ModelSettings
-    model_timeout: float | None  # per model call; default None
-    run_timeout: float | None  # whole run; default None
-    repetition: RepetitionPolicy | None  # default nudge after 3 identical calls, stop after 5
     strict: bool  # raise a failed run's error instead of returning it; default False
     retry: RetryPolicy  # model-call retries; default 2 retries, backoff 0.5 s doubling to 8 s
-    sleep: Sleep  # how retries wait; default anyio.sleep (inject one in tests)
-    max_concurrent_runs: int | None  # runs of this loop executing at once; default unlimited
-    run_limiter: RunLimiter | None  # a limiter shared with other loops (instead of the above)
+    sleep: Sleep  # how retries and store leases wait; default anyio.sleep (inject one in tests)
+    clock: Clock | None  # default time.monotonic (inject a FakeClock in tests)
     error_messages: ErrorMessageResolver  # error -> user-facing sentence (RunResult.user_message)
     context_window: ContextWindow | None  # fit each request to the window; default: no trimming
-    clock: Clock | None  # default time.monotonic
     store: RunStore | str | None  # journal runs (resume, sessions): a store or a URL
-    approval: ApprovalPolicy | None  # which calls wait for a person, and for how long
-    state_key: StateKey  # signs paused runs' state tokens; default: REACTLOOP_STATE_KEY
-    max_state_token_bytes: int  # longer state tokens are refused unread; default 1 MiB
-    output_strategy: OutputStrategy  # how the model is asked for output_type; default AUTO
-    output_retries: int  # more tries after an answer that does not validate; default 2
-    output_validators: Sequence[OutputValidator]  # check or change the value; raise OutputRetry
     telemetry: Telemetry | None  # OpenTelemetry GenAI traces and metrics (the otel extra)
+    limits: Limits  # caps, timeouts, concurrency; default Limits()
+    tool_selection: ToolSelection | None  # the tools offered each step; default: all of them
+    approval: ApprovalOptions | ApprovalPolicy | None  # who approves calls, how tokens are sealed
+    output: OutputOptions  # how output_type is asked for and checked; default OutputOptions()
+
+
+@frozen
+class Moved:
+    """Where a flat key of 0.1 lives now: `group=Class(field=...)`."""
+
+    group: str
+    kind: str
+    field: str
+
+    def home(self, value: str = "...") -> str:
+        return f"{self.group}={self.kind}({self.field}={value})"
+
+
+GROUPS: dict[str, tuple[str, dict[str, str]]] = {
+    "limits": (
+        "Limits",
+        {name: name for name in attrs.fields_dict(Limits)},
+    ),
+    "tool_selection": (
+        "ToolSelection",
+        {"selector": "tool_selector", "max_tools": "max_tools_per_request"},
+    ),
+    "approval": (
+        "ApprovalOptions",
+        {
+            "policy": "approval",
+            "state_key": "state_key",
+            "max_state_token_bytes": "max_state_token_bytes",
+        },
+    ),
+    "output": (
+        "OutputOptions",
+        {
+            "strategy": "output_strategy",
+            "retries": "output_retries",
+            "validators": "output_validators",
+        },
+    ),
+}
+"""Each options group: its class's name, and its fields by the flat key they stand for."""
+
+MOVED: dict[str, Moved] = {
+    flat: Moved(group, kind, name)
+    for group, (kind, fields) in GROUPS.items()
+    for name, flat in fields.items()
+    if flat != group
+}
+"""The deprecated flat keys and their new homes."""
+
+HOMES = {flat: moved.home() for flat, moved in MOVED.items()}
+"""How a did-you-mean hint names a deprecated flat key: by its new home."""
 
 
 _TOOL_ITEM_RULE = "a Tool, a function, or a Toolset (an MCP server)"
@@ -180,14 +255,14 @@ def loop_toolsets(items: Sequence[object]) -> LoopToolsets | None:
     return LoopToolsets(toolsets) if toolsets else None
 
 
-def tool_selection(options: Mapping[str, Any]) -> ToolSelection | None:
+def tool_selection(options: Mapping[str, Any]) -> StepSelection | None:
     """The loop's selector and cap; None when neither is given (every tool, every step). A cap
     alone ranks with `RelevanceSelector` (cutting the list in declared order would drop tools
     for where they were written, not for what the conversation needs)."""
     selector, limit = options.get("tool_selector"), options.get("max_tools_per_request")
     if selector is None and limit is None:
         return None
-    return ToolSelection(selector or RelevanceSelector(), limit)
+    return StepSelection(selector or RelevanceSelector(), limit)
 
 
 def stop_conditions(
@@ -258,10 +333,22 @@ def _guard(option: str, value: object) -> InputGuard:
     return function(option, value, 1)
 
 
+def _approval(option: str, value: object) -> ApprovalOptions | None:
+    """An `ApprovalOptions`; a bare `ApprovalPolicy` is short for `ApprovalOptions(policy=...)`."""
+    if value is None or isinstance(value, ApprovalOptions):
+        return value
+    if isinstance(value, ApprovalPolicy):
+        return ApprovalOptions(policy=value)
+    return instance(option, value, ApprovalOptions, "an ApprovalOptions or an ApprovalPolicy")
+
+
 Check = Callable[[str, object], object]
 
 CHECKS: dict[str, Check] = {
     "tools": lambda o, v: sequence_of(o, v, _tool_item, "tools, functions or toolsets"),
+    "limits": lambda o, v: instance(o, v, Limits, "a Limits"),
+    "tool_selection": lambda o, v: optional_instance(o, v, ToolSelection, "a ToolSelection"),
+    "output": lambda o, v: instance(o, v, OutputOptions, "an OutputOptions"),
     "tool_selector": lambda o, v: optional_function(o, v, 2),
     "max_tools_per_request": optional_integer,
     "instructions": _instructions,
@@ -288,7 +375,7 @@ CHECKS: dict[str, Check] = {
     "context_window": lambda o, v: optional_instance(o, v, ContextWindow, "a ContextWindow"),
     "clock": lambda o, v: optional_function(o, v, 0),
     "store": _store,
-    "approval": lambda o, v: optional_instance(o, v, ApprovalPolicy, "an ApprovalPolicy"),
+    "approval": _approval,
     "state_key": lambda o, v: signing_keys(v) if v is not None else None,
     "max_state_token_bytes": lambda o, v: integer(o, v, minimum=MIN_TOKEN_BYTES),
     "output_strategy": lambda o, v: member(o, v, OutputStrategy),
@@ -304,12 +391,48 @@ OPTION_NAMES = frozenset(LoopOptions.__optional_keys__ | LoopOptions.__required_
 def check_options(
     owner: str, options: Mapping[str, object], extra: Collection[str] = ()
 ) -> dict[str, Any]:
-    """The options checked and normalized; an unknown name fails with a did-you-mean hint.
+    """The options checked and normalized, each group spread into the flat keys `LoopConfig` is
+    built from; an unknown name fails with a did-you-mean hint, and a flat key that moved into a
+    group warns (or fails when its group is given too).
 
     `extra` are the owner's own parameters, offered as suggestions beside the loop options.
     """
-    reject_unknown(owner, options, OPTION_NAMES | set(extra))
-    return {name: CHECKS[name](name, value) for name, value in options.items()}
+    reject_unknown(owner, options, OPTION_NAMES | set(extra), HOMES)
+    checked = {name: CHECKS[name](name, value) for name, value in options.items()}
+    for name in sorted(checked.keys() & MOVED.keys()):
+        _moved_key(owner, name, options)
+    for group in checked.keys() & GROUPS.keys():
+        spread = checked.pop(group)
+        for field, flat in GROUPS[group][1].items():
+            if spread is not None and flat not in checked:  # a flat key beside a bare policy
+                checked[flat] = getattr(spread, field)
+    return checked
+
+
+def _moved_key(owner: str, name: str, options: Mapping[str, object]) -> None:
+    """Warn about a deprecated flat key, or fail when its group is given as well (a bare
+    `approval=ApprovalPolicy(...)` is not the group)."""
+    moved = MOVED[name]
+    if isinstance(options.get(moved.group), _GROUP_KINDS):
+        raise ConfigurationError(
+            f"{owner} got both {name}= and {moved.group}=: give {moved.home()} only",
+            option=name,
+            value=options[name],
+            rule=f"not given together with {moved.group}= (it moved to {moved.home()})",
+        )
+    deprecated(f"{owner}({name}=...) is deprecated: use {moved.home()}; the flat key goes in 0.3")
+
+
+_GROUP_KINDS = (Limits, ToolSelection, ApprovalOptions, OutputOptions)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def deprecated(message: str) -> None:
+    """A `DeprecationWarning` pointing at the first caller outside reactloop."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    warnings.warn(message, DeprecationWarning, stacklevel=level)
 
 
 def _model(model: object) -> Model:
@@ -358,7 +481,7 @@ def build_config(
     )
     tools = tool_registry(checked.get("tools", ()))
     toolsets = loop_toolsets(checked.get("tools", ()))
-    output = _output(output_type, model, checked)
+    output = _output(output_type, model, checked, options)
     _offer_final_tool(tools, output)
     holds = _holds_calls(checked.get("approval"), [*tools.values(), *_toolsets_of(toolsets)])
     store = checked.get("store")
@@ -438,14 +561,14 @@ def config_with_output(
     """The configuration for runs that end with `output_type` (its output options checked);
     the model, tools and store are shared, and stay the original loop's to close."""
     checked = check_options("with_output", options)
-    extra = set(checked) - {"output_strategy", "output_retries", "output_validators"}
+    extra = set(options) - {"output", "output_strategy", "output_retries", "output_validators"}
     if extra:
         name = sorted(extra)[0]
-        raise ConfigurationError.invalid(name, checked[name], "an output option")
+        raise ConfigurationError.invalid(name, options[name], "output= (an OutputOptions)")
     if output_type is None:
         raise ConfigurationError.invalid("output_type", None, "a type (or a JSON schema)")
     tools = {name: tool for name, tool in config.tools.items() if name != FINAL_TOOL}
-    output = _output(output_type, config.model, checked)
+    output = _output(output_type, config.model, checked, options)
     _offer_final_tool(tools, output)
     return attrs.evolve(
         config,
@@ -466,7 +589,9 @@ def check_output_phase(config: LoopConfig, phases: Sequence[Phase]) -> None:
     raise ConfigurationError.invalid("phases", phases, rule)
 
 
-def _output(output_type: object, model: Model, checked: Mapping[str, Any]) -> Output | None:
+def _output(
+    output_type: object, model: Model, checked: Mapping[str, Any], given: Collection[str]
+) -> Output | None:
     """The loop's structured output; its options alone (without `output_type`) are refused."""
     defaults = {
         "output_strategy": OutputStrategy.AUTO,
@@ -477,7 +602,8 @@ def _output(output_type: object, model: Model, checked: Mapping[str, Any]) -> Ou
         extra = [n for n, default in defaults.items() if n in checked and checked[n] != default]
         if extra:
             rule = "given with output_type (it has no effect without one)"
-            raise ConfigurationError.invalid(extra[0], checked[extra[0]], rule)
+            name = extra[0] if extra[0] in given else f"OutputOptions.{MOVED[extra[0]].field}"
+            raise ConfigurationError.invalid(name, checked[extra[0]], rule)
         return None
     return build_output(
         output_type,

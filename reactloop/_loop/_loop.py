@@ -53,7 +53,9 @@ T = TypeVar("T")
 class ReActLoop(RunEntryPoints[OutputT]):
     """A tool-using agent: `start_phases` once, then `phases` each iteration until one stops.
 
-    `options` are listed in `LoopOptions` (tools, instructions, hooks, limits, timeouts, ...);
+    `options` are listed in `LoopOptions`: the everyday ones flat (tools, instructions, hooks,
+    max_iterations, store, ...), the rest in groups (`limits=Limits(...)`, `output=`,
+    `approval=`, `tool_selection=`; ADR-0024);
     `output_type` makes each run end with a validated value of that type (`RunResult[T]`).
     The instance holds configuration only; any number of runs may execute on it concurrently.
     """
@@ -99,7 +101,7 @@ class ReActLoop(RunEntryPoints[OutputT]):
     def with_output(self, output_type: object, **options: Any) -> ReActLoop[Any]: ...
     def with_output(self, output_type: object, **options: Any) -> ReActLoop[Any]:
         """This loop for runs that end with `output_type` (a per-run override of the output);
-        `options` take `output_strategy`, `output_retries`, `output_validators`."""
+        `options` take `output=OutputOptions(...)` (the flat `output_*` keys until 0.3)."""
         other: ReActLoop[Any] = object.__new__(ReActLoop)
         other.__dict__.update(self.__dict__, _owns_model=False)
         other.config = config_with_output(self.config, output_type, options)

@@ -40,7 +40,7 @@ from reactloop._policies import (
     Sleep,
 )
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
-from reactloop._tools import LoopToolsets, RunCatalog, ToolSelection, sub_runs_of
+from reactloop._tools import LoopToolsets, RunCatalog, StepSelection, sub_runs_of
 
 if TYPE_CHECKING:
     from reactloop._telemetry._otel import Tracing
@@ -93,7 +93,7 @@ class LoopConfig:
     output: Output | None = None  # the structured output the runs must end with
     request_settings: ModelSettings | None = None  # `settings` with the output's format, if any
     toolsets: LoopToolsets | None = None  # tools from outside (MCP servers), listed per step
-    selection: ToolSelection | None = None  # a tool selector and a cap on tools per request
+    selection: StepSelection | None = None  # a tool selector and a cap on tools per request
     tracing: Tracing | None = None  # OpenTelemetry spans and metrics (telemetry=...); None: off
 
 

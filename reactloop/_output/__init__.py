@@ -3,6 +3,7 @@ values and partial JSON. Published by `reactloop.output`.
 
 What other packages may use is imported here; the rest is private to the package."""
 
+from reactloop._output._options import OutputOptions
 from reactloop._output._partial import PartialJson, strip_fences
 from reactloop._output._spec import (
     FINAL_TOOL,
@@ -20,6 +21,7 @@ __all__ = [
     "FINAL_TOOL",
     "NOTHING",
     "Output",
+    "OutputOptions",
     "OutputRetry",
     "OutputStrategy",
     "OutputValidationError",

@@ -9,6 +9,7 @@ from reactloop._policies._context import ContextBudget, ContextTracker, ContextW
 from reactloop._policies._guards import NON_EMPTY_INPUT, BlockedPatterns, MaxInputLength
 from reactloop._policies._hooks import HookSet, Verdict
 from reactloop._policies._limits import RunLimiter
+from reactloop._policies._options import Limits
 from reactloop._policies._retry import (
     RetryNotice,
     RetryPolicy,
@@ -36,6 +37,7 @@ __all__ = [
     "ContextWindow",
     "FinalAnswerMarker",
     "HookSet",
+    "Limits",
     "MaxInputLength",
     "MaxIterations",
     "MaxToolCalls",

@@ -13,10 +13,11 @@ from reactloop._tools._nesting import (
     path_of,
     sub_runs_of,
 )
+from reactloop._tools._options import ToolSelection
 from reactloop._tools._results import error_result, jsonable, render
 from reactloop._tools._selection import RelevanceSelector
 from reactloop._tools._tool import FunctionTool, tool
-from reactloop._tools._toolsets import LoopToolsets, RunCatalog, ToolSelection, run_toolsets
+from reactloop._tools._toolsets import LoopToolsets, RunCatalog, StepSelection, run_toolsets
 
 __all__ = [
     "CALLING",
@@ -28,6 +29,7 @@ __all__ = [
     "RelevanceSelector",
     "RunCatalog",
     "ServerRestartPolicy",
+    "StepSelection",
     "SubRunOutcome",
     "ToolSelection",
     "error_result",

@@ -161,7 +161,7 @@ async def _opened(run: Run, host: LoopToolsets) -> AsyncIterator[None]:
 
 
 @frozen
-class ToolSelection:
+class StepSelection:
     """The loop's per-step choice of tools: a selector ranks them, and at most `limit` are
     offered. The final-answer tool of a structured output is always kept, first."""
 

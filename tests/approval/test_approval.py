@@ -9,6 +9,7 @@ import anyio
 import orjson
 import pytest
 
+from reactloop import Limits
 from reactloop._approval._policy import ApprovalCheck, ApprovalPolicy
 from reactloop._core._approvals import (
     Approve,
@@ -330,7 +331,7 @@ async def test_a_stream_reports_the_pending_calls_before_it_ends(any_store: RunS
 async def test_a_resumed_step_counts_its_calls_once_against_the_cap(any_store: RunStore) -> None:
     pay, look, _ = pay_tools()
     model = ScriptedModel([[call("pay", amount=5), call("look", q="x")], "done"])
-    loop = ReActLoop(model, tools=[pay, look], store=any_store, max_tool_calls=2)
+    loop = ReActLoop(model, tools=[pay, look], store=any_store, limits=Limits(max_tool_calls=2))
     paused = await loop.run("go")
     result = await loop.resume(paused.run_id, decisions={paused.pending[0].call_id: Approve()})
     assert pay.calls == [{"amount": 5}] and look.calls == [{"q": "x"}]

@@ -17,6 +17,7 @@ from reactloop._durable._stores import MemoryStore
 from reactloop._errors import ConfigurationError
 from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import StateTokenError, StateTokenReason
+from reactloop.approval import ApprovalOptions
 from reactloop.testing import FakeTool, FunctionModel, call
 from tests.helpers.strategies import ByteFlip, CharEdit, byte_flips, char_edits
 
@@ -33,7 +34,7 @@ def loop_for(pay: FakeTool, key: str | None = KEY, **options: Any) -> ReActLoop:
     model = FunctionModel(
         lambda request: "done" if isinstance(request.messages[-1], ToolMessage) else batch
     )
-    return ReActLoop(model, tools=[pay], state_key=key, **options)
+    return ReActLoop(model, tools=[pay], approval=ApprovalOptions(state_key=key), **options)
 
 
 async def paused_token(pay: FakeTool) -> RunResult:

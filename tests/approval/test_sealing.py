@@ -33,6 +33,7 @@ from reactloop._errors import ConfigurationError, ContractError, ErrorCode, Reac
 from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import StateTokenError, StateTokenReason
 from reactloop._tools._tool import tool
+from reactloop.approval import ApprovalOptions
 from reactloop.testing import ScriptedModel, call, reply
 from tests.helpers.strategies import (
     ByteFlip,
@@ -375,12 +376,18 @@ async def test_a_loop_refuses_a_token_over_its_max_state_token_bytes() -> None:
         return f"deleted {user}"
 
     first = ReActLoop(
-        ScriptedModel([call("delete_account", user="ann")]), tools=[delete_account], state_key=KEY
+        ScriptedModel([call("delete_account", user="ann")]),
+        tools=[delete_account],
+        approval=ApprovalOptions(state_key=KEY),
     )
     paused = await first.run(LONG_REQUEST)
     assert paused.state is not None and 1024 < len(paused.state) < MAX_TOKEN_BYTES
     model = ScriptedModel([call("delete_account", user="ann")])
-    small = ReActLoop(model, tools=[delete_account], state_key=KEY, max_state_token_bytes=1024)
+    small = ReActLoop(
+        model,
+        tools=[delete_account],
+        approval=ApprovalOptions(state_key=KEY, max_state_token_bytes=1024),
+    )
     with pytest.raises(StateTokenError) as caught:
         await small.resume(state=paused.state, decisions={paused.pending[0].call_id: Approve()})
     assert caught.value.reason is StateTokenReason.TOO_LARGE

@@ -13,6 +13,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from reactloop import Limits
 from reactloop._cassettes._cassette import Cassette
 from reactloop._cassettes._models import RecordingModel, ReplayModel
 from reactloop._core._contracts import Hook, Model, Tool
@@ -337,10 +338,10 @@ async def test_served_tools_answer_from_the_recording_without_running() -> None:
 
 async def test_served_failures_and_cut_results_read_as_recorded() -> None:
     tools = [FakeTool("weather", raises=ValueError("no sky\nat all")), FakeTool("clock", "x" * 50)]
-    cassette, original = await recorded(tools=tools, max_result_chars=20)
+    cassette, original = await recorded(tools=tools, limits=Limits(max_result_chars=20))
     assert any(m.is_error for m in original.messages if isinstance(m, ToolMessage))
     served = cassette.recorded_tools(weather_tools())
-    result, _ = await replayed(cassette, served, max_result_chars=20)
+    result, _ = await replayed(cassette, served, limits=Limits(max_result_chars=20))
     same_run(result, original)
 
 

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from reactloop import (
     Event,
     Hook,
+    Limits,
     ReActLoop,
     Reject,
     RunResult,
@@ -58,7 +59,10 @@ def loop_for(script: AgentScript) -> ReActLoop:
     replies.append(reply("done", usage=next(usages)))
     tools = [FakeTool("ok"), FakeTool("boom", raises=RuntimeError("down"))]
     tools += [FakeTool("guarded"), FakeTool("halt")]
-    options: dict[str, Any] = {"hooks": [Gatekeeper()], "max_tool_calls": script.max_tool_calls}
+    options: dict[str, Any] = {
+        "hooks": [Gatekeeper()],
+        "limits": Limits(max_tool_calls=script.max_tool_calls),
+    }
     if script.plans:
         options["start_phases"] = [*default_start_phases(), PlanningPhase()]
     return ReActLoop(ScriptedModel(replies), tools=tools, **options)
@@ -116,7 +120,7 @@ async def test_every_scripted_kind_of_call_pairs_its_events() -> None:
 async def test_a_call_cut_short_by_the_run_timeout_gets_its_result_event() -> None:
     blocker = FakeTool("block", gate=anyio.Event())
     model = ScriptedModel([reply("", ToolCall("ok"), ToolCall("block"))])
-    loop = ReActLoop(model, tools=[FakeTool("ok"), blocker], run_timeout=0.05)
+    loop = ReActLoop(model, tools=[FakeTool("ok"), blocker], limits=Limits(run_timeout=0.05))
     events, result = await streamed(loop)
     assert result.stop_reason is StopReason.RUN_TIMEOUT
     assert_tool_events_pair(events)
@@ -127,7 +131,7 @@ async def test_a_call_cut_short_by_the_run_timeout_gets_its_result_event() -> No
 async def test_an_awaited_run_also_says_which_call_was_cut_short() -> None:
     blocker = FakeTool("block", gate=anyio.Event())
     model = ScriptedModel([reply("", ToolCall("block"))])
-    result = await ReActLoop(model, tools=[blocker], run_timeout=0.05).run("go")
+    result = await ReActLoop(model, tools=[blocker], limits=Limits(run_timeout=0.05)).run("go")
     assert result.stop_reason is StopReason.RUN_TIMEOUT
     last = result.messages[-1]
     assert isinstance(last, ToolMessage) and last.content.startswith("cut short: the run stopped")

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from reactloop import ConfigurationError, ReActLoop, StopReason, tool
+from reactloop import ConfigurationError, Limits, ReActLoop, StopReason, tool
 from reactloop.messages import AssistantMessage, Message, RepairKind, UserMessage
 from reactloop.stores import RunCreated
 from reactloop.testing import ScriptedModel, call, reply
@@ -153,5 +153,7 @@ async def test_a_repair_is_prompt() -> None:
             """Echo."""
             return text
 
-        result = await ReActLoop(model, tools=[echo], max_result_chars=10**7).run("Hi")
+        result = await ReActLoop(model, tools=[echo], limits=Limits(max_result_chars=10**7)).run(
+            "Hi"
+        )
         assert result.steps[0].tool_results[0].content.startswith(SHOWN * 10)

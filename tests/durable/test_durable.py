@@ -11,6 +11,7 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from reactloop import Limits
 from reactloop._core._contracts import RunStore
 from reactloop._core._decisions import PROCEED, PhaseDecision, StopReason
 from reactloop._core._messages import ToolCall, ToolMessage, ToolSpec, Usage, UserMessage
@@ -168,7 +169,10 @@ async def test_a_resumed_step_is_not_stopped_by_a_cap_its_own_response_reached(
     block, later = FakeTool("block", gate=anyio.Event(), exclusive=True), FakeTool("later")
     calls = (ToolCall("block", id="c1"), ToolCall("later", id="c2"))  # c2 waits for c1's batch
     costly = reply("", *calls, usage=Usage(input_tokens=100))
-    options: dict[str, Any] = {"stop_when": TokenBudget(50), "on_cap": CapPolicy.STOP_NOW}
+    options: dict[str, Any] = {
+        "stop_when": TokenBudget(50),
+        "limits": Limits(on_cap=CapPolicy.STOP_NOW),
+    }
     tools = [block, later]
     loop = ReActLoop(ScriptedModel([costly]), tools=tools, store=any_store, **options)
     run_id = await cancelled_while(block, loop)
@@ -269,7 +273,7 @@ async def test_a_run_timed_out_mid_batch_resumes_and_keeps_the_finished_results(
     model = ScriptedModel([reply("", *calls)])
     # The run's clock is the event loop's: the timeout leaves room for a loaded machine to reach
     # the batch, and the premise (the blocking call had started) is checked, not assumed.
-    loop = ReActLoop(model, tools=[ok, block], store=any_store, run_timeout=0.3)
+    loop = ReActLoop(model, tools=[ok, block], store=any_store, limits=Limits(run_timeout=0.3))
     timed_out = await loop.run("go")
     assert timed_out.stop_reason is StopReason.RUN_TIMEOUT
     assert len(block.calls) == 1, "the run timed out before its blocking call started"

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from reactloop import Limits
 from reactloop._core._contracts import Hook, RunStore
 from reactloop._core._decisions import Reject, StopRun
 from reactloop._core._messages import Message, ToolCall, Usage, blank_reason
@@ -48,7 +49,10 @@ def loop_for(script: AgentScript, store: RunStore) -> ReActLoop:
     replies.append(reply("done", usage=next(usages)))
     tools = [FakeTool("ok"), FakeTool("boom", raises=RuntimeError("down"))]
     tools += [FakeTool("guarded"), FakeTool("halt")]
-    options: dict[str, Any] = {"hooks": [Gatekeeper()], "max_tool_calls": script.max_tool_calls}
+    options: dict[str, Any] = {
+        "hooks": [Gatekeeper()],
+        "limits": Limits(max_tool_calls=script.max_tool_calls),
+    }
     if script.plans:
         options["start_phases"] = [*default_start_phases(), PlanningPhase()]
     return ReActLoop(ScriptedModel(replies), tools=tools, store=store, **options)

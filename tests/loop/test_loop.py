@@ -15,6 +15,7 @@ from reactloop import (
     ContextWindow,
     Event,
     FinalAnswerMarker,
+    Limits,
     Message,
     ReActLoop,
     RunContext,
@@ -113,7 +114,9 @@ async def test_stream_and_run_produce_the_same_transcript() -> None:
 
 async def test_breaking_out_of_the_stream_cancels_the_run() -> None:
     blocker = FakeTool("block", gate=anyio.Event())
-    loop = ReActLoop(ScriptedModel([reply("", call("block"))]), tools=[blocker], tool_timeout=None)
+    loop = ReActLoop(
+        ScriptedModel([reply("", call("block"))]), tools=[blocker], limits=Limits(tool_timeout=None)
+    )
     with anyio.fail_after(5):
         async with loop.stream("go") as events:
             async for event in events:
@@ -131,7 +134,9 @@ async def test_iteration_cap_makes_one_final_call_without_tools() -> None:
 
 async def test_iteration_cap_can_stop_at_once() -> None:
     model = FunctionModel(lambda r: reply("thinking", call("t")))
-    loop = ReActLoop(model, tools=[FakeTool("t")], max_iterations=2, on_cap=CapPolicy.STOP_NOW)
+    loop = ReActLoop(
+        model, tools=[FakeTool("t")], max_iterations=2, limits=Limits(on_cap=CapPolicy.STOP_NOW)
+    )
     result = await loop.run("go")
     assert result.stop_reason is StopReason.MAX_ITERATIONS and len(model.requests) == 2
 
@@ -139,7 +144,7 @@ async def test_iteration_cap_can_stop_at_once() -> None:
 async def test_tool_call_cap_removes_tools_then_answers() -> None:
     model = FunctionModel(lambda r: reply("", call("t"), call("t")) if r.tools else reply("done"))
     fake = FakeTool("t")
-    result = await ReActLoop(model, tools=[fake], max_tool_calls=3).run("go")
+    result = await ReActLoop(model, tools=[fake], limits=Limits(max_tool_calls=3)).run("go")
     assert len(fake.calls) == 3
     assert (result.stop_reason, result.output) == (StopReason.MAX_TOOL_CALLS, "done")
 
@@ -246,7 +251,9 @@ async def test_repetition_nudges_then_stops_the_run() -> None:
 async def test_run_timeout_ends_with_its_own_reason() -> None:
     blocker = FakeTool("block", gate=anyio.Event())
     model = ScriptedModel([reply("", call("block"))])
-    result = await ReActLoop(model, tools=[blocker], tool_timeout=None, run_timeout=0.1).run("go")
+    result = await ReActLoop(
+        model, tools=[blocker], limits=Limits(tool_timeout=None, run_timeout=0.1)
+    ).run("go")
     assert result.stop_reason is StopReason.RUN_TIMEOUT
     assert isinstance(result.error, RunTimeoutError) and len(result.messages) == 3
 
@@ -259,7 +266,9 @@ async def test_model_timeout_is_a_typed_error() -> None:
     async def no_wait(seconds: float) -> None:
         return None
 
-    result = await ReActLoop(FunctionModel(stall), model_timeout=0.001, sleep=no_wait).run("go")
+    result = await ReActLoop(
+        FunctionModel(stall), limits=Limits(model_timeout=0.001), sleep=no_wait
+    ).run("go")
     assert isinstance(result.error, ModelTimeoutError) and result.error.code is ErrorCode.TIMEOUT
     assert result.error.attempts == 3
 
@@ -309,7 +318,7 @@ async def test_concurrent_runs_are_limited() -> None:
     model = FunctionModel(
         lambda r: reply("", call("wait")) if len(r.messages) == 1 else reply("done")
     )
-    loop = ReActLoop(model, tools=[waiter], max_concurrent_runs=2, tool_timeout=None)
+    loop = ReActLoop(model, tools=[waiter], limits=Limits(max_concurrent_runs=2, tool_timeout=None))
     async with anyio.create_task_group() as tasks:
         for _ in range(4):
             tasks.start_soon(loop.run, "go")
@@ -324,7 +333,9 @@ async def test_concurrent_runs_are_limited() -> None:
 
 def test_limit_options_are_exclusive() -> None:
     with pytest.raises(ConfigurationError, match="not both"):
-        ReActLoop(ScriptedModel([]), max_concurrent_runs=2, run_limiter=RunLimiter(2))
+        ReActLoop(
+            ScriptedModel([]), limits=Limits(max_concurrent_runs=2, run_limiter=RunLimiter(2))
+        )
 
 
 async def consume_with_bug() -> None:

@@ -9,7 +9,16 @@ import pytest
 from anyio.abc import TaskGroup
 
 import reactloop._loop._handle
-from reactloop import AssistantMessage, Hook, ReActLoop, RunResult, StopReason, ToolMessage, tool
+from reactloop import (
+    AssistantMessage,
+    Hook,
+    Limits,
+    ReActLoop,
+    RunResult,
+    StopReason,
+    ToolMessage,
+    tool,
+)
 from reactloop._errors import NoResultError
 from reactloop._loop._handle import STREAM_BUFFER, RunStream
 from reactloop.events import RunFinished, TextStreamed, ToolCallStarted
@@ -138,7 +147,7 @@ async def test_returning_from_the_block_ends_the_run_with_stream_closed() -> Non
 async def test_a_partial_result_keeps_completed_steps_and_closes_open_calls() -> None:
     blocker = FakeTool("block", gate=anyio.Event())
     model = ScriptedModel([reply("Looking.", call("look")), reply("Waiting.", call("block"))])
-    loop = ReActLoop(model, tools=[FakeTool("look"), blocker], tool_timeout=None)
+    loop = ReActLoop(model, tools=[FakeTool("look"), blocker], limits=Limits(tool_timeout=None))
     with anyio.fail_after(5):
         async with loop.stream("go") as events:
             async for event in events:

@@ -27,6 +27,7 @@ from reactloop._loop._loop import ReActLoop
 from reactloop._loop._run import Run
 from reactloop._output._spec import FINAL_TOOL, OutputRetry, OutputStrategy, OutputValidationError
 from reactloop._phases.output import OutputPhase
+from reactloop.output import OutputOptions
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, make_run, run_phase
 
 pytestmark = pytest.mark.anyio
@@ -70,7 +71,9 @@ async def test_an_invalid_answer_goes_back_naming_what_was_wrong_then_a_valid_on
 async def test_after_the_retries_the_run_fails_with_the_last_raw_answer() -> None:
     bad = final(customer="Ann")
     model = ScriptedModel([bad, bad, bad])
-    result = await ReActLoop(model, output_type=Invoice, output_retries=2).run("bill")
+    result = await ReActLoop(model, output_type=Invoice, output=OutputOptions(retries=2)).run(
+        "bill"
+    )
     assert isinstance(result.error, OutputValidationError) and result.output is None
     assert result.error.raw == bad.arguments and result.error.attempts == 3
     assert "total" in result.error.problem and len(model.requests) == 3
@@ -97,7 +100,9 @@ async def test_validators_change_the_value_or_send_it_back() -> None:
         return value
 
     model = ScriptedModel([final(customer="ann", total=-1), final(customer="ann", total=2)])
-    loop = ReActLoop(model, output_type=Invoice, output_validators=[positive, with_context])
+    loop = ReActLoop(
+        model, output_type=Invoice, output=OutputOptions(validators=[positive, with_context])
+    )
     result = await loop.run("bill")
     assert result.output == Invoice("ANN", 2.0) and seen == [result.run_id]
     [error] = [m for m in model.requests[1].messages if isinstance(m, ToolMessage)]
@@ -107,7 +112,7 @@ async def test_validators_change_the_value_or_send_it_back() -> None:
 async def test_the_prompted_strategy_puts_the_schema_in_the_instructions() -> None:
     model = ScriptedModel(['```json\n{"customer": "Ann", "total": 1}\n```'])
     loop = ReActLoop(model, instructions="Be brief.", output_type=Invoice,
-                     output_strategy=OutputStrategy.PROMPTED)  # fmt: skip
+                     output=OutputOptions(strategy=OutputStrategy.PROMPTED))  # fmt: skip
     result = await loop.run("bill")
     assert result.output == Invoice("Ann", 1.0)
     instructions = model.requests[0].instructions or ""
@@ -117,7 +122,9 @@ async def test_the_prompted_strategy_puts_the_schema_in_the_instructions() -> No
 
 async def test_the_native_strategy_asks_for_a_strict_json_schema_response() -> None:
     model = ScriptedModel(['{"result": ["a", "b"]}'])
-    loop = ReActLoop(model, output_type=list[str], output_strategy=OutputStrategy.NATIVE)
+    loop = ReActLoop(
+        model, output_type=list[str], output=OutputOptions(strategy=OutputStrategy.NATIVE)
+    )
     result = await loop.run("list")
     assert result.output == ["a", "b"]
     fmt = model.requests[0].settings.response_format
@@ -174,8 +181,8 @@ async def test_a_stored_structured_run_resumes_to_its_typed_value() -> None:
 
 
 def test_output_options_without_an_output_type_are_refused() -> None:
-    with pytest.raises(ConfigurationError, match="output_retries"):
-        ReActLoop(ScriptedModel([]), output_retries=3)
+    with pytest.raises(ConfigurationError, match=r"OutputOptions\.retries"):
+        ReActLoop(ScriptedModel([]), output=OutputOptions(retries=3))
 
 
 def test_a_tool_named_like_the_final_answer_tool_is_refused() -> None:
@@ -187,7 +194,7 @@ async def test_with_output_overrides_the_output_for_its_runs_only() -> None:
     lookup = FakeTool("lookup")
     model = ScriptedModel(["plain text", final(customer="Ann", total=1), "text again"])
     loop = ReActLoop(model, tools=[lookup])
-    invoicing = loop.with_output(Invoice, output_retries=0)
+    invoicing = loop.with_output(Invoice, output=OutputOptions(retries=0))
     assert_type(invoicing, ReActLoop[Invoice])
     assert (await loop.run("a")).output == "plain text"
     typed = await invoicing.run("b")
@@ -259,7 +266,9 @@ async def test_a_wrong_field_is_named_with_its_path() -> None:
 
 async def test_the_run_ends_as_an_error_once_the_retries_are_spent() -> None:
     model = ScriptedModel([final(customer="Ann")])
-    result = await ReActLoop(model, output_type=Invoice, output_retries=0).run("bill")
+    result = await ReActLoop(model, output_type=Invoice, output=OutputOptions(retries=0)).run(
+        "bill"
+    )
     assert result.stop_reason is StopReason.ERROR and "did not match" in result.stop_detail
 
 
@@ -274,7 +283,7 @@ async def test_the_retry_message_says_how_to_answer(
     strategy: OutputStrategy, answers: list[Any], expected: str
 ) -> None:
     model = ScriptedModel(answers)
-    await ReActLoop(model, output_type=Invoice, output_strategy=strategy).run("bill")
+    await ReActLoop(model, output_type=Invoice, output=OutputOptions(strategy=strategy)).run("bill")
     retry = model.requests[1].messages[-1]
     assert isinstance(retry, UserMessage) and expected in retry.content
     if strategy is OutputStrategy.TOOL:
@@ -305,7 +314,9 @@ async def test_a_hook_stopping_before_the_model_call_ends_a_structured_run_clean
 
 async def test_a_text_answer_left_unfixed_keeps_its_text_as_the_raw_answer() -> None:
     model = ScriptedModel(["Ann owes 12.5"])
-    result = await ReActLoop(model, output_type=Invoice, output_retries=0).run("bill")
+    result = await ReActLoop(model, output_type=Invoice, output=OutputOptions(retries=0)).run(
+        "bill"
+    )
     assert isinstance(result.error, OutputValidationError)
     assert result.error.raw == "Ann owes 12.5" and FINAL_TOOL in result.error.problem
 
@@ -314,7 +325,7 @@ async def test_tools_first_then_a_prompted_answer() -> None:
     lookup = FakeTool("lookup", result="12.5")
     model = ScriptedModel([call("lookup"), '{"customer": "Ann", "total": 12.5}'])
     loop = ReActLoop(model, tools=[lookup], output_type=Invoice,
-                     output_strategy=OutputStrategy.PROMPTED)  # fmt: skip
+                     output=OutputOptions(strategy=OutputStrategy.PROMPTED))  # fmt: skip
     result = await loop.run("bill")
     assert lookup.calls == [{}] and result.output == Invoice("Ann", 12.5)
 
@@ -322,7 +333,7 @@ async def test_tools_first_then_a_prompted_answer() -> None:
 async def test_a_model_calling_tools_on_the_capped_native_call_ends_without_them() -> None:
     lookup = FakeTool("lookup")
     loop = ReActLoop(FunctionModel(lambda request: call("lookup")), tools=[lookup],
-                     output_type=Invoice, output_strategy=OutputStrategy.NATIVE,
+                     output_type=Invoice, output=OutputOptions(strategy=OutputStrategy.NATIVE),
                      max_iterations=1)  # fmt: skip
     result = await loop.run("bill")
     assert isinstance(result.error, OutputValidationError) and len(lookup.calls) == 1
@@ -363,7 +374,7 @@ async def test_every_mismatch_is_reported_at_once_to_the_model_and_in_the_error(
     )
     model = ScriptedModel([answer, answer])
     loop: Any = ReActLoop(
-        model, output_type=output_type, output_strategy=strategy, output_retries=1
+        model, output_type=output_type, output=OutputOptions(strategy=strategy, retries=1)
     )
     result = await loop.run("bill")
     told = _last_text(model.requests[1])

@@ -26,6 +26,7 @@ from reactloop._core._messages import (
 )
 from reactloop._loop._loop import ReActLoop
 from reactloop._output._spec import FINAL_TOOL, OutputStrategy
+from reactloop.output import OutputOptions
 from tests.output.test_partial import is_prefix
 
 pytestmark = pytest.mark.anyio
@@ -80,7 +81,9 @@ class SplitModel:
 
 
 async def streamed(strategy: OutputStrategy, cuts: list[int]) -> tuple[list[Any], Any]:
-    loop = ReActLoop(SplitModel(strategy, cuts), output_type=Trip, output_strategy=strategy)
+    loop = ReActLoop(
+        SplitModel(strategy, cuts), output_type=Trip, output=OutputOptions(strategy=strategy)
+    )
     events: list[Event] = []
     async with loop.stream("plan") as stream:
         async for event in stream:
@@ -112,7 +115,9 @@ async def test_a_wrapped_type_streams_the_value_inside_the_wrapper() -> None:
             super().__init__(OutputStrategy.NATIVE, [3, 9])
             self.text = orjson.dumps({"result": ["a", "b"]}).decode()
 
-    loop = ReActLoop(ListModel(), output_type=list[str], output_strategy=OutputStrategy.NATIVE)
+    loop = ReActLoop(
+        ListModel(), output_type=list[str], output=OutputOptions(strategy=OutputStrategy.NATIVE)
+    )
     async with loop.stream("list") as stream:
         partials = [e.partial async for e in stream if isinstance(e, OutputStreamed)]
     assert partials[-1] == ["a", "b"] and all(isinstance(p, list) for p in partials)

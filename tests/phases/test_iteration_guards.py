@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reactloop import CapPolicy, StopReason, StopWhen, TimeBudget, TokenBudget, Usage
+from reactloop import CapPolicy, Limits, StopReason, StopWhen, TimeBudget, TokenBudget, Usage
 from reactloop._core._contracts import CheckPoint, StopCondition
 from reactloop._core._decisions import StopSignal
 from reactloop._core._state import Finishing
@@ -29,7 +29,7 @@ async def test_iteration_cap_marks_run_finishing() -> None:
 
 
 async def test_iteration_cap_stops_now_when_asked() -> None:
-    run = make_run(max_iterations=1, on_cap=CapPolicy.STOP_NOW)
+    run = make_run(max_iterations=1, limits=Limits(on_cap=CapPolicy.STOP_NOW))
     run.state.open_step(0.0)
     decision = await run_phase(IterationGuards(), run)
     assert isinstance(decision, Stop)
@@ -45,7 +45,7 @@ async def test_finishing_run_stops_at_next_guard() -> None:
 
 
 async def test_token_budget_is_a_cap() -> None:
-    run = make_run(stop_when=TokenBudget(100), on_cap=CapPolicy.STOP_NOW)
+    run = make_run(stop_when=TokenBudget(100), limits=Limits(on_cap=CapPolicy.STOP_NOW))
     run.state.usage = Usage(80, 30)
     decision = await run_phase(IterationGuards(), run)
     assert isinstance(decision, Stop)
@@ -54,7 +54,7 @@ async def test_token_budget_is_a_cap() -> None:
 
 async def test_time_budget_uses_the_injected_clock() -> None:
     clock = FakeClock()
-    run = make_run(stop_when=TimeBudget(5), on_cap=CapPolicy.STOP_NOW, clock=clock)
+    run = make_run(stop_when=TimeBudget(5), limits=Limits(on_cap=CapPolicy.STOP_NOW), clock=clock)
     assert isinstance(await run_phase(IterationGuards(), run), Proceed)
     clock.advance(5)
     decision = await run_phase(IterationGuards(), run)

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
-from reactloop import Event, FinalAnswerMarker, Hook, Override, StopReason, StopRun, Usage
+from reactloop import Event, FinalAnswerMarker, Hook, Limits, Override, StopReason, StopRun, Usage
 from reactloop._core._events import ModelRetrying
 from reactloop._core._messages import (
     AssistantMessage,
@@ -172,7 +172,7 @@ async def test_tool_call_deltas_carry_the_calls_index_name_and_id() -> None:
 
 async def test_a_model_timeout_still_sends_the_request() -> None:
     model = ScriptedModel(["hi"])
-    run = make_run(model=model, model_timeout=60)
+    run = make_run(model=model, limits=Limits(model_timeout=60))
     await run_phase(ReasoningPhase(), run)
     assert model.requests[0].messages == tuple(run.state.messages[:1])
 
@@ -184,7 +184,7 @@ class Hanging(ScriptedModel):
 
 
 async def test_a_model_call_over_its_timeout_says_so() -> None:
-    run = make_run(model=Hanging([]), model_timeout=0.001, retry=RetryPolicy.never())
+    run = make_run(model=Hanging([]), limits=Limits(model_timeout=0.001), retry=RetryPolicy.never())
     with pytest.raises(ModelTimeoutError) as caught:
         await run_phase(ReasoningPhase(), run)
     assert caught.value.message == "model call exceeded its model_timeout of 0.001 s"

@@ -8,7 +8,18 @@ import anyio
 import attrs
 import pytest
 
-from reactloop import Event, Hook, Override, Reject, StopReason, StopRun, ToolCall, ToolCalled, tool
+from reactloop import (
+    Event,
+    Hook,
+    Limits,
+    Override,
+    Reject,
+    StopReason,
+    StopRun,
+    ToolCall,
+    ToolCalled,
+    tool,
+)
 from reactloop._core._state import RunContext
 from reactloop._errors import (
     ReactLoopError,
@@ -70,7 +81,7 @@ async def test_calls_of_one_step_run_concurrently() -> None:
 
 async def test_concurrency_cap_is_respected() -> None:
     fake = FakeTool("t")
-    run = run_with(*(call("t") for _ in range(5)), tools=[fake], max_concurrency=2)
+    run = run_with(*(call("t") for _ in range(5)), tools=[fake], limits=Limits(max_concurrency=2))
     await run_phase(ToolPhase(), run)
     assert fake.peak_running <= 2 and len(fake.calls) == 5
 
@@ -119,7 +130,11 @@ async def test_timeout_becomes_an_error_result() -> None:
 
 
 async def test_run_wide_default_timeout_applies() -> None:
-    run = run_with(call("stuck"), tools=[FakeTool("stuck", gate=anyio.Event())], tool_timeout=0.001)
+    run = run_with(
+        call("stuck"),
+        tools=[FakeTool("stuck", gate=anyio.Event())],
+        limits=Limits(tool_timeout=0.001),
+    )
     await run_phase(ToolPhase(), run)
     assert "timed out" in results(run)[0].content
 
@@ -131,14 +146,16 @@ async def test_non_string_results_are_json() -> None:
 
 
 async def test_oversized_results_are_cut_with_a_marker() -> None:
-    run = run_with(call("t"), tools=[FakeTool("t", result="x" * 50)], max_result_chars=10)
+    run = run_with(
+        call("t"), tools=[FakeTool("t", result="x" * 50)], limits=Limits(max_result_chars=10)
+    )
     await run_phase(ToolPhase(), run)
     assert results(run)[0].content == "x" * 10 + "\n[truncated: 40 of 50 characters cut]"
 
 
 async def test_calls_over_the_cap_get_an_error_instead_of_running() -> None:
     fake = FakeTool("t")
-    run = run_with(call("t"), call("t"), call("t"), tools=[fake], max_tool_calls=2)
+    run = run_with(call("t"), call("t"), call("t"), tools=[fake], limits=Limits(max_tool_calls=2))
     await run_phase(ToolPhase(), run)
     assert len(fake.calls) == 2
     assert [r.is_error for r in results(run)] == [False, False, True]
@@ -244,7 +261,7 @@ def _failures() -> dict[str, tuple[ToolCall, dict[str, Any], type[ReactLoopError
         "unknown": (call("ghost"), {}, UnknownToolError),
         "bad-arguments": (ToolCall("t", "{not json"), {}, ToolArgumentsError),
         "rejected": (call("t"), {"hooks": [RejectAll()]}, ToolRefusedError),
-        "over-the-cap": (call("t"), {"max_tool_calls": 1}, ToolRefusedError),
+        "over-the-cap": (call("t"), {"limits": Limits(max_tool_calls=1)}, ToolRefusedError),
         "raised": (
             call("t"),
             {"tools": [FakeTool("t", raises=ValueError("x"))]},
@@ -263,7 +280,7 @@ async def test_on_error_hooks_hear_every_call_that_failed_or_was_refused(case: s
     options = {"tools": [FakeTool("t")], **options}
     options["hooks"] = [log, *options.get("hooks", [])]
     run = run_with(made, **options)
-    if "max_tool_calls" in options:
+    if "limits" in options:
         run.state.tool_calls_made = 1
     await run_phase(ToolPhase(), run)
     [result] = results(run)
@@ -317,7 +334,7 @@ async def test_a_refused_call_has_its_started_event_before_its_result(case: str)
     cases: dict[str, dict[str, Any]] = {
         "unknown": {"tools": []},
         "bad arguments": {"tools": [FakeTool("t")]},
-        "over the cap": {"tools": [FakeTool("t")], "max_tool_calls": 1},
+        "over the cap": {"tools": [FakeTool("t")], "limits": Limits(max_tool_calls=1)},
         "rejected": {"tools": [FakeTool("t")], "hooks": [Refuse()]},
         "stopping": {"tools": [FakeTool("t")], "hooks": [Refuse()]},
     }
@@ -470,7 +487,9 @@ async def test_a_result_is_shown_as_json(value: object, text: str) -> None:
 
 
 async def test_a_result_exactly_at_the_limit_is_kept_whole() -> None:
-    run = run_with(call("t"), tools=[FakeTool("t", result="x" * 20)], max_result_chars=20)
+    run = run_with(
+        call("t"), tools=[FakeTool("t", result="x" * 20)], limits=Limits(max_result_chars=20)
+    )
     await run_phase(ToolPhase(), run)
     assert results(run)[0].content == "x" * 20
 
@@ -519,7 +538,7 @@ REFUSALS: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["tool call 't' was not run: rejected: not today"] * 2,
     ),
     "over the cap": (
-        {"max_tool_calls": 1},
+        {"limits": Limits(max_tool_calls=1)},
         ["tool call 't' was not run: the run's tool-call limit is reached"] * 2,
     ),
     "stopping": (

@@ -13,6 +13,7 @@ from reactloop import (
     CapPolicy,
     ConfigurationError,
     FinalAnswerMarker,
+    Limits,
     MaxIterations,
     MaxToolCalls,
     ReActLoop,
@@ -346,7 +347,10 @@ def test_a_wrong_option_names_its_owner_option_and_rule(
 async def test_caps_under_the_stop_now_policy_end_the_run_without_a_last_call() -> None:
     model = ScriptedModel([reply("", call("t"), usage=Usage(60, 60))])
     loop = ReActLoop(
-        model, tools=[FakeTool("t")], stop_when=TokenBudget(100), on_cap=CapPolicy.STOP_NOW
+        model,
+        tools=[FakeTool("t")],
+        stop_when=TokenBudget(100),
+        limits=Limits(on_cap=CapPolicy.STOP_NOW),
     )
     result = await loop.run("go")
     assert result.stop_reason is StopReason.TOKEN_BUDGET

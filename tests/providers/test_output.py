@@ -18,6 +18,7 @@ from reactloop._errors import StrictSchemaError
 from reactloop._loop._loop import ReActLoop
 from reactloop._output._spec import FINAL_TOOL, OutputRetry, OutputStrategy
 from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop.output import OutputOptions
 from tests.providers.protocol import OpenAIRequestSchema, check_anthropic_request
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
 from tests.providers.wire_server import Reply, Request, WireServer, json_reply, sse_reply
@@ -75,7 +76,9 @@ def scripted(
 async def structured(
     model: OpenAIModel | AnthropicModel, strategy: OutputStrategy, stream: bool
 ) -> Forecast | None:
-    loop = ReActLoop(model, tools=[get_weather], output_type=Forecast, output_strategy=strategy)
+    loop = ReActLoop(
+        model, tools=[get_weather], output_type=Forecast, output=OutputOptions(strategy=strategy)
+    )
     if not stream:
         result = await loop.run("Forecast for Paris?")
         assert result.error is None
@@ -172,7 +175,9 @@ async def test_a_type_strict_mode_cannot_express_falls_back_to_the_tool_unless_n
     output = ReActLoop(openai, output_type=dict[str, int]).config.output
     assert output is not None and output.strategy is OutputStrategy.TOOL
     with pytest.raises(StrictSchemaError) as caught:
-        ReActLoop(openai, output_type=dict[str, int], output_strategy=OutputStrategy.NATIVE)
+        ReActLoop(
+            openai, output_type=dict[str, int], output=OutputOptions(strategy=OutputStrategy.NATIVE)
+        )
     assert caught.value.provider == "OpenAI" and caught.value.location == "#"
 
 
@@ -219,7 +224,9 @@ async def test_every_kind_of_type_over_http(
     kind: tuple[Any, Any, Any],
 ) -> None:
     output_type, value, expected = kind
-    loop = ReActLoop[Any](anthropic, output_type=output_type, output_strategy=strategy)
+    loop = ReActLoop[Any](
+        anthropic, output_type=output_type, output=OutputOptions(strategy=strategy)
+    )
     spec = loop.config.output
     assert spec is not None
     bare = strategy is OutputStrategy.PROMPTED or not spec.spec.wrapped
@@ -242,8 +249,7 @@ async def test_a_validator_retry_over_http(server: WireServer, openai: OpenAIMod
         openai,
         tools=[get_weather],
         output_type=Forecast,
-        output_strategy=OutputStrategy.TOOL,
-        output_validators=[not_too_cold],
+        output=OutputOptions(strategy=OutputStrategy.TOOL, validators=[not_too_cold]),
     )
     result = await loop.run("Forecast?")
     assert result.output == Forecast("Paris", 18)
@@ -255,8 +261,9 @@ async def test_a_capped_run_forces_the_final_answer_tool_over_http(
     server: WireServer, anthropic: AnthropicModel
 ) -> None:
     server.handler = scripted(OutputStrategy.TOOL, anthropic_stream, anthropic_json, [ANSWER])
+    tool_output = OutputOptions(strategy=OutputStrategy.TOOL)
     loop = ReActLoop(anthropic, tools=[get_weather], output_type=Forecast,
-                     output_strategy=OutputStrategy.TOOL, max_iterations=1)  # fmt: skip
+                     output=tool_output, max_iterations=1)  # fmt: skip
     result = await loop.run("Forecast?")
     last = server.requests[-1].json()
     check_anthropic_request(last)
@@ -270,7 +277,9 @@ async def test_partial_answers_stream_over_http(
     server: WireServer, openai: OpenAIModel, strategy: OutputStrategy
 ) -> None:
     server.handler = scripted(strategy, openai_stream, openai_json, [ANSWER])
-    loop = ReActLoop(openai, tools=[get_weather], output_type=Forecast, output_strategy=strategy)
+    loop = ReActLoop(
+        openai, tools=[get_weather], output_type=Forecast, output=OutputOptions(strategy=strategy)
+    )
     async with loop.stream("Forecast?") as events:
         partials = [e.partial async for e in events if isinstance(e, OutputStreamed)]
     result = await events.result()

@@ -13,7 +13,7 @@ PINNED: dict[str, set[str]] = {
     "reactloop": {
         "AnthropicModel", "ApprovalPolicy", "Approve", "AssistantMessage", "CapPolicy",
         "Deny", "Edit", "ConfigurationError",
-        "ContextWindow", "Event", "FinalAnswerMarker", "FunctionTool", "Hook",
+        "ContextWindow", "Event", "FinalAnswerMarker", "FunctionTool", "Hook", "Limits",
         "MCPServerHTTP", "MCPServerStdio", "RelevanceSelector",
         "MaxIterations", "MaxToolCalls", "MemoryStore", "SqliteStore", "Message", "Model",
         "ModelSettings", "OpenAIModel",
@@ -29,7 +29,8 @@ PINNED: dict[str, set[str]] = {
         "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed", "ToolResultDiscarded"
     },
     "reactloop.output": {
-        "FINAL_TOOL", "OutputPhase", "OutputRetry", "OutputStrategy", "OutputValidationError",
+        "FINAL_TOOL", "OutputOptions", "OutputPhase", "OutputRetry", "OutputStrategy",
+        "OutputValidationError",
         "OutputValidator", "PartialJson", "strip_fences",
     },
     "reactloop.errors": {
@@ -76,7 +77,7 @@ PINNED: dict[str, set[str]] = {
         "MaxInputLength", "Override", "Reject", "StopRun"
     },
     "reactloop.stopping": {
-        "AnyOf", "CapPolicy", "CheckPoint", "FinalAnswerMarker", "MaxIterations",
+        "AnyOf", "CapPolicy", "CheckPoint", "FinalAnswerMarker", "Limits", "MaxIterations",
         "MaxToolCalls", "RepetitionPolicy", "StopCondition", "StopSignal", "StopWhen",
         "TimeBudget", "TokenBudget", "ToolCalled"
     },
@@ -85,7 +86,8 @@ PINNED: dict[str, set[str]] = {
         "TokenEstimator", "estimate_text_tokens"
     },
     "reactloop.approval": {
-        "ApprovalCheck", "ApprovalPolicy", "Approve", "Decision", "DecisionLike", "DecisionScope",
+        "ApprovalCheck", "ApprovalOptions", "ApprovalPolicy", "Approve", "Decision",
+        "DecisionLike", "DecisionScope",
         "Deny",
         "Edit",
         "ExternalFailure", "ExternalResult", "HoldKind", "PendingCall",
@@ -101,7 +103,8 @@ PINNED: dict[str, set[str]] = {
     },
     "reactloop.tools": {
         "AgentTool", "FunctionTool", "MCPServerHTTP", "MCPServerStdio", "RelevanceSelector",
-        "ServerRestartPolicy", "Tool", "ToolSelector", "ToolSource", "Toolset", "tool",
+        "ServerRestartPolicy", "Tool", "ToolSelection", "ToolSelector", "ToolSource", "Toolset",
+        "tool",
     },
     "reactloop.telemetry": {"RunContextFilter", "Telemetry"},
     "reactloop.testing": {

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from attrs import define
 
+from reactloop._approval._options import ApprovalOptions
 from reactloop._approval._policy import ApprovalPolicy
 from reactloop._cassettes._cassette import Cassette
 from reactloop._core._approvals import Approve, Deny, Edit, ExternalFailure, ExternalResult
@@ -27,8 +28,15 @@ from reactloop._core._state import Step
 from reactloop._durable._leases import StoreTimeouts
 from reactloop._durable._stores import MemoryStore, PostgresStore, SqliteStore, store_from_url
 from reactloop._errors import ConfigurationError, ErrorCode, show
-from reactloop._loop._config import LOOP_PARAMETERS, OPTION_NAMES, LoopOptions
+from reactloop._loop._config import (
+    LOOP_PARAMETERS,
+    MOVED,
+    OPTION_NAMES,
+    DeprecatedLoopOptions,
+    LoopOptions,
+)
 from reactloop._loop._loop import ReActLoop
+from reactloop._output._options import OutputOptions
 from reactloop._output._partial import PartialJson
 from reactloop._output._spec import OutputStrategy
 from reactloop._phases import default_phases, default_start_phases
@@ -36,6 +44,7 @@ from reactloop._policies._caps import CapPolicy, RepetitionPolicy
 from reactloop._policies._context import ContextWindow
 from reactloop._policies._guards import BlockedPatterns, MaxInputLength
 from reactloop._policies._limits import RunLimiter
+from reactloop._policies._options import Limits
 from reactloop._policies._retry import RetryPolicy
 from reactloop._policies._stop import (
     FinalAnswerMarker,
@@ -51,6 +60,7 @@ from reactloop._providers import AnthropicModel, OpenAIModel, model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
 from reactloop._telemetry._settings import Telemetry
 from reactloop._tools._mcp._servers import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
+from reactloop._tools._options import ToolSelection
 from reactloop._tools._selection import RelevanceSelector
 from reactloop._tools._tool import FunctionTool, tool
 from reactloop._validate import CHECKED_MARK, checked_arguments
@@ -154,74 +164,73 @@ LOOP_BAD: dict[str, list[object]] = {
         [WrongFailureHook()],
         [SyncMethodHook()],
     ],
-    "tool_selector": ["rank", 5, lambda run: [], lambda: [], [lambda run, tools: tools]],
-    "max_tools_per_request": OPTIONAL_COUNTS,
     "max_iterations": COUNTS,
-    "max_tool_calls": OPTIONAL_COUNTS,
     "stop_when": ["x", 5, lambda: True, lambda a, b: True, [MaxIterations(1)], True, ToolCalled],
-    "on_cap": ["sometimes", 1, None, "FINAL"],
-    "tool_timeout": OPTIONAL_SECONDS,
-    "max_concurrency": OPTIONAL_COUNTS,
-    "max_result_chars": COUNTS,
     "input_guards": [predicate, "guard", [5], [lambda: None], [None]],
     "prepare_step": [5, "step", lambda run: run],
     "settings": [None, {"temperature": 0}, ModelSettings, 0.2],
-    "model_timeout": OPTIONAL_SECONDS,
-    "run_timeout": OPTIONAL_SECONDS,
-    "repetition": [3, {"nudge_after": 1}, RepetitionPolicy, True],
     "strict": [1, "yes", None, 0],
     "retry": [None, 3, RetryPolicy],
     "sleep": [None, 1, lambda: None],
-    "max_concurrent_runs": OPTIONAL_COUNTS,
-    "run_limiter": [3, object(), RunLimiter],
     "error_messages": [None, {"x": "y"}, lambda: "", "sorry"],
     "context_window": [1000, object(), ContextWindow],
     "clock": [5, lambda x: 0.0, "monotonic"],
     "store": [5, "runs.db", "sqlite:///", "sqlit:///runs.db", "postgres", object(), MemoryStore],
-    "approval": [5, "always", lambda check: True, ApprovalPolicy, object()],
+    "approval": [5, "always", lambda check: True, ApprovalPolicy, ApprovalOptions, object()],
+    "limits": [None, 5, {"max_tool_calls": 1}, Limits, RetryPolicy()],
+    "tool_selection": [
+        5,
+        "relevance",
+        RelevanceSelector(),
+        ToolSelection,
+        lambda run, tools: tools,
+    ],
+    "output": [None, 5, {"retries": 1}, OutputOptions, OutputStrategy.TOOL],
+    "telemetry": [5, "on", True, object(), Telemetry],
+}
+"""Wrong values for each `LoopOptions` key."""
+
+MOVED_BAD: dict[str, list[object]] = {
+    "tool_selector": ["rank", 5, lambda run: [], lambda: [], [lambda run, tools: tools]],
+    "max_tools_per_request": OPTIONAL_COUNTS,
+    "max_tool_calls": OPTIONAL_COUNTS,
+    "on_cap": ["sometimes", 1, None, "FINAL"],
+    "tool_timeout": OPTIONAL_SECONDS,
+    "max_concurrency": OPTIONAL_COUNTS,
+    "max_result_chars": COUNTS,
+    "model_timeout": OPTIONAL_SECONDS,
+    "run_timeout": OPTIONAL_SECONDS,
+    "repetition": [3, {"nudge_after": 1}, RepetitionPolicy, True],
+    "max_concurrent_runs": OPTIONAL_COUNTS,
+    "run_limiter": [3, object(), RunLimiter],
     "state_key": [5, "short", b"short", [], ["k" * 32, 5], {"k" * 32}, object()],
     "max_state_token_bytes": [0, 1023, -1, 1.5, "1MiB", None, True],
     "output_strategy": ["fast", 5, None, OutputStrategy.NATIVE],
     "output_retries": [-1, 1.5, "2", True, 3],
     "output_validators": [5, [5], "f", [str]],
-    "telemetry": [5, "on", True, object(), Telemetry],
 }
-"""Wrong values for each `LoopOptions` key."""
+"""Wrong values for each deprecated flat key (checked as before, then a warning)."""
 
 LOOP_DEFAULTS: dict[str, Any] = {
     "tools": (),
-    "tool_selector": None,
-    "max_tools_per_request": None,
     "instructions": None,
     "hooks": (),
     "max_iterations": 10,
-    "max_tool_calls": None,
     "stop_when": None,
-    "on_cap": CapPolicy.FINAL_CALL,
-    "tool_timeout": None,
-    "max_concurrency": None,
-    "max_result_chars": 20_000,
     "input_guards": (),
     "prepare_step": None,
     "settings": ModelSettings(),
-    "model_timeout": None,
-    "run_timeout": None,
-    "repetition": RepetitionPolicy(),
     "strict": False,
     "retry": RetryPolicy(),
     "sleep": anyio.sleep,
-    "max_concurrent_runs": None,
-    "run_limiter": None,
     "error_messages": DEFAULT_RESOLVER,
     "context_window": None,
     "clock": None,
     "store": None,
     "approval": None,
-    "state_key": None,
-    "max_state_token_bytes": 1 << 20,
-    "output_strategy": OutputStrategy.AUTO,
-    "output_retries": 2,
-    "output_validators": (),
+    "limits": Limits(),
+    "tool_selection": None,
+    "output": OutputOptions(),
     "telemetry": None,
 }
 """Each option at its documented default."""
@@ -321,6 +330,44 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         },
     ),
     RunLimiter: ({"max_runs": 1}, {"max_runs": COUNTS, "max_wait": [-1, NAN, INF, "1", True]}),
+    Limits: (
+        {},
+        {
+            "max_tool_calls": OPTIONAL_COUNTS,
+            "on_cap": ["sometimes", 1, None, "FINAL"],
+            "tool_timeout": OPTIONAL_SECONDS,
+            "model_timeout": OPTIONAL_SECONDS,
+            "run_timeout": OPTIONAL_SECONDS,
+            "max_concurrency": OPTIONAL_COUNTS,
+            "max_result_chars": COUNTS,
+            "max_concurrent_runs": OPTIONAL_COUNTS,
+            "run_limiter": [3, object(), RunLimiter],
+            "repetition": [3, {"nudge_after": 1}, RepetitionPolicy, True],
+        },
+    ),
+    ToolSelection: (
+        {},
+        {
+            "selector": ["rank", 5, lambda run: [], lambda: [], [lambda run, tools: tools]],
+            "max_tools": OPTIONAL_COUNTS,
+        },
+    ),
+    OutputOptions: (
+        {},
+        {
+            "strategy": ["fast", 5, None, "TOOL"],
+            "retries": [-1, 1.5, "2", True, None],
+            "validators": [5, [5], "f", [str], None],
+        },
+    ),
+    ApprovalOptions: (
+        {},
+        {
+            "policy": [5, "always", lambda check: True, ApprovalPolicy, object()],
+            "state_key": [5, "short", b"short", [], ["k" * 32, 5], {"k" * 32}, object()],
+            "max_state_token_bytes": [0, 1023, -1, 1.5, "1MiB", None, True],
+        },
+    ),
     ModelSettings: (
         {},
         {
@@ -555,6 +602,15 @@ def test_a_wrong_loop_option_is_refused_when_the_loop_is_built(option: str, valu
     assert_names(caught.value, option, value)
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize(("option", "value"), [(o, v) for o, vs in MOVED_BAD.items() for v in vs])
+def test_a_wrong_value_for_a_moved_flat_key_is_refused(option: str, value: object) -> None:
+    options: dict[str, Any] = {option: value}
+    with pytest.raises(ConfigurationError) as caught:
+        ReActLoop(ScriptedModel([]), **options)
+    assert_names(caught.value, option, value)
+
+
 @pytest.mark.parametrize(
     ("option", "value"), [(o, v) for o, vs in LOOP_OWN_BAD.items() for v in vs]
 )
@@ -584,8 +640,9 @@ def _parameters(factory: Factory) -> set[str]:
 
 
 def test_the_loop_tables_cover_every_loop_option() -> None:
-    assert set(LOOP_BAD) == OPTION_NAMES == set(LoopOptions.__annotations__)
-    assert set(LOOP_DEFAULTS) == OPTION_NAMES
+    assert set(LOOP_BAD) | set(MOVED_BAD) == OPTION_NAMES == set(LoopOptions.__annotations__)
+    assert set(MOVED_BAD) == set(MOVED) == set(DeprecatedLoopOptions.__annotations__)
+    assert set(LOOP_DEFAULTS) == OPTION_NAMES - set(MOVED)
     assert (
         set(LOOP_OWN_BAD) | {"options"} == _parameters(ReActLoop) == {*LOOP_PARAMETERS, "options"}
     )
@@ -665,16 +722,18 @@ def test_a_tool_with_every_default_constructs() -> None:
 @pytest.mark.parametrize(
     ("wrong", "meant"),
     [
-        ("max_iteration", "max_iterations"),
-        ("tool_timeuot", "tool_timeout"),
-        ("Max_Tool_Calls", "max_tool_calls"),
-        ("stopwhen", "stop_when"),
-        ("phase", "phases"),
+        ("max_iteration", "'max_iterations'"),
+        ("tool_timeuot", "limits=Limits(tool_timeout=...)"),
+        ("Max_Tool_Calls", "limits=Limits(max_tool_calls=...)"),
+        ("limit", "'limits'"),
+        ("outputs", "'output'"),
+        ("stopwhen", "'stop_when'"),
+        ("phase", "'phases'"),
     ],
 )
 def test_a_misspelled_loop_option_fails_with_a_suggestion(wrong: str, meant: str) -> None:
     options: dict[str, Any] = {wrong: 2}
-    with pytest.raises(ConfigurationError, match=f"did you mean {meant!r}") as caught:
+    with pytest.raises(ConfigurationError, match=re.escape(f"did you mean {meant}?")) as caught:
         ReActLoop(ScriptedModel([]), **options)
     assert (caught.value.option, caught.value.value) == (wrong, 2)
     assert repr(wrong) in str(caught.value)
@@ -708,13 +767,13 @@ def test_a_wrong_model_string_suggests_the_provider() -> None:
 
 
 def test_a_string_for_on_cap_is_taken_as_the_policy() -> None:
-    loop = ReActLoop(ScriptedModel([]), on_cap="stop_now")  # type: ignore[call-overload]
+    loop = ReActLoop(ScriptedModel([]), limits=Limits(on_cap="stop_now"))  # type: ignore[arg-type]
     assert loop.config.on_cap is CapPolicy.STOP_NOW
 
 
 def test_a_misspelled_enum_value_gets_a_suggestion() -> None:
     with pytest.raises(ConfigurationError, match="did you mean 'stop_now'"):
-        ReActLoop(ScriptedModel([]), on_cap="stop_no")  # type: ignore[call-overload]
+        Limits(on_cap="stop_no")  # type: ignore[arg-type]
 
 
 def test_a_plain_predicate_for_stop_when_is_wrapped_in_stop_when() -> None:

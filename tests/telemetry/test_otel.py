@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from reactloop import ReActLoop, RetryPolicy, Usage, tool
+from reactloop import Limits, ReActLoop, RetryPolicy, Usage, tool
 from reactloop._core._plan import StepPlan
 from reactloop._loop._run import Run
 from reactloop._telemetry._settings import Telemetry
@@ -263,7 +263,7 @@ async def test_a_model_call_cut_by_its_timeout_is_marked_and_measured(traces: Tr
 
     telemetry = traces.telemetry()
     loop = ReActLoop(
-        FunctionModel(stall), model_timeout=0.001, retry=RetryPolicy(max_retries=0),
+        FunctionModel(stall), limits=Limits(model_timeout=0.001), retry=RetryPolicy(max_retries=0),
         telemetry=telemetry,
     )  # fmt: skip
     result = await loop.run("go")

@@ -10,6 +10,7 @@ import attrs
 import orjson
 import pytest
 
+from reactloop import CapPolicy, Limits
 from reactloop._cassettes._cassette import Cassette
 from reactloop._core._approvals import Approve
 from reactloop._core._contracts import Hook
@@ -135,7 +136,9 @@ async def test_an_agent_tool_that_raises_gives_an_error_result_naming_it() -> No
 
 
 async def test_a_sub_run_without_an_answer_is_an_error_result() -> None:
-    sub = researcher(reply("", call("t")), max_iterations=1, on_cap="stop_now")
+    sub = researcher(
+        reply("", call("t")), max_iterations=1, limits=Limits(on_cap=CapPolicy.STOP_NOW)
+    )
     agent = sub.as_tool(name="researcher", description="Finds facts.")
     outcome = only_result(await parent_of(agent, ask("researcher", "x"), "done").run("go"))
     assert outcome.is_error and "ended without an answer (max_iterations" in outcome.content
@@ -157,7 +160,7 @@ async def test_a_typed_output_comes_back_as_json() -> None:
 
 async def test_the_answer_is_cut_at_the_parents_result_limit() -> None:
     agent = researcher("x" * 50).as_tool(name="researcher", description="Finds facts.")
-    parent = parent_of(agent, ask("researcher", "q"), "done", max_result_chars=10)
+    parent = parent_of(agent, ask("researcher", "q"), "done", limits=Limits(max_result_chars=10))
     assert only_result(await parent.run("go")).content.startswith("x" * 10 + "\n[truncated")
 
 

@@ -7,6 +7,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from reactloop import Limits
 from reactloop._core._contracts import RunStore
 from reactloop._core._messages import ToolCall
 from reactloop._core._state import RunContext
@@ -31,7 +32,9 @@ async def test_a_call_run_again_on_resume_passes_the_same_key(any_store: RunStor
         return f"charged {amount}"
 
     calls = reply("", ToolCall.of("charge", {"amount": 5}), ToolCall.of("charge", {"amount": 5}))
-    loop = ReActLoop(ScriptedModel([calls]), tools=[charge], store=any_store, max_concurrency=1)
+    loop = ReActLoop(
+        ScriptedModel([calls]), tools=[charge], store=any_store, limits=Limits(max_concurrency=1)
+    )
     async with anyio.create_task_group() as tasks, loop.start("go") as handle:
         while not keys:
             await anyio.lowlevel.checkpoint()

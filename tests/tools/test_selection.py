@@ -22,6 +22,7 @@ from reactloop._loop._loop import ReActLoop
 from reactloop._loop._run import Run
 from reactloop._tools._selection import RelevanceSelector, terms, tool_terms
 from reactloop.testing import FakeTool, ScriptedModel, make_run
+from reactloop.tools import ToolSelection
 from tests.helpers.strategies import (
     SpecTool,
     examples,
@@ -247,7 +248,9 @@ def test_the_ranking_is_deterministic(tools: tuple[SpecTool, ...], messages: lis
 async def test_a_loop_offers_the_most_relevant_tools_first_up_to_its_cap() -> None:
     model = ScriptedModel(["sunny"])
     tools = [FakeTool("read_file"), FakeTool("run_sql"), FakeTool("get_weather")]
-    loop = ReActLoop(model, tools=tools, tool_selector=RelevanceSelector(), max_tools_per_request=2)
+    loop = ReActLoop(
+        model, tools=tools, tool_selection=ToolSelection(selector=RelevanceSelector(), max_tools=2)
+    )
     await loop.run("What is the weather like?")
     assert [spec.name for spec in model.requests[0].tools] == ["get_weather", "read_file"]
 
@@ -268,6 +271,6 @@ TAGS = {"search_docs": ("sales", "support"), "refund": ("support",), "quote": ("
 async def test_a_custom_selector_can_keep_tools_by_a_tag_in_the_runs_deps() -> None:
     model = ScriptedModel(["ok"])
     tools = [FakeTool("quote"), FakeTool("refund"), FakeTool("search_docs")]
-    loop = ReActLoop(model, tools=tools, tool_selector=by_team)
+    loop = ReActLoop(model, tools=tools, tool_selection=ToolSelection(selector=by_team))
     await loop.run("refund my order", deps={"team": "support"})
     assert [spec.name for spec in model.requests[0].tools] == ["search_docs", "refund"]

@@ -11,9 +11,11 @@ from reactloop import ConfigurationError, MemoryStore, ReActLoop, StopReason, To
 from reactloop._core._contracts import ToolSelector, Toolset
 from reactloop._core._messages import ModelRequest, ToolCall
 from reactloop._errors import ContractError
+from reactloop.approval import ApprovalOptions
 from reactloop.errors import ErrorCode, ReactLoopError
-from reactloop.output import OutputStrategy
+from reactloop.output import OutputOptions, OutputStrategy
 from reactloop.testing import FakeTool, FakeToolset, FunctionModel, ScriptedModel, call
+from reactloop.tools import ToolSelection
 
 pytestmark = pytest.mark.anyio
 
@@ -187,7 +189,7 @@ async def test_a_toolset_tool_held_without_a_store_pauses_with_a_state_token() -
     lookup = FakeTool("lookup", requires_approval=True)
     server = FakeToolset("server", [lookup])
     model = ScriptedModel([call("lookup"), "done"])
-    loop = ReActLoop(model, tools=[server], state_key="k" * 32)
+    loop = ReActLoop(model, tools=[server], approval=ApprovalOptions(state_key="k" * 32))
     paused = await loop.run("go")
     assert paused.state is not None
     decisions = {paused.pending[0].call_id: True}
@@ -206,7 +208,9 @@ def _by_names(*names: str) -> ToolSelector:
 async def test_a_selector_chooses_the_tools_offered_each_step() -> None:
     model = ScriptedModel(["done"])
     tools = [FakeTool("a"), FakeTool("b"), FakeTool("c")]
-    await ReActLoop(model, tools=tools, tool_selector=_by_names("c", "a")).run("go")
+    await ReActLoop(
+        model, tools=tools, tool_selection=ToolSelection(selector=_by_names("c", "a"))
+    ).run("go")
     assert _offered(model.requests[0]) == ["a", "c"]
 
 
@@ -219,7 +223,9 @@ async def test_an_async_selector_sees_the_toolsets_tools_too() -> None:
 
     model = ScriptedModel(["done"])
     server = FakeToolset("server", [FakeTool("remote")])
-    await ReActLoop(model, tools=[FakeTool("local"), server], tool_selector=select).run("go")
+    await ReActLoop(
+        model, tools=[FakeTool("local"), server], tool_selection=ToolSelection(selector=select)
+    ).run("go")
     assert seen == [["local", "remote"]]
     assert _offered(model.requests[0]) == ["remote", "local"]
 
@@ -231,7 +237,7 @@ async def test_the_cap_keeps_the_selectors_first_choices() -> None:
     def select(run: object, tools: Sequence[Tool]) -> Sequence[Tool]:
         return list(reversed(tools))
 
-    loop = ReActLoop(model, tools=tools, tool_selector=select, max_tools_per_request=2)
+    loop = ReActLoop(model, tools=tools, tool_selection=ToolSelection(selector=select, max_tools=2))
     await loop.run("go")
     assert _offered(model.requests[0]) == ["e", "d"]
 
@@ -244,7 +250,9 @@ async def test_a_selected_out_tool_gets_the_unknown_tool_result_naming_those_off
     model = ScriptedModel([call("hidden"), "done"])
     served: list[Tool | Toolset] = [FakeToolset("server", [hidden])] if from_toolset else [hidden]
     tools = [FakeTool("shown"), *served]
-    result = await ReActLoop(model, tools=tools, tool_selector=_by_names("shown")).run("go")
+    result = await ReActLoop(
+        model, tools=tools, tool_selection=ToolSelection(selector=_by_names("shown"))
+    ).run("go")
     outcome = result.steps[0].tool_results[0]
     assert outcome.is_error and outcome.error_code is ErrorCode.TOOL_ERROR
     assert "the available tools are shown" in outcome.content
@@ -256,10 +264,9 @@ async def test_the_final_answer_tool_is_kept_first_whatever_the_selection() -> N
     loop = ReActLoop(
         model,
         output_type=str,
-        output_strategy=OutputStrategy.TOOL,
+        output=OutputOptions(strategy=OutputStrategy.TOOL),
         tools=[FakeTool("a"), FakeTool("b")],
-        tool_selector=_by_names("b"),
-        max_tools_per_request=1,
+        tool_selection=ToolSelection(selector=_by_names("b"), max_tools=1),
     )
     result = await loop.run("go")
     assert _offered(model.requests[0]) == ["final_answer"]
@@ -280,7 +287,9 @@ async def test_a_selector_answering_otherwise_breaks_its_contract(
     def select(run: object, tools: Sequence[Tool]) -> Sequence[Tool]:
         return answer  # type: ignore[return-value]
 
-    loop = ReActLoop(ScriptedModel(["x"]), tools=[FakeTool("a")], tool_selector=select)
+    loop = ReActLoop(
+        ScriptedModel(["x"]), tools=[FakeTool("a")], tool_selection=ToolSelection(selector=select)
+    )
     result = await loop.run("go")
     assert isinstance(result.error, ContractError)
     assert rule in result.error.message
@@ -288,7 +297,9 @@ async def test_a_selector_answering_otherwise_breaks_its_contract(
 
 async def test_a_selector_naming_a_tool_twice_breaks_its_contract() -> None:
     loop = ReActLoop(
-        ScriptedModel(["x"]), tools=[FakeTool("a")], tool_selector=lambda r, t: [t[0], t[0]]
+        ScriptedModel(["x"]),
+        tools=[FakeTool("a")],
+        tool_selection=ToolSelection(selector=lambda r, t: [t[0], t[0]]),
     )
     result = await loop.run("go")
     assert isinstance(result.error, ContractError)
@@ -331,5 +342,7 @@ async def test_a_stored_run_that_used_a_toolsets_tool_resumes() -> None:
 async def test_a_cap_alone_ranks_the_tools_by_relevance() -> None:
     model = ScriptedModel(["done"])
     tools = [FakeTool("send_email"), FakeTool("get_weather"), FakeTool("book_flight")]
-    await ReActLoop(model, tools=tools, max_tools_per_request=1).run("What is the weather?")
+    await ReActLoop(model, tools=tools, tool_selection=ToolSelection(max_tools=1)).run(
+        "What is the weather?"
+    )
     assert _offered(model.requests[0]) == ["get_weather"]
