@@ -459,6 +459,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "args": ["--flag", 5, [5], None],
             "env": [5, {"A": 1}, {1: "a"}, ["A=1"]],
             "cwd": [5, b"/tmp", ""],
+            "stderr": ["quiet", 5, None, True],
             **MCP_BAD,
         },
     ),

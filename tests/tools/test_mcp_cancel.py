@@ -24,7 +24,7 @@ MARKER = "mcp_stubborn_server"
 
 
 def stubborn(notes: Path) -> MCPServerStdio:
-    return MCPServerStdio(sys.executable, ["-m", "tests." + MARKER, str(notes)], cwd=ROOT)
+    return MCPServerStdio(sys.executable, ["-m", "tests.helpers." + MARKER, str(notes)], cwd=ROOT)
 
 
 def noted(notes: Path) -> list[str]:
