@@ -21,6 +21,7 @@ from reactloop._phases import (
     ReasoningPhase,
     RunStart,
     ToolPhase,
+    ask_model,
     default_phases,
     default_start_phases,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "Stop",
     "ToolPhase",
     "ToolResult",
+    "ask_model",
     "default_phases",
     "default_start_phases",
 ]

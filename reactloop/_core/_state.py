@@ -383,6 +383,8 @@ class RunResult(Generic[OutputT]):
     setup_usage: Usage = Usage()
     pending: tuple[PendingCall, ...] = ()
     state: str | None = None
+    phase_data: dict[str, Any] = field(factory=dict)  # phases' own data, as the run ended
+    instructions: str | None = None  # the instructions as the run last used them
 
     @property
     def paused(self) -> bool:

@@ -290,6 +290,8 @@ def result_of(run: Run, stop: Stop) -> RunResult[Any]:
         repairs=tuple(state.repairs),
         setup_usage=state.setup_usage,
         pending=tuple(state.pending) if stop.reason is StopReason.AWAITING_APPROVAL else (),
+        phase_data=dict(state.phase_data),
+        instructions=state.instructions,
     )
 
 

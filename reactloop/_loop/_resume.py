@@ -346,4 +346,6 @@ def stored_result(stored: StoredRun, run: Run) -> RunResult[Any]:
         user_message=ended.user_message,
         repairs=tuple(run.state.repairs),
         setup_usage=run.state.setup_usage,
+        phase_data=dict(stored.phase_data),
+        instructions=run.state.instructions,
     )

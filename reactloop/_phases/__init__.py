@@ -4,6 +4,7 @@ approval gate, structured output) and the default sequences. Published by `react
 from __future__ import annotations
 
 from reactloop._core import Phase
+from reactloop._phases._ask import ask_model
 from reactloop._phases._execute import Admitted
 from reactloop._phases.applier import HookDecisionApplier
 from reactloop._phases.guards import IterationGuards
@@ -39,6 +40,7 @@ __all__ = [
     "ReasoningPhase",
     "RunStart",
     "ToolPhase",
+    "ask_model",
     "default_phases",
     "default_start_phases",
 ]

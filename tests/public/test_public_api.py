@@ -70,7 +70,7 @@ PINNED: dict[str, set[str]] = {
         "NextIteration", "OutputPhase", "Phase", "PhaseDecision", "Proceed", "ReasoningPhase",
         "Run",
         "RunLimiter", "RunStart", "RunState", "Step", "StepPlan", "Stop", "ToolPhase",
-        "ToolResult", "default_phases", "default_start_phases"
+        "ToolResult", "ask_model", "default_phases", "default_start_phases"
     },
     "reactloop.hooks": {
         "BlockedPatterns", "Hook", "HookFailure", "HookPoint", "InputGuard",
