@@ -39,24 +39,40 @@ def new_call_id() -> str:
 
 @frozen
 class Usage:
-    """Tokens one model call (or a whole run) consumed, as the provider reported them."""
+    """Tokens one model call (or a whole run) consumed, the same way on every provider.
+
+    `input_tokens` is all the input the model read: cache reads and cache writes included, each
+    also counted apart in `cache_read_tokens` and `cache_write_tokens` (of which
+    `cache_write_1h_tokens` were written with Anthropic's one-hour lifetime). `reasoning_tokens`
+    (OpenAI reasoning, Anthropic thinking, when the provider reports them) are counted inside
+    `output_tokens`. docs/usage.md maps each vendor's fields.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cache_write_1h_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
         """Input plus output tokens."""
         return self.input_tokens + self.output_tokens
 
+    @property
+    def uncached_input_tokens(self) -> int:
+        """The input neither read from nor written to a cache."""
+        return max(0, self.input_tokens - self.cache_read_tokens - self.cache_write_tokens)
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
 
 

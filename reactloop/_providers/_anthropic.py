@@ -298,19 +298,26 @@ def encode_request(
     return body
 
 
-def decode_usage(usage: object, base: Usage = Usage()) -> Usage:
-    """Usage as reported (input excludes cache reads and writes); absent fields keep `base`."""
-
-    def pick(key: str, old: int) -> int:
-        value = count(usage, key)
-        return old if value is None else value
-
+def decode_usage(usage: object) -> Usage:
+    """Usage as reported: Anthropic's `input_tokens` leaves out cache reads and writes, so the
+    total input adds them back; thinking tokens (when reported) are part of `output_tokens`."""
+    read = count(usage, "cache_read_input_tokens") or 0
+    written = count(usage, "cache_creation_input_tokens") or 0
     return Usage(
-        input_tokens=pick("input_tokens", base.input_tokens),
-        output_tokens=pick("output_tokens", base.output_tokens),
-        cache_read_tokens=pick("cache_read_input_tokens", base.cache_read_tokens),
-        cache_write_tokens=pick("cache_creation_input_tokens", base.cache_write_tokens),
+        input_tokens=(count(usage, "input_tokens") or 0) + read + written,
+        output_tokens=count(usage, "output_tokens") or 0,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+        reasoning_tokens=count(obj(usage, "output_tokens_details"), "thinking_tokens") or 0,
+        cache_write_1h_tokens=count(obj(usage, "cache_creation"), "ephemeral_1h_input_tokens") or 0,
     )
+
+
+def merge_usage(reported: JsonObject, usage: object) -> None:
+    """Fold one stream event's `usage` into what the stream reported so far (later figures win;
+    a field an event leaves out keeps its earlier value)."""
+    if isinstance(usage, dict):
+        reported.update(usage)
 
 
 def decode_stop(reason: str | None) -> FinishReason:
@@ -363,7 +370,7 @@ class MessageStream:
         self.text: list[str] = []
         self.calls: list[CallParts] = []
         self.blocks: dict[int, int | None] = {}
-        self.usage = Usage()
+        self.reported: JsonObject = {}
         self.model: str | None = None
         self.id: str | None = None
         self.stop_reason: str | None = None
@@ -396,7 +403,7 @@ class MessageStream:
         message = obj(data, "message")
         self.model = text(message, "model")
         self.id = text(message, "id")
-        self.usage = decode_usage(message.get("usage"), self.usage)
+        merge_usage(self.reported, message.get("usage"))
 
     async def _text(self, piece: str) -> None:
         if piece:
@@ -437,7 +444,7 @@ class MessageStream:
         delta = obj(data, "delta")
         self.stop_reason = text(delta, "stop_reason") or self.stop_reason
         self.stop_details = delta.get("stop_details", self.stop_details)
-        self.usage = decode_usage(data.get("usage"), self.usage)
+        merge_usage(self.reported, data.get("usage"))
 
     def response(self) -> ModelResponse:
         """The assembled response; raises if the stream was cut before the stop reason came."""
@@ -452,7 +459,7 @@ class MessageStream:
         calls = assemble_calls(self.provider, self.calls, finish)
         refusal = _refusal(finish, self.stop_details, answer)
         message = AssistantMessage(answer, calls, refusal)
-        return ModelResponse(message, self.usage, finish, self.model, self.id)
+        return ModelResponse(message, decode_usage(self.reported), finish, self.model, self.id)
 
 
 @checked_arguments

@@ -213,12 +213,19 @@ def encode_request(
 
 
 def decode_usage(usage: object) -> Usage:
-    """Usage as reported: prompt tokens (cached ones included) and completion tokens."""
-    cached = count(obj(usage, "prompt_tokens_details"), "cached_tokens")
+    """Usage as reported: `prompt_tokens` is the whole input (cache reads and writes included),
+    `completion_tokens` the whole output (reasoning included); the details say how much of each."""
+    prompt = obj(usage, "prompt_tokens_details")
+    completion = obj(usage, "completion_tokens_details")
+    written = count(prompt, "cache_write_tokens")
+    if written is None:
+        written = count(usage, "cache_write_tokens")
     return Usage(
         input_tokens=count(usage, "prompt_tokens") or 0,
         output_tokens=count(usage, "completion_tokens") or 0,
-        cache_read_tokens=cached or 0,
+        cache_read_tokens=count(prompt, "cached_tokens") or 0,
+        cache_write_tokens=written or 0,
+        reasoning_tokens=count(completion, "reasoning_tokens") or 0,
     )
 
 

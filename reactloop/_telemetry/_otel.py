@@ -330,6 +330,8 @@ def response_attributes(response: ModelResponse) -> Attributes:
         attributes[sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_tokens
     if usage.cache_write_tokens:
         attributes[sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_write_tokens
+    if usage.reasoning_tokens:
+        attributes[sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = usage.reasoning_tokens
     return attributes
 
 

@@ -40,3 +40,14 @@ def test_a_call_id_equal_to_the_next_default_id_is_kept() -> None:
     decoded = decode(encode(ResponseSaved(1, response, Usage())))
     assert isinstance(decoded, ResponseSaved)
     assert decoded.response.message.tool_calls[0].id == f"call_{number}"
+
+
+def test_usage_fields_added_after_0_1_are_left_out_at_zero_and_read_back() -> None:
+    """A 0.1 record (four usage fields) still reads; the fields added since are written only
+    when they count something, so a record without them is the same bytes as before."""
+    old = ResponseSaved(1, ModelResponse(AssistantMessage("hi")), Usage(5, 2, 1, 0))
+    assert b"reasoning_tokens" not in encode(old)
+    assert b"cache_write_1h_tokens" not in encode(old)
+    assert decode(encode(old)) == old
+    new = ResponseSaved(1, ModelResponse(AssistantMessage("hi"), Usage(9, 4, 1, 3, 2, 3)), Usage())
+    assert decode(encode(new)) == new

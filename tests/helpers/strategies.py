@@ -305,7 +305,7 @@ def agent_scripts(draw: st.DrawFn) -> AgentScript:
 
 _finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 _token_ints = st.integers(0, 10**9)
-usages = st.builds(Usage, _token_ints, _token_ints, _token_ints, _token_ints)
+usages = st.builds(Usage, *[_token_ints] * 6)
 _ids = st.text(alphabet="0123456789abcdef", min_size=1, max_size=32)
 _maybe_texts = st.one_of(st.none(), short_texts)
 

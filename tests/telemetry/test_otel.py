@@ -100,7 +100,7 @@ async def explode() -> str:
 
 
 def two_calls_then_done() -> ScriptedModel:
-    usage = Usage(input_tokens=11, output_tokens=7)
+    usage = Usage(input_tokens=11, output_tokens=7, cache_read_tokens=4, reasoning_tokens=3)
     first = reply("", ADD_1, ADD_2, usage=usage, model="m-2024")
     return ScriptedModel([first, reply("7 and 3", usage=Usage(5, 2), model="m-2024")])
 
@@ -163,6 +163,9 @@ async def test_span_attributes_use_the_conventions_names(traces: Traces) -> None
     assert chat["gen_ai.response.model"] == "m-2024"
     assert chat["gen_ai.response.finish_reasons"] == ("tool_calls",)
     assert (chat["gen_ai.usage.input_tokens"], chat["gen_ai.usage.output_tokens"]) == (11, 7)
+    assert chat["gen_ai.usage.cache_read.input_tokens"] == 4
+    assert chat["gen_ai.usage.reasoning.output_tokens"] == 3
+    assert "gen_ai.usage.reasoning.output_tokens" not in (traces.named("chat")[1].attributes or {})
     tool_spans = traces.named("execute_tool add")
     ids = {(span.attributes or {})["gen_ai.tool.call.id"] for span in tool_spans}
     assert ids == {ADD_1.id, ADD_2.id}
