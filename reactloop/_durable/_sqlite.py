@@ -140,7 +140,7 @@ class SqliteStore:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute(f"PRAGMA synchronous={self.synchronous}")
                 migrate(connection)
-                self._file = FileIdentity.of(self.path)
+                self._file = None if self.path == ":memory:" else FileIdentity.of(self.path)
             except BaseException:
                 connection.close()
                 raise
