@@ -106,3 +106,14 @@ async def test_an_in_memory_sqlite_store_has_no_file_to_lose() -> None:
     assert result.stop_reason is StopReason.COMPLETED
     assert [s.run_id for s in await store.list_runs()] == [result.run_id]
     await store.aclose()
+
+
+async def test_a_relative_path_survives_a_change_of_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = SqliteStore("runs.db")
+    await store.create_run(RunCreated("r1", "go", None, (), 0.0))
+    monkeypatch.chdir(tmp_path.parent)  # the file is where it was: nothing was deleted
+    assert len((await store.load("r1")).records) == 1
+    await store.aclose()
