@@ -5,8 +5,10 @@ from reactloop._providers import (
     AnthropicModel,
     InstructionsRole,
     MaxTokensField,
+    ModelProfile,
     OpenAIModel,
     model_from_string,
+    model_profile,
 )
 from reactloop._public import publish
 
@@ -14,8 +16,10 @@ __all__ = [
     "AnthropicModel",
     "InstructionsRole",
     "MaxTokensField",
+    "ModelProfile",
     "OpenAIModel",
     "model_from_string",
+    "model_profile",
 ]
 
 publish(__name__, globals())

@@ -140,7 +140,7 @@ class SqliteStore:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute(f"PRAGMA synchronous={self.synchronous}")
                 migrate(connection)
-                self._file = None if self.path == ":memory:" else FileIdentity.of(self.path)
+                self._file = FileIdentity.of(self.path)
             except BaseException:
                 connection.close()
                 raise
@@ -153,7 +153,7 @@ class SqliteStore:
         """Refuse to go on when the file (or its WAL) was deleted or replaced under the open
         connection: SQLite would go on writing into the unlinked file, and lose it all."""
         if self._broken is None and self._file is not None:
-            problem = self._file.changed()
+            problem = self._file.changed(self.path)
             if problem is not None:
                 self._broken = StoreError(
                     f"run store {self.path!r}: {problem} while the store had it open, so what "

@@ -107,24 +107,21 @@ def unopenable(path: str, exc: BaseException) -> StoreError:
 
 @frozen
 class FileIdentity:
-    """Which file (device and inode) a path named when the store opened it, and its WAL's; the
-    path is kept absolute, so a later change of working directory is not taken for a deletion."""
+    """Which file (device and inode) a path named when the store opened it, and its WAL's."""
 
-    path: str
     database: tuple[int, int]
     wal: tuple[int, int] | None
 
     @classmethod
     def of(cls, path: str) -> FileIdentity:
-        absolute = os.path.abspath(path)
-        return cls(absolute, _inode(absolute) or (0, 0), _inode(f"{absolute}-wal"))
+        return cls(_inode(path) or (0, 0), _inode(f"{path}-wal"))
 
-    def changed(self) -> str | None:
+    def changed(self, path: str) -> str | None:
         """What happened to the files since, if anything (two `stat` calls)."""
-        now = _inode(self.path)
+        now = _inode(path)
         if now != self.database:
             return "the database file was deleted" if now is None else "the file was replaced"
-        if self.wal is not None and _inode(f"{self.path}-wal") != self.wal:
+        if self.wal is not None and _inode(f"{path}-wal") != self.wal:
             return "its write-ahead log (-wal file) was deleted or replaced"
         return None
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import orjson
-from attrs import evolve, frozen
+from attrs import frozen
 
 from reactloop._core import (
     ForcedTool,
@@ -19,6 +19,7 @@ from reactloop._core import (
     ModelSettings,
     ResponseFormat,
     ResponseFormatKind,
+    ToolChoice,
     ToolSpec,
 )
 from reactloop._errors import ConfigurationError, ContractError, ReactLoopError, StrictSchemaError
@@ -37,7 +38,8 @@ class OutputStrategy(enum.StrEnum):
     NATIVE: the provider's own structured outputs (a strict JSON schema response format). TOOL: a
     final-answer tool whose parameters are the schema, which the model calls to finish (any
     tool-calling model). PROMPTED: the schema in the instructions, JSON parsed from the text (any
-    model). AUTO picks NATIVE for models that declare support for it, else TOOL.
+    model). AUTO picks NATIVE for models that declare support for it, else TOOL, except for a
+    model that refuses a forced tool choice (its profile), which gets PROMPTED instead.
     """
 
     AUTO = "auto"
@@ -87,6 +89,7 @@ class Output:
     retries: int
     validators: tuple[OutputValidator, ...] = ()
     native_schema: JsonObject | None = None  # the provider's strict form (NATIVE)
+    can_force: bool = True  # the model takes a forced tool choice
 
     @property
     def tool_spec(self) -> ToolSpec | None:
@@ -103,9 +106,10 @@ class Output:
         return None if spec is None else FinalAnswerTool(spec)
 
     @property
-    def forced(self) -> ForcedTool:
-        """The tool choice that makes the model call the final-answer tool."""
-        return ForcedTool(FINAL_TOOL)
+    def forced(self) -> ForcedTool | ToolChoice:
+        """The tool choice that makes the model call the final-answer tool (AUTO for a model
+        that refuses a forced tool choice: the final-answer tool is then the only one offered)."""
+        return ForcedTool(FINAL_TOOL) if self.can_force else ToolChoice.AUTO
 
     def settings(self, settings: ModelSettings) -> ModelSettings:
         """The model settings with the response format NATIVE needs."""
@@ -113,7 +117,12 @@ class Output:
             return settings
         schema = self.native_schema or self.spec.schema
         fmt = ResponseFormat(ResponseFormatKind.JSON_SCHEMA, self.spec.name, schema, True)
-        return evolve(settings, response_format=fmt)
+        return ModelSettings(
+            temperature=settings.temperature,
+            max_output_tokens=settings.max_output_tokens,
+            response_format=fmt,
+            parallel_tool_calls=settings.parallel_tool_calls,
+        )
 
     def instructions(self, instructions: str | None) -> str | None:
         """The instructions with the schema PROMPTED needs."""
@@ -187,12 +196,24 @@ def output_validator(option: str, value: object) -> OutputValidator:
     return value
 
 
+def can_force_tools(model: Model) -> bool:
+    """False for a model that declares it refuses a forced tool choice (e.g. a model that thinks
+    before it answers, where the vendor refuses forcing); a model that says nothing can."""
+    return getattr(model, "supports_forced_tool_choice", True) is not False
+
+
+def _fallback(model: Model) -> OutputStrategy:
+    """TOOL where no native format fits, unless the model refuses forcing it: then PROMPTED."""
+    return OutputStrategy.TOOL if can_force_tools(model) else OutputStrategy.PROMPTED
+
+
 def resolve_strategy(strategy: OutputStrategy, model: Model) -> OutputStrategy:
-    """AUTO becomes NATIVE for a model that declares native structured outputs, else TOOL."""
+    """AUTO becomes NATIVE for a model that declares native structured outputs, else TOOL (or
+    PROMPTED for a model that refuses a forced tool choice)."""
     if strategy is not OutputStrategy.AUTO:
         return strategy
     native = getattr(model, "supports_native_output", False) is True
-    return OutputStrategy.NATIVE if native else OutputStrategy.TOOL
+    return OutputStrategy.NATIVE if native else _fallback(model)
 
 
 def build_output(
@@ -219,8 +240,8 @@ def build_output(
         except StrictSchemaError:
             if chosen is OutputStrategy.NATIVE:
                 raise
-            resolved = OutputStrategy.TOOL
-    return Output(spec, resolved, count, tuple(checked), native)
+            resolved = _fallback(model)
+    return Output(spec, resolved, count, tuple(checked), native, can_force_tools(model))
 
 
 def strict_form(model: Model, schema: JsonObject) -> JsonObject:

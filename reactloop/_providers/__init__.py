@@ -4,14 +4,17 @@ and model strings. Published by `reactloop.providers` and `reactloop.models`."""
 from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._http import RetryHints, retry_hints
 from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenAIModel
+from reactloop._providers._profiles import ModelProfile, model_profile
 from reactloop._providers._registry import model_from_string
 
 __all__ = [
     "AnthropicModel",
     "InstructionsRole",
     "MaxTokensField",
+    "ModelProfile",
     "OpenAIModel",
     "RetryHints",
     "model_from_string",
+    "model_profile",
     "retry_hints",
 ]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, assert_never
+from collections.abc import Awaitable, Callable
+from typing import ClassVar, assert_never
 
 import httpx
 import orjson
@@ -59,11 +59,8 @@ from reactloop._providers._http import (
     resolve_key,
     stream_error,
 )
-from reactloop._providers._options import (
-    check_base_url,
-    check_extra_body,
-    check_http_options,
-)
+from reactloop._providers._options import check_base_url, check_http_options
+from reactloop._providers._profiles import ModelProfile, check_profile, model_profile
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import (
     CallParts,
@@ -88,14 +85,9 @@ DEFAULT_MAX_TOKENS = 4096
 JSON_OBJECT_PROMPT = "Answer with a single JSON object and nothing else."
 HISTORY_TOOL_DESCRIPTION = "A tool used earlier in this conversation; not available now."
 
-MID_CONVERSATION_SYSTEM_MODELS = ("claude-opus-4-8",)
-"""Model id prefixes that take `{"role": "system"}` turns inside `messages` (Anthropic documents
-Claude Opus 4.8 only; other models answer 400). Any other model gets every `SystemMessage` in the
-top-level `system` field, as before."""
-
-NO_SAMPLING_MODELS = ("claude-opus-4-7", "claude-opus-4-8")
-"""Model id prefixes that reject `temperature` (and `top_p`, `top_k`) with a 400: Anthropic removed
-sampling parameters from Claude Opus 4.7 and later Opus models."""
+MAX_CONTINUATIONS = 5
+"""How many times a `pause_turn` is continued within one call before the paused response is
+returned as it is (finish reason OTHER)."""
 
 _STOP = {
     "end_turn": FinishReason.STOP,
@@ -105,6 +97,7 @@ _STOP = {
     "model_context_window_exceeded": FinishReason.LENGTH,
     "refusal": FinishReason.REFUSAL,
 }
+PAUSE_TURN = "pause_turn"
 
 
 class Role(enum.StrEnum):
@@ -150,8 +143,9 @@ def _turn(message: UserMessage | AssistantMessage | ToolMessage) -> tuple[Role, 
 
 
 def takes_system_turns(model: str) -> bool:
-    """True for a model that accepts `{"role": "system"}` turns inside `messages`."""
-    return model.startswith(MID_CONVERSATION_SYSTEM_MODELS)
+    """True for a model that accepts `{"role": "system"}` turns inside `messages` (its profile's
+    `system_turns`: Anthropic documents Claude Opus 4.8 only; other models answer 400)."""
+    return model_profile(model).system_turns
 
 
 def _fits_in_place(turns: list[JsonObject], following: Message | None) -> bool:
@@ -256,41 +250,22 @@ def encode_output(response_format: ResponseFormat | None) -> tuple[JsonObject, l
             assert_never(response_format.kind)
 
 
-def check_sampling(provider: str, model: str, settings: ModelSettings) -> None:
-    """Refuse a sampling setting the model rejects, before the request is sent."""
-    if settings.temperature is not None and model.startswith(NO_SAMPLING_MODELS):
+def check_sampling(
+    provider: str, model: str, settings: ModelSettings, profile: ModelProfile | None = None
+) -> None:
+    """Refuse a sampling setting the model's profile says it rejects, before the request is sent."""
+    profile = model_profile(model) if profile is None else profile
+    if settings.temperature is not None and not profile.sampling:
         rule = f"unset (None) for {provider} model {model!r}"
         raise ProviderConfigurationError(
-            f"ModelSettings.temperature must be {rule}, got {settings.temperature!r}: Anthropic"
-            " removed sampling parameters (temperature, top_p, top_k) from this model",
+            f"ModelSettings.temperature must be {rule}, got {settings.temperature!r}: the model"
+            " takes no sampling parameters (temperature, top_p, top_k); its profile says so"
+            " (override it with profile=)",
             provider=provider,
             option="ModelSettings.temperature",
             value=settings.temperature,
             rule=rule,
         )
-
-
-def _escape_hatches(provider: str, settings: ModelSettings) -> JsonObject:
-    """`top_p`, `stop_sequences` and `service_tier` when set; a seed is refused (the Messages
-    API has none)."""
-    if settings.seed is not None:
-        rule = f"None for {provider} (the Messages API takes no seed)"
-        raise ConfigurationError.invalid("ModelSettings.seed", settings.seed, rule)
-    body: JsonObject = {}
-    if settings.top_p is not None:
-        body["top_p"] = settings.top_p
-    if settings.stop_sequences:
-        body["stop_sequences"] = list(settings.stop_sequences)
-    if settings.service_tier is not None:
-        body["service_tier"] = settings.service_tier
-    return body
-
-
-OWNED = frozenset(
-    {"model", "messages", "system", "tools", "tool_choice", "stream", "max_tokens", "temperature",
-     "top_p", "stop_sequences", "service_tier"}
-)  # fmt: skip
-"""The body fields reactloop sets: an `extra_body` may not name them."""
 
 
 def encode_request(
@@ -300,13 +275,15 @@ def encode_request(
     stream: bool,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     provider: str = "anthropic",
+    profile: ModelProfile | None = None,
 ) -> JsonObject:
     """The Messages body for a neutral request; a history or setting no API accepts is refused."""
     check_history(provider, request.messages)
     settings = request.settings
-    check_sampling(provider, model, settings)
+    profile = model_profile(model) if profile is None else profile
+    check_sampling(provider, model, settings, profile)
     messages = wire_ids(request.messages)
-    system, turns = encode_messages(messages, system_turns=takes_system_turns(model))
+    system, turns = encode_messages(messages, system_turns=profile.system_turns)
     output, extra_system = encode_output(settings.response_format)
     prompt = [request.instructions or "", *system, *extra_system]
     body: JsonObject = {
@@ -320,7 +297,6 @@ def encode_request(
     body.update(output)
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
-    body.update(_escape_hatches(provider, settings))
     if stream:
         body["stream"] = True
     return body
@@ -392,11 +368,13 @@ def decode_message(provider: str, body: JsonObject) -> ModelResponse:
 class MessageStream:
     """Accumulates Messages stream events into one response, forwarding deltas."""
 
-    def __init__(self, provider: str, on_delta: DeltaSink) -> None:
+    def __init__(self, provider: str, on_delta: DeltaSink, first_call: int = 0) -> None:
         self.provider = provider
         self.on_delta = on_delta
+        self.first_call = first_call  # calls streamed before, in earlier parts of a paused turn
         self.text: list[str] = []
         self.calls: list[CallParts] = []
+        self.raw = RawBlocks()
         self.blocks: dict[int, int | None] = {}
         self.reported: JsonObject = {}
         self.model: str | None = None
@@ -443,6 +421,7 @@ class MessageStream:
         kind = text(block, "type")
         if index is None:
             return
+        self.raw.start(index, block)
         if kind == "text":
             self.blocks[index] = None
             await self._text(text(block, "text") or "")
@@ -452,10 +431,13 @@ class MessageStream:
             initial = block.get("input")
             seed = orjson.dumps(initial).decode() if initial else ""
             self.calls.append(CallParts(call_id, name, initial=seed))
-            await self.on_delta(ToolCallDelta(len(self.calls) - 1, "", call_id, name))
+            position = self.first_call + len(self.calls) - 1
+            await self.on_delta(ToolCallDelta(position, "", call_id, name))
 
     async def _block_delta(self, data: JsonObject) -> None:
         index, delta = count(data, "index"), obj(data, "delta")
+        if index is not None:
+            self.raw.delta(index, delta)
         if index is None or index not in self.blocks:
             return
         position = self.blocks[index]
@@ -466,7 +448,7 @@ class MessageStream:
             fragment = text(delta, "partial_json") or ""
             if fragment:
                 self.calls[position].parts.append(fragment)
-                await self.on_delta(ToolCallDelta(position, fragment))
+                await self.on_delta(ToolCallDelta(self.first_call + position, fragment))
 
     async def _message_delta(self, data: JsonObject) -> None:
         delta = obj(data, "delta")
@@ -490,13 +472,76 @@ class MessageStream:
         return ModelResponse(message, decode_usage(self.reported), finish, self.model, self.id)
 
 
+class RawBlocks:
+    """A streamed message's content blocks rebuilt as the API would have sent them whole, so a
+    paused turn goes back as it is (server tool blocks, thinking and signatures included)."""
+
+    _APPEND: ClassVar[dict[str, str]] = {"text_delta": "text", "thinking_delta": "thinking"}
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, JsonObject] = {}
+        self.json: dict[int, list[str]] = {}
+
+    def start(self, index: int, block: JsonObject) -> None:
+        self.blocks[index] = dict(block)
+
+    def delta(self, index: int, delta: JsonObject) -> None:
+        block = self.blocks.get(index)
+        if block is None:
+            return
+        kind = text(delta, "type") or ""
+        if kind in self._APPEND:
+            key = self._APPEND[kind]
+            block[key] = (text(block, key) or "") + (text(delta, key) or "")
+        elif kind == "input_json_delta":
+            self.json.setdefault(index, []).append(text(delta, "partial_json") or "")
+        elif kind == "signature_delta":
+            block["signature"] = text(delta, "signature") or ""
+
+    def content(self) -> list[JsonObject]:
+        """The blocks in order, each tool input parsed from its streamed JSON."""
+        for index, parts in self.json.items():
+            if "".join(parts).strip():
+                self.blocks[index]["input"] = orjson.loads("".join(parts))
+        return [self.blocks[index] for index in sorted(self.blocks)]
+
+
+def continued(body: JsonObject, content: list[JsonObject]) -> JsonObject:
+    """The body that continues a paused turn: the paused content sent back as it came, as (the
+    end of) the last assistant turn."""
+    turns = list(body["messages"])
+    if turns and turns[-1]["role"] == Role.ASSISTANT.value:
+        turns[-1] = {**turns[-1], "content": [*turns[-1]["content"], *content]}
+    else:
+        turns.append({"role": Role.ASSISTANT.value, "content": content})
+    return {**body, "messages": turns}
+
+
+def joined(parts: list[ModelResponse]) -> ModelResponse:
+    """One response of a turn paused and continued: the texts and calls in order, the usage
+    summed, the finish of the last part."""
+    if len(parts) == 1:
+        return parts[0]
+    last = parts[-1]
+    usage = Usage()
+    for part in parts:
+        usage = usage + part.usage
+    answer = "".join(part.message.text for part in parts)
+    calls = tuple(call for part in parts for call in part.message.tool_calls)
+    message = AssistantMessage(answer, calls, last.message.refusal)
+    return ModelResponse(message, usage, last.finish_reason, last.model, last.id)
+
+
 @checked_arguments
 class AnthropicModel(HttpModel):
     """A Claude model over the Anthropic Messages API.
 
     The key comes from `api_key` or `ANTHROPIC_API_KEY`; the base URL from `base_url`,
     `ANTHROPIC_BASE_URL`, or Anthropic's. `max_tokens` is the output limit sent when the request's
-    settings name none (the protocol requires one). Close it with `aclose()` or `async with`.
+    settings name none (the protocol requires one). `profile` overrides what the model is taken
+    to accept (default: its family's, see `model_profile`). A `pause_turn` is continued (the
+    paused content sent back as it came) up to `MAX_CONTINUATIONS` times within one call. Close it
+    with `aclose()` or `async with`.
     """
 
     def __init__(
@@ -510,16 +555,17 @@ class AnthropicModel(HttpModel):
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         http_client: httpx.AsyncClient | None = None,
         extra_headers: dict[str, str] | None = None,
-        extra_body: Mapping[str, Any] | None = None,
+        profile: ModelProfile | None = None,
     ) -> None:
         check_http_options(
             "AnthropicModel", model=model, api_key=api_key, base_url=base_url, provider=provider,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
         )  # fmt: skip
-        self.supports_native_output = True  # output_config.format: a JSON schema
+        self.profile = check_profile("AnthropicModel", profile, model)
+        self.supports_native_output = self.profile.native_output  # output_config.format
+        self.supports_forced_tool_choice = self.profile.forced_tool_choice
         self.model = model
         self.max_tokens = integer("AnthropicModel.max_tokens", max_tokens)
-        self.extra_body = check_extra_body("AnthropicModel", extra_body, OWNED)
         secret = resolve_key(api_key, "ANTHROPIC_API_KEY")
         if secret is None:
             raise ConfigurationError(
@@ -545,19 +591,34 @@ class AnthropicModel(HttpModel):
     def __repr__(self) -> str:
         return f"AnthropicModel(model={self.model!r}, base_url={redacted(self.base_url)!r})"
 
+    def _body(self, request: ModelRequest, *, stream: bool) -> JsonObject:
+        return encode_request(
+            request, self.model, stream=stream, max_tokens=self.max_tokens,
+            provider=self.provider, profile=self.profile,
+        )  # fmt: skip
+
     async def request(self, request: ModelRequest) -> ModelResponse:
-        """One plain call: the whole response at once."""
-        body = encode_request(
-            request, self.model, stream=False, max_tokens=self.max_tokens, provider=self.provider
-        )
-        answer = await self._channel.post_json(PATH, self.extra_body.apply(body))
-        return decode_message(self.provider, answer)
+        """One plain call: the whole response at once (a paused turn continued)."""
+        body = self._body(request, stream=False)
+        parts: list[ModelResponse] = []
+        while True:
+            answer = await self._channel.post_json(PATH, body)
+            parts.append(decode_message(self.provider, answer))
+            if text(answer, "stop_reason") != PAUSE_TURN or len(parts) > MAX_CONTINUATIONS:
+                return joined(parts)
+            content = [block for block in items(answer, "content") if isinstance(block, dict)]
+            body = continued(body, content)
 
     async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
-        """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
-        body = encode_request(
-            request, self.model, stream=True, max_tokens=self.max_tokens, provider=self.provider
-        )
-        accumulator = MessageStream(self.provider, on_delta)
-        await self._channel.post_stream(PATH, self.extra_body.apply(body), accumulator.handle)
-        return accumulator.response()
+        """One streamed call: deltas go to `on_delta`, the assembled response is returned (a
+        paused turn continued, its parts streamed in order)."""
+        body = self._body(request, stream=True)
+        parts: list[ModelResponse] = []
+        while True:
+            first_call = sum(len(part.message.tool_calls) for part in parts)
+            accumulator = MessageStream(self.provider, on_delta, first_call)
+            await self._channel.post_stream(PATH, body, accumulator.handle)
+            parts.append(accumulator.response())
+            if accumulator.stop_reason != PAUSE_TURN or len(parts) > MAX_CONTINUATIONS:
+                return joined(parts)
+            body = continued(body, accumulator.raw.content())

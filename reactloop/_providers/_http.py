@@ -11,6 +11,7 @@ import enum
 import functools
 import math
 import os
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -207,6 +208,7 @@ class ErrorDetail:
     message: str
     kind: str | None = None
     code: str | None = None
+    param: str | None = None  # the request field at fault, when the error names it (OpenAI)
 
 
 def _text(value: object) -> str | None:
@@ -221,7 +223,8 @@ def error_detail(body: object, raw: bytes = b"") -> ErrorDetail:
             message = _text(inner.get("message")) or _text(inner.get("detail")) or ""
             code = inner.get("code")
             kind = _text(inner.get("type"))
-            return ErrorDetail(message, kind, None if code is None else str(code))
+            param = _text(inner.get("param"))
+            return ErrorDetail(message, kind, None if code is None else str(code), param)
         if isinstance(inner, str):
             return ErrorDetail(inner)
     text = raw.decode("utf-8", "replace").strip()
@@ -245,6 +248,40 @@ def _is_context_overflow(detail: ErrorDetail) -> bool:
 def _rejects_a_setting(detail: ErrorDetail) -> bool:
     words = f"{detail.code or ''} {detail.kind or ''} {detail.message}".lower()
     return any(marker in words for marker in _SETTING_MARKERS)
+
+
+@frozen
+class Rejected:
+    """The parameter a 400 says the model rejects, its value as sent, and the model."""
+
+    param: str
+    value: object
+    model: str | None
+
+
+_NOT_PARAMETERS = frozenset({"model", "messages", "stream"})
+
+
+def rejected_parameter(detail: ErrorDetail, sent: bytes) -> Rejected | None:
+    """What a 400 that says the model rejects a setting is about: the parameter the error names
+    (OpenAI's `param`), else the first top-level field of the request its message names."""
+    if not _rejects_a_setting(detail):
+        return None
+    try:
+        body = orjson.loads(sent)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    model = _text(body.get("model"))
+    param = detail.param
+    if param is None:
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", detail.message))
+        fields = (key for key in body if key not in _NOT_PARAMETERS)
+        param = next((key for key in fields if key in words), None)
+    if param is None:
+        return None
+    return Rejected(param, body.get(param.split(".")[0]), model)
 
 
 def _error_class(status: int, detail: ErrorDetail) -> type[ModelError]:
@@ -294,6 +331,7 @@ def status_error(
     secret: Secret | Masks | None = None,
     origin: str | None = None,
     url: str | None = None,
+    rejected: Rejected | None = None,
 ) -> ModelError:
     """The typed error for an HTTP status (or the status an in-stream error stands for).
 
@@ -305,7 +343,10 @@ def status_error(
     target = f" for POST {url}" if url else ""
     message = f"{provider} {where}{target}" + (f" {label}" if label else "") + f": {text}"
     cls = _error_class(status, detail)
-    if cls is ProviderConfigurationError:
+    if cls is ProviderConfigurationError and rejected is not None:
+        model = f"model {rejected.model!r}" if rejected.model else "the model"
+        message += f" ({model} does not take the parameter {rejected.param!r}: leave it unset)"
+    elif cls is ProviderConfigurationError:
         message += f" ({_hint(status)})"
     if secret is not None:
         message = secret.redact(message)
@@ -319,6 +360,11 @@ def status_error(
     if cls is RateLimitedError:
         quota = status == 402 or "insufficient_quota" in (detail.code, detail.kind)
         return RateLimitedError(message, quota_exhausted=quota, **kwargs)
+    if cls is ProviderConfigurationError and rejected is not None:
+        rule = f"not sent to {rejected.model or 'this model'}"
+        return ProviderConfigurationError(
+            message, url=url, option=rejected.param, value=rejected.value, rule=rule, **kwargs
+        )
     if cls is ProviderConfigurationError:
         return ProviderConfigurationError(message, url=url, **kwargs)
     return cls(message, **kwargs)
@@ -438,9 +484,11 @@ class HttpChannel:
         if response.is_redirect and location and not detail.message:
             detail = ErrorDetail(f"redirects to {shown_url(response.request.url.join(location))}")
         url = self._url(response.request)
+        rejected = rejected_parameter(detail, response.request.content)
         return status_error(
-            self.provider, response.status_code, detail, hints=hints, secret=self._masks, url=url
-        )
+            self.provider, response.status_code, detail, hints=hints, secret=self._masks, url=url,
+            rejected=rejected,
+        )  # fmt: skip
 
     def _not_a_stream(self, response: httpx.Response) -> ModelError:
         detail = detail_of(response.content)

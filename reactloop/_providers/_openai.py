@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Mapping
-from typing import Any, assert_never
+from typing import assert_never
 
 import httpx
 import orjson
@@ -40,7 +39,12 @@ from reactloop._core import (
     is_blank,
     new_call_id,
 )
-from reactloop._errors import ConfigurationError, InvalidResponseError, ProviderUnavailableError
+from reactloop._errors import (
+    ConfigurationError,
+    InvalidResponseError,
+    ProviderConfigurationError,
+    ProviderUnavailableError,
+)
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
     AuthScheme,
@@ -51,11 +55,8 @@ from reactloop._providers._http import (
     resolve_key,
     stream_error,
 )
-from reactloop._providers._options import (
-    check_base_url,
-    check_extra_body,
-    check_http_options,
-)
+from reactloop._providers._options import check_base_url, check_http_options
+from reactloop._providers._profiles import ModelProfile, check_profile, model_profile
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import (
     CallParts,
@@ -188,23 +189,24 @@ def _settings(settings: ModelSettings, max_field: MaxTokensField, has_tools: boo
         body["response_format"] = encode_response_format(settings.response_format)
     if has_tools and settings.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = settings.parallel_tool_calls
-    if settings.top_p is not None:
-        body["top_p"] = settings.top_p
-    if settings.stop_sequences:
-        body["stop"] = list(settings.stop_sequences)
-    if settings.seed is not None:
-        body["seed"] = settings.seed
-    if settings.service_tier is not None:
-        body["service_tier"] = settings.service_tier
     return body
 
 
-OWNED = frozenset(
-    {"model", "messages", "tools", "tool_choice", "stream", "stream_options", "temperature",
-     "max_tokens", "max_completion_tokens", "response_format", "parallel_tool_calls", "top_p",
-     "stop", "seed", "service_tier"}
-)  # fmt: skip
-"""The body fields reactloop sets: an `extra_body` may not name them."""
+def check_sampling(
+    provider: str, model: str, settings: ModelSettings, profile: ModelProfile
+) -> None:
+    """Refuse a temperature the model's profile says it rejects, before the request is sent."""
+    if settings.temperature is not None and not profile.sampling:
+        rule = f"unset (None) for {provider} model {model!r}"
+        raise ProviderConfigurationError(
+            f"ModelSettings.temperature must be {rule}, got {settings.temperature!r}: the model"
+            " takes only its default temperature; its profile says so (override it with"
+            " profile=)",
+            provider=provider,
+            option="ModelSettings.temperature",
+            value=settings.temperature,
+            rule=rule,
+        )
 
 
 def encode_request(
@@ -214,9 +216,13 @@ def encode_request(
     stream: bool,
     options: OpenAIOptions = OpenAIOptions(),
     provider: str = "openai",
+    profile: ModelProfile | None = None,
 ) -> JsonObject:
-    """The Chat Completions body for a neutral request; a history no API accepts is refused."""
+    """The Chat Completions body for a neutral request; a history no API accepts is refused, and
+    a temperature the model's profile says it rejects."""
     check_history(provider, request.messages)
+    profile = model_profile(model) if profile is None else profile
+    check_sampling(provider, model, request.settings, profile)
     messages = [encode_message(message) for message in wire_ids(request.messages)]
     if request.instructions:
         instructions = {"role": options.instructions_role.value, "content": request.instructions}
@@ -385,7 +391,9 @@ class OpenAIModel(HttpModel):
 
     The key comes from `api_key` or `OPENAI_API_KEY`, the base URL from `base_url`,
     `OPENAI_BASE_URL`, or OpenAI's. A key is required only for OpenAI's own URL. Use it as an
-    async context manager, or call `aclose()`, to close its connection pool.
+    async context manager, or call `aclose()`, to close its connection pool. `profile` overrides
+    what the model is taken to accept (default: its family's, see `model_profile`; native
+    structured outputs only on OpenAI's own API unless a profile is given).
     """
 
     def __init__(
@@ -401,21 +409,24 @@ class OpenAIModel(HttpModel):
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         http_client: httpx.AsyncClient | None = None,
         extra_headers: dict[str, str] | None = None,
-        extra_body: Mapping[str, Any] | None = None,
+        profile: ModelProfile | None = None,
     ) -> None:
         check_http_options(
             "OpenAIModel", model=model, api_key=api_key, base_url=base_url, provider=provider,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
         )  # fmt: skip
         self.model = model
+        self.profile = check_profile("OpenAIModel", profile, model)
         # OpenAI's own API has strict structured outputs; a compatible server may not.
-        self.supports_native_output = provider == "openai"
+        self.supports_native_output = self.profile.native_output and (
+            provider == "openai" or profile is not None
+        )
+        self.supports_forced_tool_choice = self.profile.forced_tool_choice
         self.options = OpenAIOptions(
             member("OpenAIModel.instructions_role", instructions_role, InstructionsRole),
             member("OpenAIModel.max_tokens_field", max_tokens_field, MaxTokensField),
             boolean("OpenAIModel.include_usage", include_usage),
         )
-        self.extra_body = check_extra_body("OpenAIModel", extra_body, OWNED)
         url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
         check_base_url("OpenAIModel", url)
         secret = resolve_key(api_key, "OPENAI_API_KEY")
@@ -439,16 +450,17 @@ class OpenAIModel(HttpModel):
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One plain call: the whole response at once."""
         body = encode_request(
-            request, self.model, stream=False, options=self.options, provider=self.provider
-        )
-        answer = await self._channel.post_json(PATH, self.extra_body.apply(body))
-        return decode_completion(self.provider, answer)
+            request, self.model, stream=False, options=self.options, provider=self.provider,
+            profile=self.profile,
+        )  # fmt: skip
+        return decode_completion(self.provider, await self._channel.post_json(PATH, body))
 
     async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
         """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
         body = encode_request(
-            request, self.model, stream=True, options=self.options, provider=self.provider
-        )
+            request, self.model, stream=True, options=self.options, provider=self.provider,
+            profile=self.profile,
+        )  # fmt: skip
         accumulator = ChatStream(self.provider, on_delta)
-        await self._channel.post_stream(PATH, self.extra_body.apply(body), accumulator.handle)
+        await self._channel.post_stream(PATH, body, accumulator.handle)
         return accumulator.response()

@@ -98,22 +98,3 @@ async def test_a_store_that_cannot_be_opened_is_a_store_error_naming_the_file(
         await ReActLoop(ScriptedModel(["hi"]), store=f"sqlite:///{path}").run("go")
     with pytest.raises(StoreError, match="cannot be opened"):
         await store_from_url(f"sqlite:///{path}").create_run(RunCreated("r1", "go", None, (), 0.0))
-
-
-async def test_an_in_memory_sqlite_store_has_no_file_to_lose() -> None:
-    store = SqliteStore(":memory:")
-    result = await ReActLoop(ScriptedModel(["hi"]), store=store).run("go")
-    assert result.stop_reason is StopReason.COMPLETED
-    assert [s.run_id for s in await store.list_runs()] == [result.run_id]
-    await store.aclose()
-
-
-async def test_a_relative_path_survives_a_change_of_working_directory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    store = SqliteStore("runs.db")
-    await store.create_run(RunCreated("r1", "go", None, (), 0.0))
-    monkeypatch.chdir(tmp_path.parent)  # the file is where it was: nothing was deleted
-    assert len((await store.load("r1")).records) == 1
-    await store.aclose()

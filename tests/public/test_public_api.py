@@ -63,7 +63,8 @@ PINNED: dict[str, set[str]] = {
         "TextDelta", "ToolCallDelta", "ToolChoice", "ToolSpec", "call_with_retry", "is_retryable",
     },
     "reactloop.providers": {
-        "AnthropicModel", "InstructionsRole", "MaxTokensField", "OpenAIModel", "model_from_string",
+        "AnthropicModel", "InstructionsRole", "MaxTokensField", "ModelProfile", "OpenAIModel",
+        "model_from_string", "model_profile",
     },
     "reactloop.phases": {
         "Finishing", "HookDecisionApplier", "IterationGuards", "LoopOptions",

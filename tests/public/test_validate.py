@@ -56,7 +56,7 @@ from reactloop._policies._stop import (
     ToolCalled,
 )
 from reactloop._policies._tokens import MessageTokenEstimator
-from reactloop._providers import AnthropicModel, OpenAIModel, model_from_string
+from reactloop._providers import AnthropicModel, ModelProfile, OpenAIModel, model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
 from reactloop._telemetry._settings import Telemetry
 from reactloop._tools._mcp._servers import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
@@ -248,10 +248,10 @@ HTTP_BAD: dict[str, list[object]] = {
     "api_key": [5, b"key"],
     "base_url": ["api.example.com", "", 5, "ftp://example.com"],
     "provider": ["", 5, None],
+    "profile": [{"sampling": False}, "permissive", 5, ModelProfile],
     "idle_timeout": OPTIONAL_SECONDS,
     "http_client": ["client", object(), httpx.AsyncClient],
     "extra_headers": ["x-a: 1", {"x-a": 1}, {1: "a"}, [("x-a", "1")]],
-    "extra_body": ["k=5", {1: "a"}, {"model": "m"}, {"messages": []}, {"x": object()}, [("a", 1)]],
 }
 
 MCP_BAD: dict[str, list[object]] = {
@@ -376,10 +376,6 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "max_output_tokens": [0, -1, 1.5, True, "5"],
             "response_format": ["json", 5, ResponseFormatKind.JSON_OBJECT, ResponseFormat],
             "parallel_tool_calls": [1, "yes", 0],
-            "top_p": [-0.1, 1.5, NAN, "0.9", True],
-            "stop_sequences": ["END", [""], ["a", 5], 5, None, {"END"}],
-            "seed": [1.5, "7", True],
-            "service_tier": ["", 5, b"flex"],
         },
     ),
     ResponseFormat: (
@@ -401,6 +397,16 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         },
     ),
     AnthropicModel: ({"model": "m", "api_key": "k"}, {**HTTP_BAD, "max_tokens": COUNTS}),
+    ModelProfile: (
+        {},
+        {
+            "sampling": [1, 0, "yes", None],
+            "forced_tool_choice": [1, "no"],
+            "native_output": [0, None],
+            "thinking": ["yes", 1],
+            "system_turns": [1, None],
+        },
+    ),
     DefaultErrorMessages: (
         {},
         {"overrides": [{"rate_limited": "busy"}, {ErrorCode.TIMEOUT: ""}, [("a", "b")], "x"]},

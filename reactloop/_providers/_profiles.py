@@ -1,0 +1,93 @@
+"""`ModelProfile`: what one model accepts, by family, with the user's override (ADR-0025).
+
+A model id is matched against `FAMILIES` in order (first prefix that fits wins), so a model
+reactloop has never heard of (`claude-opus-5-1`, `gpt-5.4-mini`) gets its family's rules; an id
+of no known family gets `PERMISSIVE`: everything the user set is sent and the API judges.
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from reactloop._validate import boolean, checked_arguments, fail
+
+
+@checked_arguments
+@frozen
+class ModelProfile:
+    """What a model accepts; every field is a bool, checked at construction.
+
+    - `sampling`: takes `temperature` (and `top_p`, `top_k`); False refuses a set temperature
+      before the request is sent.
+    - `forced_tool_choice`: takes a forced tool choice (a named tool, or "required"/"any");
+      False keeps structured output off the forced final-answer tool (AUTO picks NATIVE, or
+      PROMPTED where no native format fits) and ends a capped run without forcing.
+    - `native_output`: takes a strict JSON-schema response format (AUTO picks NATIVE).
+    - `thinking`: thinks before it answers (reasoning models); informational for now.
+    - `system_turns`: takes system turns inside the conversation (Anthropic placement rules).
+
+    Override one: `AnthropicModel("claude-opus-5", profile=attrs.evolve(
+    model_profile("claude-opus-5"), sampling=True))`.
+    """
+
+    sampling: bool = True
+    forced_tool_choice: bool = True
+    native_output: bool = True
+    thinking: bool = False
+    system_turns: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("sampling", "forced_tool_choice", "native_output", "thinking", "system_turns"):
+            boolean(f"ModelProfile.{name}", getattr(self, name))
+
+
+PERMISSIVE = ModelProfile()
+"""A model of no known family: send only what the user set and let the API judge."""
+
+_CLAUDE = ModelProfile()
+"""Claude models before Opus 4.7: sampling, forced tool choice, native output."""
+
+_CLAUDE_ADAPTIVE = ModelProfile(sampling=False, forced_tool_choice=False, thinking=True)
+"""Claude Opus 4.7 and later, and newer families: no sampling parameters (Anthropic removed
+them), adaptive thinking, under which a forced tool choice is refused."""
+
+_OPENAI_REASONING = ModelProfile(sampling=False, thinking=True)
+"""OpenAI reasoning models (o-series, GPT-5): only the default temperature."""
+
+FAMILIES: tuple[tuple[str, ModelProfile], ...] = (
+    ("claude-opus-4-8", ModelProfile(sampling=False, forced_tool_choice=False, thinking=True,
+                                     system_turns=True)),
+    ("claude-opus-4-7", _CLAUDE_ADAPTIVE),
+    ("claude-opus-4", _CLAUDE),
+    ("claude-sonnet-4", _CLAUDE),
+    ("claude-haiku-4", _CLAUDE),
+    ("claude-3", _CLAUDE),
+    ("claude-opus-", _CLAUDE_ADAPTIVE),
+    ("claude-sonnet-", _CLAUDE_ADAPTIVE),
+    ("claude-haiku-", _CLAUDE_ADAPTIVE),
+    ("gpt-5", _OPENAI_REASONING),
+    ("o1", _OPENAI_REASONING),
+    ("o3", _OPENAI_REASONING),
+    ("o4", _OPENAI_REASONING),
+    ("gpt-4.1", ModelProfile()),
+    ("gpt-4o", ModelProfile()),
+)  # fmt: skip
+"""Family prefixes, most specific first, and their profiles."""
+
+
+def model_profile(model: str) -> ModelProfile:
+    """The profile of a model id: its family's (first matching prefix), else `PERMISSIVE`.
+
+    A vendor path such as `anthropic/claude-opus-5` or `models/gpt-5` is matched on its last
+    segment."""
+    name = model.rsplit("/", 1)[-1].lower()
+    return next((profile for prefix, profile in FAMILIES if name.startswith(prefix)), PERMISSIVE)
+
+
+def check_profile(owner: str, profile: object, model: str) -> ModelProfile:
+    """A provider's `profile=`: a `ModelProfile`, or None for the model's family profile."""
+    if profile is None:
+        return model_profile(model)
+    if not isinstance(profile, ModelProfile):
+        fail(f"{owner}.profile", profile, "a ModelProfile or None")
+    return profile
