@@ -140,7 +140,7 @@ class SqliteStore:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute(f"PRAGMA synchronous={self.synchronous}")
                 migrate(connection)
-                self._file = FileIdentity.of(self.path)
+                self._file = None if self.path == ":memory:" else FileIdentity.of(self.path)
             except BaseException:
                 connection.close()
                 raise
@@ -153,7 +153,7 @@ class SqliteStore:
         """Refuse to go on when the file (or its WAL) was deleted or replaced under the open
         connection: SQLite would go on writing into the unlinked file, and lose it all."""
         if self._broken is None and self._file is not None:
-            problem = self._file.changed(self.path)
+            problem = self._file.changed()
             if problem is not None:
                 self._broken = StoreError(
                     f"run store {self.path!r}: {problem} while the store had it open, so what "
@@ -212,8 +212,9 @@ class SqliteStore:
         """A second connection for short appends on the event loop: it never waits for a busy
         file (another process writing) and never checkpoints (a worker thread does that)."""
         if self._inline is None and self._connection is not None:
+            opened = self.path if self._file is None else self._file.path  # the file, not the cwd
             connection = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=0.0
+                opened, isolation_level=None, check_same_thread=False, timeout=0.0
             )
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute("PRAGMA wal_autocheckpoint=0")

@@ -15,7 +15,7 @@ import pytest
 
 from reactloop._core._decisions import StopReason
 from reactloop._core._messages import ModelRequest, ModelResponse, ToolMessage
-from reactloop._core._records import RunCreated
+from reactloop._core._records import PhaseDataSaved, RunCreated
 from reactloop._durable._stores import SqliteStore, store_from_url
 from reactloop._errors import ErrorCode
 from reactloop._loop._loop import ReActLoop
@@ -98,3 +98,26 @@ async def test_a_store_that_cannot_be_opened_is_a_store_error_naming_the_file(
         await ReActLoop(ScriptedModel(["hi"]), store=f"sqlite:///{path}").run("go")
     with pytest.raises(StoreError, match="cannot be opened"):
         await store_from_url(f"sqlite:///{path}").create_run(RunCreated("r1", "go", None, (), 0.0))
+
+
+async def test_an_in_memory_sqlite_store_has_no_file_to_lose() -> None:
+    store = SqliteStore(":memory:")
+    result = await ReActLoop(ScriptedModel(["hi"]), store=store).run("go")
+    assert result.stop_reason is StopReason.COMPLETED
+    assert [s.run_id for s in await store.list_runs()] == [result.run_id]
+    await store.aclose()
+
+
+@pytest.mark.parametrize("on_loop", [False, True])
+async def test_a_relative_path_survives_a_change_of_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_loop: bool
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = SqliteStore("runs.db", commit_on_loop=on_loop)
+    await store.create_run(RunCreated("r1", "go", None, (), 0.0))
+    monkeypatch.chdir(tmp_path.parent)  # the file is where it was: nothing was deleted
+    for step in range(3):  # the appends on the event loop open the same file
+        await store.append("r1", [PhaseDataSaved({"n": step})])
+    assert len((await store.load("r1")).records) == 4
+    assert not (tmp_path.parent / "runs.db").exists()
+    await store.aclose()
