@@ -86,8 +86,15 @@ def call_text(call: ToolCall) -> str:
 
 
 def usage_text(usage: Usage) -> str:
-    """Tokens in, out and in total."""
-    return f"{usage.input_tokens} in + {usage.output_tokens} out = {usage.total_tokens} tokens"
+    """Tokens in, out and in total, with the cache reads and writes (part of "in") and the
+    reasoning (part of "out") when there are any."""
+    cache = [f"{n} {what}" for n, what in ((usage.cache_read_tokens, "cache read"),
+             (usage.cache_write_tokens, "cache write")) if n]  # fmt: skip
+    given = f"{usage.input_tokens} in" + (f" ({', '.join(cache)})" if cache else "")
+    made = f"{usage.output_tokens} out" + (
+        f" ({usage.reasoning_tokens} reasoning)" if usage.reasoning_tokens else ""
+    )
+    return f"{given} + {made} = {usage.total_tokens} tokens"
 
 
 def steps_text(count: int) -> str:

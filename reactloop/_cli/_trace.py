@@ -59,8 +59,12 @@ def read_export(data: bytes, name: str) -> StoredRun:
 
 
 def usage_of(usage: Usage) -> dict[str, int]:
-    """Tokens in, out and in total."""
-    return {"in": usage.input_tokens, "out": usage.output_tokens, "total": usage.total_tokens}
+    """Tokens in, out and in total; the cache reads and writes (within "in") and the reasoning
+    (within "out") when there are any."""
+    shown = {"in": usage.input_tokens, "out": usage.output_tokens, "total": usage.total_tokens}
+    parts = (("cache_read", usage.cache_read_tokens), ("cache_write", usage.cache_write_tokens),
+             ("reasoning", usage.reasoning_tokens))  # fmt: skip
+    return shown | {key: count for key, count in parts if count}
 
 
 def message_of(message: Message) -> dict[str, Any]:

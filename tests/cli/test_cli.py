@@ -13,6 +13,9 @@ import anyio
 import orjson
 import pytest
 
+from reactloop._cli._lines import usage_text
+from reactloop._cli._trace import usage_of
+from reactloop._core._messages import Usage
 from reactloop._core._records import RunCreated, RunParked
 from reactloop._durable._stores import SqliteStore
 from reactloop._errors import ErrorCode
@@ -450,3 +453,13 @@ def test_an_mcp_servers_log_lines_stay_out_of_the_terminal_unless_asked_for() ->
     shown = mcp_run("--show-mcp-stderr")
     assert shown.returncode == 0, shown.stderr
     assert "server-says-hi" in shown.stderr
+
+
+def test_usage_shows_cache_and_reasoning_tokens_within_in_and_out() -> None:
+    cached = Usage(1532, 33, cache_read_tokens=1111, cache_write_tokens=418, reasoning_tokens=20)
+    shown = "1532 in (1111 cache read, 418 cache write) + 33 out (20 reasoning) = 1565 tokens"
+    assert usage_text(cached) == shown
+    assert usage_of(cached) == {"in": 1532, "out": 33, "total": 1565, "cache_read": 1111,
+                                "cache_write": 418, "reasoning": 20}  # fmt: skip
+    assert usage_text(Usage(11, 7)) == "11 in + 7 out = 18 tokens"
+    assert usage_of(Usage(11, 7)) == {"in": 11, "out": 7, "total": 18}
