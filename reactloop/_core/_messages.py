@@ -24,6 +24,7 @@ from reactloop._validate import (
     optional_instance,
     optional_integer,
     optional_number,
+    optional_text,
     text,
 )
 
@@ -230,15 +231,30 @@ class ResponseFormat:
             )
 
 
+def _tuple_of_list(value: object) -> object:
+    """A list given for a tuple field, as a tuple (anything else unchanged, for the check)."""
+    return tuple(value) if isinstance(value, list) else value
+
+
 @checked_arguments
 @frozen
 class ModelSettings:
-    """Sampling and output settings; None leaves the provider's default."""
+    """Sampling and output settings; None (or no stop sequences) leaves the provider's default.
+
+    `top_p` and `stop_sequences` go to both providers (`stop` on OpenAI, `stop_sequences` on
+    Anthropic); `seed` only to OpenAI-compatible servers (Anthropic's API has none: refused there);
+    `service_tier` as given (OpenAI: "auto", "default", "flex", "priority"...; Anthropic: "auto",
+    "standard_only"). Provider-specific fields beyond these: the provider's `extra_body`.
+    """
 
     temperature: float | None = None
     max_output_tokens: int | None = None
     response_format: ResponseFormat | None = None
     parallel_tool_calls: bool | None = None
+    top_p: float | None = None
+    stop_sequences: tuple[str, ...] = field(default=(), converter=_tuple_of_list)
+    seed: int | None = None
+    service_tier: str | None = None
 
     def __attrs_post_init__(self) -> None:
         optional_number("ModelSettings.temperature", self.temperature, inclusive=True)
@@ -250,6 +266,19 @@ class ModelSettings:
             "a ResponseFormat",
         )
         optional_boolean("ModelSettings.parallel_tool_calls", self.parallel_tool_calls)
+        top_p = optional_number("ModelSettings.top_p", self.top_p, inclusive=True)
+        if top_p is not None and top_p > 1:
+            raise ConfigurationError.invalid("ModelSettings.top_p", top_p, "a number in [0, 1]")
+        stops = self.stop_sequences
+        if not isinstance(stops, tuple):
+            rule = "a tuple (or list) of non-empty strings"
+            raise ConfigurationError.invalid("ModelSettings.stop_sequences", stops, rule)
+        for index, stop in enumerate(stops):
+            text(f"ModelSettings.stop_sequences[{index}]", stop)
+        seed = self.seed
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ConfigurationError.invalid("ModelSettings.seed", seed, "an int or None")
+        optional_text("ModelSettings.service_tier", self.service_tier)
 
 
 @frozen

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import orjson
-from attrs import frozen
+from attrs import evolve, frozen
 
 from reactloop._core import (
     ForcedTool,
@@ -117,12 +117,7 @@ class Output:
             return settings
         schema = self.native_schema or self.spec.schema
         fmt = ResponseFormat(ResponseFormatKind.JSON_SCHEMA, self.spec.name, schema, True)
-        return ModelSettings(
-            temperature=settings.temperature,
-            max_output_tokens=settings.max_output_tokens,
-            response_format=fmt,
-            parallel_tool_calls=settings.parallel_tool_calls,
-        )
+        return evolve(settings, response_format=fmt)
 
     def instructions(self, instructions: str | None) -> str | None:
         """The instructions with the schema PROMPTED needs."""

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Awaitable, Callable
-from typing import ClassVar, assert_never
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar, assert_never
 
 import httpx
 import orjson
@@ -59,7 +59,11 @@ from reactloop._providers._http import (
     resolve_key,
     stream_error,
 )
-from reactloop._providers._options import check_base_url, check_http_options
+from reactloop._providers._options import (
+    check_base_url,
+    check_extra_body,
+    check_http_options,
+)
 from reactloop._providers._profiles import ModelProfile, check_profile, model_profile
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import (
@@ -268,6 +272,29 @@ def check_sampling(
         )
 
 
+def _escape_hatches(provider: str, settings: ModelSettings) -> JsonObject:
+    """`top_p`, `stop_sequences` and `service_tier` when set; a seed is refused (the Messages
+    API has none)."""
+    if settings.seed is not None:
+        rule = f"None for {provider} (the Messages API takes no seed)"
+        raise ConfigurationError.invalid("ModelSettings.seed", settings.seed, rule)
+    body: JsonObject = {}
+    if settings.top_p is not None:
+        body["top_p"] = settings.top_p
+    if settings.stop_sequences:
+        body["stop_sequences"] = list(settings.stop_sequences)
+    if settings.service_tier is not None:
+        body["service_tier"] = settings.service_tier
+    return body
+
+
+OWNED = frozenset(
+    {"model", "messages", "system", "tools", "tool_choice", "stream", "max_tokens", "temperature",
+     "top_p", "stop_sequences", "service_tier"}
+)  # fmt: skip
+"""The body fields reactloop sets: an `extra_body` may not name them."""
+
+
 def encode_request(
     request: ModelRequest,
     model: str,
@@ -297,6 +324,7 @@ def encode_request(
     body.update(output)
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
+    body.update(_escape_hatches(provider, settings))
     if stream:
         body["stream"] = True
     return body
@@ -555,6 +583,7 @@ class AnthropicModel(HttpModel):
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         http_client: httpx.AsyncClient | None = None,
         extra_headers: dict[str, str] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         profile: ModelProfile | None = None,
     ) -> None:
         check_http_options(
@@ -566,6 +595,7 @@ class AnthropicModel(HttpModel):
         self.supports_forced_tool_choice = self.profile.forced_tool_choice
         self.model = model
         self.max_tokens = integer("AnthropicModel.max_tokens", max_tokens)
+        self.extra_body = check_extra_body("AnthropicModel", extra_body, OWNED)
         secret = resolve_key(api_key, "ANTHROPIC_API_KEY")
         if secret is None:
             raise ConfigurationError(
@@ -602,7 +632,7 @@ class AnthropicModel(HttpModel):
         body = self._body(request, stream=False)
         parts: list[ModelResponse] = []
         while True:
-            answer = await self._channel.post_json(PATH, body)
+            answer = await self._channel.post_json(PATH, self.extra_body.apply(body))
             parts.append(decode_message(self.provider, answer))
             if text(answer, "stop_reason") != PAUSE_TURN or len(parts) > MAX_CONTINUATIONS:
                 return joined(parts)
@@ -617,7 +647,7 @@ class AnthropicModel(HttpModel):
         while True:
             first_call = sum(len(part.message.tool_calls) for part in parts)
             accumulator = MessageStream(self.provider, on_delta, first_call)
-            await self._channel.post_stream(PATH, body, accumulator.handle)
+            await self._channel.post_stream(PATH, self.extra_body.apply(body), accumulator.handle)
             parts.append(accumulator.response())
             if accumulator.stop_reason != PAUSE_TURN or len(parts) > MAX_CONTINUATIONS:
                 return joined(parts)

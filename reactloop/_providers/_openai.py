@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import enum
 import os
-from typing import assert_never
+from collections.abc import Mapping
+from typing import Any, assert_never
 
 import httpx
 import orjson
@@ -55,7 +56,11 @@ from reactloop._providers._http import (
     resolve_key,
     stream_error,
 )
-from reactloop._providers._options import check_base_url, check_http_options
+from reactloop._providers._options import (
+    check_base_url,
+    check_extra_body,
+    check_http_options,
+)
 from reactloop._providers._profiles import ModelProfile, check_profile, model_profile
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import (
@@ -189,7 +194,23 @@ def _settings(settings: ModelSettings, max_field: MaxTokensField, has_tools: boo
         body["response_format"] = encode_response_format(settings.response_format)
     if has_tools and settings.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.top_p is not None:
+        body["top_p"] = settings.top_p
+    if settings.stop_sequences:
+        body["stop"] = list(settings.stop_sequences)
+    if settings.seed is not None:
+        body["seed"] = settings.seed
+    if settings.service_tier is not None:
+        body["service_tier"] = settings.service_tier
     return body
+
+
+OWNED = frozenset(
+    {"model", "messages", "tools", "tool_choice", "stream", "stream_options", "temperature",
+     "max_tokens", "max_completion_tokens", "response_format", "parallel_tool_calls", "top_p",
+     "stop", "seed", "service_tier"}
+)  # fmt: skip
+"""The body fields reactloop sets: an `extra_body` may not name them."""
 
 
 def check_sampling(
@@ -409,6 +430,7 @@ class OpenAIModel(HttpModel):
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         http_client: httpx.AsyncClient | None = None,
         extra_headers: dict[str, str] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         profile: ModelProfile | None = None,
     ) -> None:
         check_http_options(
@@ -427,6 +449,7 @@ class OpenAIModel(HttpModel):
             member("OpenAIModel.max_tokens_field", max_tokens_field, MaxTokensField),
             boolean("OpenAIModel.include_usage", include_usage),
         )
+        self.extra_body = check_extra_body("OpenAIModel", extra_body, OWNED)
         url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
         check_base_url("OpenAIModel", url)
         secret = resolve_key(api_key, "OPENAI_API_KEY")
@@ -453,7 +476,8 @@ class OpenAIModel(HttpModel):
             request, self.model, stream=False, options=self.options, provider=self.provider,
             profile=self.profile,
         )  # fmt: skip
-        return decode_completion(self.provider, await self._channel.post_json(PATH, body))
+        answer = await self._channel.post_json(PATH, self.extra_body.apply(body))
+        return decode_completion(self.provider, answer)
 
     async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
         """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
@@ -462,5 +486,5 @@ class OpenAIModel(HttpModel):
             profile=self.profile,
         )  # fmt: skip
         accumulator = ChatStream(self.provider, on_delta)
-        await self._channel.post_stream(PATH, body, accumulator.handle)
+        await self._channel.post_stream(PATH, self.extra_body.apply(body), accumulator.handle)
         return accumulator.response()

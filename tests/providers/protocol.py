@@ -67,6 +67,7 @@ BLOCK_FIELDS = {
     "tool_result": {"type", "tool_use_id", "content", "is_error"},
 }
 TOP_LEVEL = {"model", "max_tokens", "messages", "system", "tools", "tool_choice", "temperature",
+             "top_p", "stop_sequences", "service_tier",
              "stream", "output_config"}  # fmt: skip
 SAMPLING = {"temperature", "top_p", "top_k"}
 SYSTEM_TURN_MODELS = ("claude-opus-4-8",)  # Anthropic: mid-conversation system messages

@@ -252,6 +252,7 @@ HTTP_BAD: dict[str, list[object]] = {
     "idle_timeout": OPTIONAL_SECONDS,
     "http_client": ["client", object(), httpx.AsyncClient],
     "extra_headers": ["x-a: 1", {"x-a": 1}, {1: "a"}, [("x-a", "1")]],
+    "extra_body": ["k=5", {1: "a"}, {"model": "m"}, {"messages": []}, {"x": object()}, [("a", 1)]],
 }
 
 MCP_BAD: dict[str, list[object]] = {
@@ -376,6 +377,10 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "max_output_tokens": [0, -1, 1.5, True, "5"],
             "response_format": ["json", 5, ResponseFormatKind.JSON_OBJECT, ResponseFormat],
             "parallel_tool_calls": [1, "yes", 0],
+            "top_p": [-0.1, 1.5, NAN, "0.9", True],
+            "stop_sequences": ["END", [""], ["a", 5], 5, None, {"END"}],
+            "seed": [1.5, "7", True],
+            "service_tier": ["", 5, b"flex"],
         },
     ),
     ResponseFormat: (
