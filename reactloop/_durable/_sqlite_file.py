@@ -107,21 +107,24 @@ def unopenable(path: str, exc: BaseException) -> StoreError:
 
 @frozen
 class FileIdentity:
-    """Which file (device and inode) a path named when the store opened it, and its WAL's."""
+    """Which file (device and inode) a path named when the store opened it, and its WAL's; the
+    path is kept absolute, so a later change of working directory is not taken for a deletion."""
 
+    path: str
     database: tuple[int, int]
     wal: tuple[int, int] | None
 
     @classmethod
     def of(cls, path: str) -> FileIdentity:
-        return cls(_inode(path) or (0, 0), _inode(f"{path}-wal"))
+        absolute = os.path.abspath(path)
+        return cls(absolute, _inode(absolute) or (0, 0), _inode(f"{absolute}-wal"))
 
-    def changed(self, path: str) -> str | None:
+    def changed(self) -> str | None:
         """What happened to the files since, if anything (two `stat` calls)."""
-        now = _inode(path)
+        now = _inode(self.path)
         if now != self.database:
             return "the database file was deleted" if now is None else "the file was replaced"
-        if self.wal is not None and _inode(f"{path}-wal") != self.wal:
+        if self.wal is not None and _inode(f"{self.path}-wal") != self.wal:
             return "its write-ahead log (-wal file) was deleted or replaced"
         return None
 
