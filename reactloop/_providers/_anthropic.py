@@ -259,15 +259,17 @@ def check_sampling(
 ) -> None:
     """Refuse a sampling setting the model's profile says it rejects, before the request is sent."""
     profile = model_profile(model) if profile is None else profile
-    if settings.temperature is not None and not profile.sampling:
+    for name, value in (("temperature", settings.temperature), ("top_p", settings.top_p)):
+        if value is None or profile.sampling:
+            continue
         rule = f"unset (None) for {provider} model {model!r}"
         raise ProviderConfigurationError(
-            f"ModelSettings.temperature must be {rule}, got {settings.temperature!r}: the model"
+            f"ModelSettings.{name} must be {rule}, got {value!r}: the model"
             " takes no sampling parameters (temperature, top_p, top_k); its profile says so"
             " (override it with profile=)",
             provider=provider,
-            option="ModelSettings.temperature",
-            value=settings.temperature,
+            option=f"ModelSettings.{name}",
+            value=value,
             rule=rule,
         )
 

@@ -216,16 +216,19 @@ OWNED = frozenset(
 def check_sampling(
     provider: str, model: str, settings: ModelSettings, profile: ModelProfile
 ) -> None:
-    """Refuse a temperature the model's profile says it rejects, before the request is sent."""
-    if settings.temperature is not None and not profile.sampling:
+    """Refuse a temperature or top_p the model's profile says it rejects, before the request is
+    sent."""
+    for name, value in (("temperature", settings.temperature), ("top_p", settings.top_p)):
+        if value is None or profile.sampling:
+            continue
         rule = f"unset (None) for {provider} model {model!r}"
         raise ProviderConfigurationError(
-            f"ModelSettings.temperature must be {rule}, got {settings.temperature!r}: the model"
-            " takes only its default temperature; its profile says so (override it with"
-            " profile=)",
+            f"ModelSettings.{name} must be {rule}, got {value!r}: the model"
+            " takes only its default temperature and top_p; its profile says so (override it"
+            " with profile=)",
             provider=provider,
-            option="ModelSettings.temperature",
-            value=settings.temperature,
+            option=f"ModelSettings.{name}",
+            value=value,
             rule=rule,
         )
 

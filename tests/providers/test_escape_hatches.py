@@ -134,6 +134,22 @@ async def test_an_extra_field_reactloop_sets_for_this_request_is_refused(
     assert len(server.requests) == 1
 
 
+@pytest.mark.parametrize(
+    ("cls", "model"), [(OpenAIModel, "gpt-5"), (AnthropicModel, "claude-opus-4-7")]
+)
+async def test_top_p_is_refused_for_a_model_that_takes_no_sampling(
+    server: WireServer, cls: type[OpenAIModel | AnthropicModel], model: str
+) -> None:
+    """Like `temperature`: the model's profile says it takes none, so nothing is sent."""
+    async with cls(model, api_key=API_KEY, base_url=f"{server.url}/v1") as chosen:
+        with pytest.raises(
+            ConfigurationError, match=r"ModelSettings\.top_p must be unset"
+        ) as caught:
+            await chosen.request(ask(ModelSettings(top_p=0.5)))
+    assert caught.value.option == "ModelSettings.top_p"
+    assert server.requests == []
+
+
 async def test_a_native_structured_output_keeps_every_setting() -> None:
     """The NATIVE strategy adds its response format to the settings and drops none of them."""
     model = ScriptedModel(['{"result": ["a"]}'])

@@ -66,6 +66,20 @@ async def test_openai_prompt_cache_write_then_read(server: WireServer, openai: O
     assert written.uncached_input_tokens == read.uncached_input_tokens == 8
 
 
+async def test_openai_cache_write_reported_at_the_top_level(
+    server: WireServer, openai: OpenAIModel
+) -> None:
+    """A server that reports `cache_write_tokens` beside `prompt_tokens` rather than in its
+    details (the recorded first answer, the figure moved): read from there too."""
+    first = responses(RECORDED / "openai-chat" / "test_openai_chat_prompt_cache_e2e.yaml")[0]
+    body = orjson.loads(orjson.dumps(first["parsed_body"]))
+    body["usage"]["cache_write_tokens"] = body["usage"]["prompt_tokens_details"].pop(
+        "cache_write_tokens"
+    )
+    usage = await served_whole(server, openai, {"parsed_body": body})
+    assert usage == Usage(input_tokens=4020, output_tokens=4, cache_write_tokens=4012)
+
+
 async def test_openai_compatible_reasoning_tokens(server: WireServer, openai: OpenAIModel) -> None:
     """`completion_tokens_details.reasoning_tokens` (DeepSeek's reasoner on the same wire),
     counted inside `completion_tokens`: non-streamed and streamed (the final usage chunk)."""
