@@ -46,7 +46,6 @@ from reactloop._core import (
 from reactloop._errors import (
     ConfigurationError,
     InvalidResponseError,
-    ProviderConfigurationError,
     ProviderUnavailableError,
 )
 from reactloop._providers._http import (
@@ -64,7 +63,13 @@ from reactloop._providers._options import (
     check_extra_body,
     check_http_options,
 )
-from reactloop._providers._profiles import ModelProfile, check_profile, model_profile
+from reactloop._providers._profiles import (
+    ANTHROPIC_DEFAULTS,
+    ModelProfile,
+    check_profile,
+    check_sampling,
+    model_profile,
+)
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import (
     CallParts,
@@ -254,26 +259,6 @@ def encode_output(response_format: ResponseFormat | None) -> tuple[JsonObject, l
             assert_never(response_format.kind)
 
 
-def check_sampling(
-    provider: str, model: str, settings: ModelSettings, profile: ModelProfile | None = None
-) -> None:
-    """Refuse a sampling setting the model's profile says it rejects, before the request is sent."""
-    profile = model_profile(model) if profile is None else profile
-    for name, value in (("temperature", settings.temperature), ("top_p", settings.top_p)):
-        if value is None or profile.sampling:
-            continue
-        rule = f"unset (None) for {provider} model {model!r}"
-        raise ProviderConfigurationError(
-            f"ModelSettings.{name} must be {rule}, got {value!r}: the model"
-            " takes no sampling parameters (temperature, top_p, top_k); its profile says so"
-            " (override it with profile=)",
-            provider=provider,
-            option=f"ModelSettings.{name}",
-            value=value,
-            rule=rule,
-        )
-
-
 def _escape_hatches(provider: str, settings: ModelSettings) -> JsonObject:
     """`top_p`, `stop_sequences` and `service_tier` when set; a seed is refused (the Messages
     API has none)."""
@@ -310,7 +295,7 @@ def encode_request(
     check_history(provider, request.messages)
     settings = request.settings
     profile = model_profile(model) if profile is None else profile
-    check_sampling(provider, model, settings, profile)
+    check_sampling(provider, model, settings, profile, ANTHROPIC_DEFAULTS)
     messages = wire_ids(request.messages)
     system, turns = encode_messages(messages, system_turns=profile.system_turns)
     output, extra_system = encode_output(settings.response_format)

@@ -43,7 +43,6 @@ from reactloop._core import (
 from reactloop._errors import (
     ConfigurationError,
     InvalidResponseError,
-    ProviderConfigurationError,
     ProviderUnavailableError,
 )
 from reactloop._providers._http import (
@@ -61,7 +60,13 @@ from reactloop._providers._options import (
     check_extra_body,
     check_http_options,
 )
-from reactloop._providers._profiles import ModelProfile, check_profile, model_profile
+from reactloop._providers._profiles import (
+    OPENAI_DEFAULTS,
+    ModelProfile,
+    check_profile,
+    check_sampling,
+    model_profile,
+)
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import (
     CallParts,
@@ -213,26 +218,6 @@ OWNED = frozenset(
 """The body fields reactloop sets: an `extra_body` may not name them."""
 
 
-def check_sampling(
-    provider: str, model: str, settings: ModelSettings, profile: ModelProfile
-) -> None:
-    """Refuse a temperature or top_p the model's profile says it rejects, before the request is
-    sent."""
-    for name, value in (("temperature", settings.temperature), ("top_p", settings.top_p)):
-        if value is None or profile.sampling:
-            continue
-        rule = f"unset (None) for {provider} model {model!r}"
-        raise ProviderConfigurationError(
-            f"ModelSettings.{name} must be {rule}, got {value!r}: the model"
-            " takes only its default temperature and top_p; its profile says so (override it"
-            " with profile=)",
-            provider=provider,
-            option=f"ModelSettings.{name}",
-            value=value,
-            rule=rule,
-        )
-
-
 def encode_request(
     request: ModelRequest,
     model: str,
@@ -246,7 +231,7 @@ def encode_request(
     a temperature the model's profile says it rejects."""
     check_history(provider, request.messages)
     profile = model_profile(model) if profile is None else profile
-    check_sampling(provider, model, request.settings, profile)
+    check_sampling(provider, model, request.settings, profile, OPENAI_DEFAULTS)
     messages = [encode_message(message) for message in wire_ids(request.messages)]
     if request.instructions:
         instructions = {"role": options.instructions_role.value, "content": request.instructions}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from attrs import frozen
 
+from reactloop._core import ModelSettings
+from reactloop._errors import ProviderConfigurationError
 from reactloop._validate import boolean, checked_arguments, fail
 
 
@@ -91,3 +93,31 @@ def check_profile(owner: str, profile: object, model: str) -> ModelProfile:
     if not isinstance(profile, ModelProfile):
         fail(f"{owner}.profile", profile, "a ModelProfile or None")
     return profile
+
+
+OPENAI_DEFAULTS = "takes only its default temperature and top_p"
+ANTHROPIC_DEFAULTS = "takes no sampling parameters (temperature, top_p, top_k)"
+
+
+def check_sampling(
+    provider: str,
+    model: str,
+    settings: ModelSettings,
+    profile: ModelProfile | None,
+    takes: str,
+) -> None:
+    """Refuse a temperature or top_p the model's profile says it rejects, before the request is
+    sent; `takes` says what the model takes instead (each vendor words it its own way)."""
+    profile = model_profile(model) if profile is None else profile
+    for name, value in (("temperature", settings.temperature), ("top_p", settings.top_p)):
+        if value is None or profile.sampling:
+            continue
+        rule = f"unset (None) for {provider} model {model!r}"
+        raise ProviderConfigurationError(
+            f"ModelSettings.{name} must be {rule}, got {value!r}: the model {takes}; its"
+            " profile says so (override it with profile=)",
+            provider=provider,
+            option=f"ModelSettings.{name}",
+            value=value,
+            rule=rule,
+        )
