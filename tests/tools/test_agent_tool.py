@@ -423,25 +423,27 @@ async def test_a_sub_run_cut_off_mid_way_still_counts_its_usage() -> None:
 
 
 class InterruptAfterQuick(Hook):
+    def __init__(self) -> None:
+        self.asked = anyio.Event()
+
     async def after_tool_call(self, run: Run, call: ToolCall, result: ToolResult) -> None:
         if call.name == "quick":
             run.request_interrupt("from a hook")
+            self.asked.set()
 
 
 async def test_an_interrupt_requested_on_the_run_reaches_its_running_sub_run() -> None:
-    gate = FakeTool("gate", gate=anyio.Event())
+    gate, quick = FakeTool("gate", gate=anyio.Event()), FakeTool("quick", gate=anyio.Event())
     sub = gated_researcher(gate)
     agent = sub.as_tool(name="researcher", description="Facts.")
     step = reply("", ask("researcher", "x"), call("quick"))
-    parent = ReActLoop(
-        ScriptedModel([step, "unused"]),
-        tools=[agent, FakeTool("quick")],
-        hooks=[InterruptAfterQuick()],
-    )
+    interrupting = InterruptAfterQuick()
+    parent = ReActLoop(ScriptedModel([step, "unused"]), tools=[agent, quick], hooks=[interrupting])
     async with parent.start("go") as handle:
-        await until(lambda: gate.running == 1)
-        await anyio.lowlevel.checkpoint()
-        assert gate.gate is not None
+        await until(lambda: gate.running == 1)  # the sub-run's tool runs: now interrupt
+        assert gate.gate is not None and quick.gate is not None
+        quick.gate.set()  # `quick` returns, and its hook asks the run to stop
+        await interrupting.asked.wait()
         gate.gate.set()
         result = await handle.result()
     assert result.stop_reason is StopReason.INTERRUPTED
