@@ -32,6 +32,7 @@ from reactloop._core import (
     ToolMessage,
     Usage,
     UserMessage,
+    publish,
 )
 from reactloop._durable import MemoryStore, SqliteStore
 from reactloop._errors import (
@@ -57,7 +58,6 @@ from reactloop._providers import (
     AnthropicModel,
     OpenAIModel,
 )
-from reactloop._public import publish
 from reactloop._tools import FunctionTool, MCPServerHTTP, MCPServerStdio, RelevanceSelector, tool
 from reactloop._version import __version__ as __version__
 

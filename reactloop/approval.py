@@ -18,8 +18,8 @@ from reactloop._core import (
     ExternalResult,
     HoldKind,
     PendingCall,
+    publish,
 )
-from reactloop._public import publish
 
 __all__ = [
     "ApprovalCheck",

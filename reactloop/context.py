@@ -1,5 +1,6 @@
 """The context window: budgets, token estimation, and the tracker that trims history."""
 
+from reactloop._core import publish
 from reactloop._policies import (
     ContextBudget,
     ContextTracker,
@@ -8,7 +9,6 @@ from reactloop._policies import (
     TokenEstimator,
     estimate_text_tokens,
 )
-from reactloop._public import publish
 
 __all__ = [
     "ContextBudget",

@@ -1,5 +1,6 @@
 """The exception tree: every error reactloop raises or reports is a `ReactLoopError`."""
 
+from reactloop._core import publish
 from reactloop._errors import (
     AgentDepthError,
     AgentRunError,
@@ -37,7 +38,6 @@ from reactloop._errors import (
     UnknownToolError,
 )
 from reactloop._output import OutputValidationError
-from reactloop._public import publish
 from reactloop._resolver import (
     DefaultErrorMessages,
     ErrorMessageResolver,

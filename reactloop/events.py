@@ -19,8 +19,8 @@ from reactloop._core import (
     ToolCallStarted,
     ToolCallStreamed,
     ToolResultDiscarded,
+    publish,
 )
-from reactloop._public import publish
 
 __all__ = [
     "AgentCall",

@@ -1,8 +1,16 @@
 """Hooks and their decisions (a hook returns None to let things go on), and input guards."""
 
-from reactloop._core import Hook, HookFailure, HookPoint, InputGuard, Override, Reject, StopRun
+from reactloop._core import (
+    Hook,
+    HookFailure,
+    HookPoint,
+    InputGuard,
+    Override,
+    Reject,
+    StopRun,
+    publish,
+)
 from reactloop._policies import BlockedPatterns, MaxInputLength
-from reactloop._public import publish
 
 __all__ = [
     "BlockedPatterns",

@@ -11,9 +11,9 @@ from reactloop._core import (
     ToolMessage,
     Usage,
     UserMessage,
+    publish,
     repair_history,
 )
-from reactloop._public import publish
 
 __all__ = [
     "AssistantMessage",

@@ -17,9 +17,9 @@ from reactloop._core import (
     ToolCallDelta,
     ToolChoice,
     ToolSpec,
+    publish,
 )
 from reactloop._policies import RetryNotice, RetryPolicy, call_with_retry, is_retryable
-from reactloop._public import publish
 
 __all__ = [
     "FinishReason",

@@ -7,6 +7,7 @@ validated against the type and sent back on a mismatch (`output_retries`), and
 `output_validators` may check or change the value, or raise `OutputRetry` to ask again.
 """
 
+from reactloop._core import publish
 from reactloop._output import (
     FINAL_TOOL,
     OutputOptions,
@@ -18,7 +19,6 @@ from reactloop._output import (
     strip_fences,
 )
 from reactloop._phases import OutputPhase
-from reactloop._public import publish
 
 __all__ = [
     "FINAL_TOOL",

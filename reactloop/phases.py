@@ -12,6 +12,7 @@ from reactloop._core import (
     StepPlan,
     Stop,
     ToolResult,
+    publish,
 )
 from reactloop._loop import LoopOptions, Run
 from reactloop._phases import (
@@ -26,7 +27,6 @@ from reactloop._phases import (
     default_start_phases,
 )
 from reactloop._policies import RunLimiter
-from reactloop._public import publish
 
 __all__ = [
     "Finishing",

@@ -1,6 +1,7 @@
 """The model providers: OpenAI Chat Completions (and compatible servers) and Anthropic Messages,
 each one module implementing the `Model` contract, and `model_from_string` for "openai:gpt-4o"."""
 
+from reactloop._core import publish
 from reactloop._providers import (
     AnthropicModel,
     InstructionsRole,
@@ -10,7 +11,6 @@ from reactloop._providers import (
     model_from_string,
     model_profile,
 )
-from reactloop._public import publish
 
 __all__ = [
     "AnthropicModel",

@@ -1,7 +1,7 @@
 """When a run stops: stop conditions, the `StopCondition` contract, cap and repetition
 policies, and the loop's `Limits` (caps, timeouts, concurrency: `limits=Limits(...)`)."""
 
-from reactloop._core import AnyOf, CheckPoint, StopCondition, StopSignal
+from reactloop._core import AnyOf, CheckPoint, StopCondition, StopSignal, publish
 from reactloop._policies import (
     CapPolicy,
     FinalAnswerMarker,
@@ -14,7 +14,6 @@ from reactloop._policies import (
     TokenBudget,
     ToolCalled,
 )
-from reactloop._public import publish
 
 __all__ = [
     "AnyOf",

@@ -30,6 +30,7 @@ from reactloop._core import (
     StepClosed,
     StoredRun,
     SubRunLinked,
+    publish,
 )
 from reactloop._durable import (
     MemoryStore,
@@ -39,7 +40,6 @@ from reactloop._durable import (
     store_from_url,
 )
 from reactloop._loop import ResumeOptions, resume_claimable, unpark_run
-from reactloop._public import publish
 
 __all__ = [
     "CallStarted",

@@ -41,6 +41,7 @@ from reactloop._core import (
     Usage,
     UserMessage,
     deltas_of,
+    publish,
 )
 from reactloop._errors import (
     ConfigurationError,
@@ -50,7 +51,6 @@ from reactloop._errors import (
 )
 from reactloop._loop import HOMES, OPTION_NAMES, LoopOptions, Run, build_config
 from reactloop._loop import message as _message
-from reactloop._public import publish
 from reactloop._validate import (
     boolean,
     checked_arguments,

@@ -5,9 +5,8 @@
 when a server is started. A `Toolset` or a `ToolSelector` of your own is as first-class as these.
 """
 
-from reactloop._core import Tool, ToolSelector, Toolset, ToolSource
+from reactloop._core import Tool, ToolSelector, Toolset, ToolSource, publish
 from reactloop._loop import AgentTool
-from reactloop._public import publish
 from reactloop._tools import (
     FunctionTool,
     MCPServerHTTP,

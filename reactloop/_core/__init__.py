@@ -103,6 +103,7 @@ from reactloop._core._messages import (
     new_call_id,
 )
 from reactloop._core._plan import PrepareStep, StepPlan
+from reactloop._core._public import publish
 from reactloop._core._records import (
     SCHEMA_VERSION,
     STORE_SCHEMA_VERSION,
@@ -272,6 +273,7 @@ __all__ = [
     "not_a_decision",
     "not_async",
     "pair_calls",
+    "publish",
     "repair_history",
     "reraise",
     "standing_of",

@@ -16,7 +16,7 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 PACKAGES = ["_core", "_schema", "_policies", "_telemetry", "_output", "_providers", "_durable",
             "_tools", "_approval", "_phases", "_loop", "_cassettes", "_cli"]  # fmt: skip
 FOUNDATION = {"_errors", "_stored_errors", "_resolver", "_validate", "_moved", "_version",
-              "_redact", "_unicode", "_public"}  # fmt: skip
+              "_redact", "_unicode"}  # fmt: skip
 
 
 def lint(root: Path) -> subprocess.CompletedProcess[str]:
