@@ -2,11 +2,14 @@
 
 from reactloop._core import (
     AssistantMessage,
+    AssistantPart,
     Message,
+    ReasoningPart,
     RepairedHistory,
     RepairKind,
     RepairNote,
     SystemMessage,
+    TextPart,
     ToolCall,
     ToolMessage,
     Usage,
@@ -17,11 +20,14 @@ from reactloop._core import (
 
 __all__ = [
     "AssistantMessage",
+    "AssistantPart",
     "Message",
+    "ReasoningPart",
     "RepairKind",
     "RepairNote",
     "RepairedHistory",
     "SystemMessage",
+    "TextPart",
     "ToolCall",
     "ToolMessage",
     "Usage",

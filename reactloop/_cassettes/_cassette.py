@@ -38,7 +38,7 @@ from reactloop._core import (
     ToolResult,
     UserMessage,
 )
-from reactloop._durable import keep_call_ids, keep_sub_runs_apart
+from reactloop._durable import keep_call_ids, keep_message_layout, keep_sub_runs_apart
 from reactloop._errors import ConfigurationError
 from reactloop._loop import message as checked_message
 from reactloop._stored_errors import CassetteFormatError, CassetteMismatchError
@@ -51,6 +51,7 @@ CASSETTE_VERSION = 1
 _converter = make_converter(omit_if_default=True)
 keep_sub_runs_apart(_converter)
 keep_call_ids(_converter)
+keep_message_layout(_converter)
 configure_tagged_union(Message, _converter, tag_name="type")
 _FILE_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
@@ -231,7 +232,7 @@ def _opening(
     for at in range(len(head) - 1, -1, -1):
         message = head[at]
         if isinstance(message, UserMessage):
-            return tuple(head[:at]), message.content
+            return tuple(head[:at]), message.text
     return tuple(head), ""
 
 

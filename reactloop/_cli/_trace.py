@@ -75,13 +75,13 @@ def message_of(message: Message) -> dict[str, Any]:
     if isinstance(message, ToolMessage):
         return {
             "role": "tool",
-            "text": message.content,
+            "text": message.text,
             "name": message.name,
             "call_id": message.call_id,
             "error": message.is_error,
         }
     role = "system" if isinstance(message, SystemMessage) else "user"
-    return {"role": role, "text": message.content}
+    return {"role": role, "text": message.text}
 
 
 def phase_segments(marks: Sequence[PhaseMark], start: float, origin: float) -> list[Any]:

@@ -63,6 +63,7 @@ from reactloop._core._events import (
     NestedEvent,
     OutputStreamed,
     PhaseFinished,
+    ReasoningStreamed,
     RunFailed,
     RunFinished,
     RunPaused,
@@ -78,6 +79,7 @@ from reactloop._core._events import (
 from reactloop._core._groups import reraise, unwrap_single_error
 from reactloop._core._messages import (
     AssistantMessage,
+    AssistantPart,
     FinishReason,
     ForcedTool,
     JsonObject,
@@ -86,6 +88,9 @@ from reactloop._core._messages import (
     ModelRequest,
     ModelResponse,
     ModelSettings,
+    ReasoningDelta,
+    ReasoningEffort,
+    ReasoningSettings,
     ResponseFormat,
     ResponseFormatKind,
     SystemMessage,
@@ -102,6 +107,7 @@ from reactloop._core._messages import (
     is_blank,
     new_call_id,
 )
+from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._core._plan import PrepareStep, StepPlan
 from reactloop._core._public import publish
 from reactloop._core._records import (
@@ -161,6 +167,7 @@ __all__ = [
     "AnyOf",
     "Approve",
     "AssistantMessage",
+    "AssistantPart",
     "CallStarted",
     "CallsHeld",
     "CheckPoint",
@@ -207,6 +214,11 @@ __all__ = [
     "PhaseFinished",
     "PrepareStep",
     "Proceed",
+    "ReasoningDelta",
+    "ReasoningEffort",
+    "ReasoningPart",
+    "ReasoningSettings",
+    "ReasoningStreamed",
     "Record",
     "Recovered",
     "Reject",
@@ -246,6 +258,7 @@ __all__ = [
     "SubRunLinked",
     "SystemMessage",
     "TextDelta",
+    "TextPart",
     "TextStreamed",
     "Tool",
     "ToolCall",

@@ -44,6 +44,13 @@ class TextStreamed:
 
 
 @frozen
+class ReasoningStreamed:
+    """A piece of the model's reasoning (or of its summary), as it streams."""
+
+    text: str
+
+
+@frozen
 class ToolCallStreamed:
     """A piece of a tool call's arguments, as they stream (`index` is the call's position)."""
 
@@ -184,6 +191,7 @@ Event: TypeAlias = (
     | StepStarted
     | PhaseFinished
     | TextStreamed
+    | ReasoningStreamed
     | ToolCallStreamed
     | ToolCallStarted
     | ToolCallFinished

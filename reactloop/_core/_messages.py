@@ -9,11 +9,13 @@ from __future__ import annotations
 import enum
 import itertools
 import re
-from collections.abc import Container, Mapping
+import warnings
+from collections.abc import Container, Iterable, Mapping
 from typing import Any, TypeAlias, assert_never
 
 from attrs import evolve, field, frozen
 
+from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._errors import ConfigurationError
 from reactloop._unicode import json_text
 from reactloop._validate import (
@@ -136,40 +138,152 @@ def unique_calls(message: AssistantMessage, used: dict[str, None]) -> AssistantM
         fresh = fresh_call_id(call.id, used, len(used) + 1)
         calls[position] = evolve(call, id=fresh, provider_id=call.wire_id)
         used[fresh] = None
-    return message if calls is None else evolve(message, tool_calls=tuple(calls))
+    return message if calls is None else message.with_tool_calls(calls)
 
 
-@frozen
+def _text_of(owner: str, text: str | None, content: str | None) -> str:
+    """The message's text, from `text` or the deprecated `content` keyword (not both)."""
+    if content is None:
+        if text is None:
+            raise ConfigurationError.invalid(f"{owner}.text", None, "a string")
+        return text
+    if text is not None:
+        rule = "given once: `content` is the old name of `text`"
+        raise ConfigurationError.invalid(f"{owner}.content", content, rule)
+    warnings.warn(
+        f"{owner}(content=...) is deprecated: use {owner}(text=...) (every message names its"
+        " text `text`)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return content
+
+
+def _content_warning(owner: str) -> None:
+    warnings.warn(
+        f"{owner}.content is deprecated: read {owner}.text (every message names its text `text`)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+@frozen(init=False)
 class SystemMessage:
     """A system message in the history (the run's instructions travel apart, in the request)."""
 
-    content: str
+    text: str
+
+    def __init__(self, text: str | None = None, *, content: str | None = None) -> None:
+        self.__attrs_init__(_text_of("SystemMessage", text, content))
+
+    @property
+    def content(self) -> str:
+        """Deprecated: the old name of `text`."""
+        _content_warning("SystemMessage")
+        return self.text
 
 
-@frozen
+@frozen(init=False)
 class UserMessage:
     """What the user said."""
 
-    content: str
+    text: str
+
+    def __init__(self, text: str | None = None, *, content: str | None = None) -> None:
+        self.__attrs_init__(_text_of("UserMessage", text, content))
+
+    @property
+    def content(self) -> str:
+        """Deprecated: the old name of `text`."""
+        _content_warning("UserMessage")
+        return self.text
 
 
-@frozen
+AssistantPart: TypeAlias = TextPart | ReasoningPart | ToolCall
+"""One part of what the model said; a message holds them in the model's order."""
+
+
+@frozen(init=False)
 class AssistantMessage:
-    """What the model said: text and/or tool calls, in the model's order."""
+    """What the model said: its parts (reasoning, text, tool calls) in the model's order.
 
-    text: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
-    refusal: str | None = None
+    Built from `text` and `tool_calls` (the text first), or from `parts` alone. `text` (the
+    text parts joined), `tool_calls` and `reasoning` read the parts; two messages are equal when
+    their parts and refusal are.
+    """
+
+    parts: tuple[AssistantPart, ...]
+    refusal: str | None
+    text: str = field(init=False, eq=False, repr=False)
+    tool_calls: tuple[ToolCall, ...] = field(init=False, eq=False, repr=False)
+
+    def __init__(
+        self,
+        text: str = "",
+        tool_calls: Iterable[ToolCall] = (),
+        refusal: str | None = None,
+        *,
+        parts: Iterable[AssistantPart] | None = None,
+    ) -> None:
+        if parts is None:
+            calls = tuple(tool_calls)
+            self.__attrs_init__(((TextPart(text),) if text else ()) + calls, refusal)
+        else:
+            if text or tool_calls:
+                rule = "given alone: the text and tool calls are read from the parts"
+                raise ConfigurationError.invalid("AssistantMessage.parts", parts, rule)
+            self.__attrs_init__(tuple(parts), refusal)
+            text = "".join(part.text for part in self.parts if isinstance(part, TextPart))
+            calls = tuple(part for part in self.parts if isinstance(part, ToolCall))
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "tool_calls", calls)
+
+    @property
+    def reasoning(self) -> tuple[ReasoningPart, ...]:
+        """The reasoning parts, in order."""
+        return tuple(part for part in self.parts if isinstance(part, ReasoningPart))
+
+    def with_tool_calls(self, calls: Iterable[ToolCall]) -> AssistantMessage:
+        """The same message with its tool calls replaced, one for one, in their places."""
+        replacements = iter(tuple(calls))
+        parts = tuple(
+            next(replacements) if isinstance(part, ToolCall) else part for part in self.parts
+        )
+        return AssistantMessage(parts=parts, refusal=self.refusal)
+
+    def without_reasoning(self) -> AssistantMessage:
+        """The same message without its reasoning parts (itself when it has none)."""
+        if not any(isinstance(part, ReasoningPart) for part in self.parts):
+            return self
+        kept = (part for part in self.parts if not isinstance(part, ReasoningPart))
+        return AssistantMessage(parts=kept, refusal=self.refusal)
 
 
-@frozen
+@frozen(init=False)
 class ToolMessage:
     """The result of one tool call, as the model will read it."""
 
     call_id: str
     name: str
-    content: str
-    is_error: bool = False
+    text: str
+    is_error: bool
+
+    def __init__(
+        self,
+        call_id: str,
+        name: str,
+        text: str | None = None,
+        is_error: bool = False,
+        *,
+        content: str | None = None,
+    ) -> None:
+        self.__attrs_init__(call_id, name, _text_of("ToolMessage", text, content), is_error)
+
+    @property
+    def content(self) -> str:
+        """Deprecated: the old name of `text`."""
+        _content_warning("ToolMessage")
+        return self.text
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
@@ -231,6 +345,42 @@ class ResponseFormat:
             )
 
 
+class ReasoningEffort(enum.StrEnum):
+    """How hard a reasoning model thinks; each provider takes the levels its models accept."""
+
+    NONE = "none"
+    MINIMAL = "minimal"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    XHIGH = "xhigh"
+    MAX = "max"
+
+
+def _effort(value: ReasoningEffort | str | None) -> ReasoningEffort | None:
+    return None if value is None else member("ReasoningSettings.effort", value, ReasoningEffort)
+
+
+@checked_arguments
+@frozen
+class ReasoningSettings:
+    """How a reasoning model thinks: an effort level, a token budget, or both where the model
+    takes both; `summary` asks for reasoning summaries ("auto", "concise", "detailed").
+
+    Each provider maps it to its own form (Anthropic `thinking` and `output_config.effort`,
+    OpenAI `reasoning`, compatible servers' `reasoning_effort`) and refuses, before anything is
+    sent, what the model's profile says it does not take.
+    """
+
+    effort: ReasoningEffort | None = field(default=None, converter=_effort)
+    budget_tokens: int | None = None
+    summary: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        optional_integer("ReasoningSettings.budget_tokens", self.budget_tokens)
+        optional_text("ReasoningSettings.summary", self.summary)
+
+
 def _tuple_of_list(value: object) -> object:
     """A list given for a tuple field, as a tuple (anything else unchanged, for the check)."""
     return tuple(value) if isinstance(value, list) else value
@@ -244,7 +394,8 @@ class ModelSettings:
     `top_p` and `stop_sequences` go to both providers (`stop` on OpenAI, `stop_sequences` on
     Anthropic); `seed` only to OpenAI-compatible servers (Anthropic's API has none: refused there);
     `service_tier` as given (OpenAI: "auto", "default", "flex", "priority"...; Anthropic: "auto",
-    "standard_only"). Provider-specific fields beyond these: the provider's `extra_body`.
+    "standard_only"). `reasoning`: how a reasoning model thinks (`ReasoningSettings`).
+    Provider-specific fields beyond these: the provider's `extra_body`.
     """
 
     temperature: float | None = None
@@ -255,6 +406,7 @@ class ModelSettings:
     stop_sequences: tuple[str, ...] = field(default=(), converter=_tuple_of_list)
     seed: int | None = None
     service_tier: str | None = None
+    reasoning: ReasoningSettings | None = None
 
     def __attrs_post_init__(self) -> None:
         optional_number("ModelSettings.temperature", self.temperature, inclusive=True)
@@ -279,6 +431,9 @@ class ModelSettings:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ConfigurationError.invalid("ModelSettings.seed", seed, "an int or None")
         optional_text("ModelSettings.service_tier", self.service_tier)
+        optional_instance(
+            "ModelSettings.reasoning", self.reasoning, ReasoningSettings, "a ReasoningSettings"
+        )
 
 
 @frozen
@@ -332,7 +487,14 @@ class ToolCallDelta:
     name: str | None = None
 
 
-ModelDelta: TypeAlias = TextDelta | ToolCallDelta
+@frozen
+class ReasoningDelta:
+    """A piece of streamed reasoning (or of its summary) the model shows while it thinks."""
+
+    text: str
+
+
+ModelDelta: TypeAlias = TextDelta | ToolCallDelta | ReasoningDelta
 
 
 def is_blank(text: str | None) -> bool:
@@ -344,7 +506,7 @@ def blank_reason(message: Message) -> str | None:
     """Why the message carries nothing a model API accepts, or None when it carries something."""
     match message:
         case SystemMessage() | UserMessage():
-            return "its content is blank" if is_blank(message.content) else None
+            return "its text is blank" if is_blank(message.text) else None
         case AssistantMessage():
             said = not (is_blank(message.text) and is_blank(message.refusal))
             return None if said or message.tool_calls else "it has no text, tool call or refusal"

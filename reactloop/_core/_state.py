@@ -285,7 +285,7 @@ class RunState:
             if count:
                 self.note_repair(count, index, *_call_of(message))
         last = self.messages[-1]
-        return last.content if isinstance(last, UserMessage) else ""
+        return last.text if isinstance(last, UserMessage) else ""
 
     def repaired_result(self, result: ToolResult, index: int) -> ToolResult:
         """`result` with text that is not valid Unicode repaired, saying so in its content (the

@@ -7,7 +7,7 @@ exactly the class it was written as; the layout is part of `SCHEMA_VERSION`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, assert_never
 
 import orjson
 from cattrs import Converter
@@ -15,7 +15,20 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from cattrs.preconf.orjson import make_converter
 from cattrs.strategies import configure_tagged_union
 
-from reactloop._core import Decision, Message, Record, ToolCall, ToolResult
+from reactloop._core import (
+    AssistantMessage,
+    AssistantPart,
+    Decision,
+    Message,
+    ReasoningPart,
+    Record,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    ToolResult,
+    UserMessage,
+)
 from reactloop._errors import ContractError
 from reactloop._stored_errors import UnreadableRunError
 from reactloop._unicode import dumps
@@ -48,9 +61,94 @@ def keep_call_ids(converter: Converter) -> None:
     )
 
 
+_TEXT_KEY = "content"  # the stored name of a system, user or tool message's text (0.1's)
+
+
+def keep_message_layout(converter: Converter) -> None:
+    """Make `converter` write messages as 0.1 did (a user message's text under `content`; an
+    assistant message as `text` and `tool_calls` unless its parts need their order kept, then
+    as `parts`), and read both, so what 0.1 stored still loads and reads back equal."""
+    for cls in (SystemMessage, UserMessage):
+        converter.register_unstructure_hook(cls, lambda m: {_TEXT_KEY: m.text})
+        converter.register_structure_hook(cls, lambda v, cls: cls(_stored_text(v)))
+    converter.register_unstructure_hook(ToolMessage, _tool_message)
+    converter.register_structure_hook(ToolMessage, lambda v, _: _read_tool_message(v))
+    converter.register_unstructure_hook(AssistantMessage, lambda m: _assistant(converter, m))
+    converter.register_structure_hook(AssistantMessage, lambda v, _: _read_assistant(converter, v))
+
+
+def _stored_text(value: dict[str, Any]) -> str:
+    text: str = value[_TEXT_KEY] if _TEXT_KEY in value else value["text"]
+    return text
+
+
+def _tool_message(message: ToolMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {"call_id": message.call_id, "name": message.name}
+    out[_TEXT_KEY] = message.text
+    if message.is_error:
+        out["is_error"] = True
+    return out
+
+
+def _read_tool_message(value: dict[str, Any]) -> ToolMessage:
+    error = value.get("is_error", False)
+    return ToolMessage(value["call_id"], value["name"], _stored_text(value), error)
+
+
+def _in_plain_order(message: AssistantMessage) -> bool:
+    """True when `text` and `tool_calls` rebuild the parts: one text part (or none), first,
+    then only tool calls."""
+    parts = message.parts
+    start = 1 if parts and isinstance(parts[0], TextPart) else 0
+    return all(isinstance(part, ToolCall) for part in parts[start:])
+
+
+def _assistant(converter: Converter, message: AssistantMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if _in_plain_order(message):
+        if message.text:
+            out["text"] = message.text
+        if message.tool_calls:
+            out["tool_calls"] = [converter.unstructure(c, ToolCall) for c in message.tool_calls]
+    else:
+        out["parts"] = [_part(converter, part) for part in message.parts]
+    if message.refusal is not None:
+        out["refusal"] = message.refusal
+    return out
+
+
+def _part(converter: Converter, part: AssistantPart) -> dict[str, Any]:
+    match part:
+        case TextPart():
+            return {"type": "text", "text": part.text}
+        case ReasoningPart():
+            return {"type": "reasoning", **converter.unstructure(part, ReasoningPart)}
+        case ToolCall():
+            return {"type": "tool_call", **converter.unstructure(part, ToolCall)}
+        case _:
+            assert_never(part)
+
+
+def _read_assistant(converter: Converter, value: dict[str, Any]) -> AssistantMessage:
+    refusal = value.get("refusal")
+    if "parts" not in value:
+        calls = [converter.structure(c, ToolCall) for c in value.get("tool_calls", ())]
+        return AssistantMessage(value.get("text", ""), calls, refusal)
+    parts: list[AssistantPart] = []
+    for stored in value["parts"]:
+        fields = {key: item for key, item in stored.items() if key != "type"}
+        kind = _PART_TYPES[stored["type"]]
+        parts.append(converter.structure(fields, kind))
+    return AssistantMessage(parts=parts, refusal=refusal)
+
+
+_PART_TYPES = {"text": TextPart, "reasoning": ReasoningPart, "tool_call": ToolCall}
+
+
 _converter = make_converter(omit_if_default=True)
 keep_sub_runs_apart(_converter)
 keep_call_ids(_converter)
+keep_message_layout(_converter)
 configure_tagged_union(Message, _converter, tag_name="type")
 configure_tagged_union(Decision, _converter, tag_name="type")  # before the records that hold them
 configure_tagged_union(Record, _converter, tag_name="type")

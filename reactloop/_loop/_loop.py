@@ -201,4 +201,4 @@ async def finish_step(run: Run) -> None:
 
 def _input_of(run: Run) -> str:
     last = run.state.messages[-1] if run.state.messages else None
-    return last.content if isinstance(last, UserMessage) else ""
+    return last.text if isinstance(last, UserMessage) else ""

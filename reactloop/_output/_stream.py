@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reactloop._core import ModelDelta, TextDelta
+from reactloop._core import ModelDelta, TextDelta, ToolCallDelta
 from reactloop._errors import PartialJsonError
 from reactloop._output._partial import UNCHANGED, PartialJson
 from reactloop._output._schema import WRAPPER_KEY
@@ -48,7 +48,7 @@ class PartialAnswers:
     def _piece(self, delta: ModelDelta) -> str:
         if isinstance(delta, TextDelta):
             return "" if self._output.strategy is OutputStrategy.TOOL else delta.text
-        if self._output.strategy is not OutputStrategy.TOOL:
+        if not isinstance(delta, ToolCallDelta) or self._output.strategy is not OutputStrategy.TOOL:
             return ""
         if delta.name == FINAL_TOOL:
             self._call = delta.index

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 import anyio
 import attrs
@@ -13,6 +13,7 @@ import attrs
 from reactloop._core import (
     PROCEED,
     CheckPoint,
+    DeltaSink,
     ForcedTool,
     HookPoint,
     Model,
@@ -22,11 +23,14 @@ from reactloop._core import (
     ModelRetrying,
     OutputStreamed,
     PhaseDecision,
+    ReasoningDelta,
+    ReasoningStreamed,
     StepPlan,
     Stop,
     TextDelta,
     TextStreamed,
     Tool,
+    ToolCallDelta,
     ToolCallStreamed,
     ToolChoice,
 )
@@ -138,26 +142,37 @@ async def call_model(
         raise ModelTimeoutError(f"model call exceeded its model_timeout of {timeout:g} s") from None
 
 
+def _forwarder(run: Run, heard: Heard | None) -> DeltaSink:
+    """What a streamed call sends its deltas to: each as its event (and, with a structured
+    output, the partial answers its text gives)."""
+    answers = None if run.config.output is None else PartialAnswers(run.config.output)
+
+    async def forward(delta: ModelDelta) -> None:
+        match delta:
+            case TextDelta():
+                if heard is not None:
+                    heard.add(delta.text)
+                await run.emit(TextStreamed(delta.text))
+            case ToolCallDelta(index=index, arguments_delta=arguments, name=name, id=call_id):
+                await run.emit(ToolCallStreamed(index, arguments, name, call_id))
+            case ReasoningDelta():
+                await run.emit(ReasoningStreamed(delta.text))
+            case _:
+                assert_never(delta)
+        if answers is not None:
+            partial = answers.feed(delta)
+            if partial is not NOTHING:
+                await run.emit(OutputStreamed(partial))
+
+    return forward
+
+
 async def _call_once(
     run: Run, model: Model, request: ModelRequest, heard: Heard | None
 ) -> ModelResponse:
     """Stream when someone listens (forwarding deltas as events), else one plain request."""
     if run.listening:
-        answers = None if run.config.output is None else PartialAnswers(run.config.output)
-
-        async def forward(delta: ModelDelta) -> None:
-            if isinstance(delta, TextDelta):
-                if heard is not None:
-                    heard.add(delta.text)
-                await run.emit(TextStreamed(delta.text))
-            else:
-                event = ToolCallStreamed(delta.index, delta.arguments_delta, delta.name, delta.id)
-                await run.emit(event)
-            if answers is not None:
-                partial = answers.feed(delta)
-                if partial is not NOTHING:
-                    await run.emit(OutputStreamed(partial))
-
+        forward = _forwarder(run, heard)
         pending = model.stream(request, forward)
     else:
         pending = model.request(request)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def _user_input(run: Run) -> str:
     for message in reversed(run.state.messages):
         if isinstance(message, UserMessage):
-            return message.content
+            return message.text
     return ""
 
 

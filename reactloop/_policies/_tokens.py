@@ -111,9 +111,9 @@ class MessageTokenEstimator:
     def _content_tokens(self, message: Message) -> int:
         count = self.count_text
         if isinstance(message, SystemMessage | UserMessage):
-            return count(message.content)
+            return count(message.text)
         if isinstance(message, ToolMessage):
-            return count(message.content) + count(message.name) + count(message.call_id)
+            return count(message.text) + count(message.name) + count(message.call_id)
         if isinstance(message, AssistantMessage):
             calls = sum(
                 self.tool_call_overhead + count(call.name) + count(call.arguments) + count(call.id)

@@ -140,7 +140,7 @@ def _text_blocks(content: str) -> list[JsonObject]:
 def _turn(message: UserMessage | AssistantMessage | ToolMessage) -> tuple[Role, list[JsonObject]]:
     match message:
         case UserMessage():
-            return Role.USER, _text_blocks(message.content)
+            return Role.USER, _text_blocks(message.text)
         case AssistantMessage():
             calls = [_tool_use(call) for call in message.tool_calls]
             said = message.refusal if is_blank(message.text) else message.text
@@ -185,9 +185,9 @@ def encode_messages(
         if isinstance(message, SystemMessage):
             following = next((m for m in messages[index + 1 :] if not _is_system(m)), None)
             if system_turns and _fits_in_place(turns, following):
-                _append(turns, Role.SYSTEM, _text_blocks(message.content))
+                _append(turns, Role.SYSTEM, _text_blocks(message.text))
             else:
-                system.append(message.content)
+                system.append(message.text)
             continue
         _append(turns, *_turn(message))
     return system, turns

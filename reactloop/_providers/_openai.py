@@ -142,9 +142,9 @@ def encode_message(message: Message) -> JsonObject:
     """One neutral message as a Chat Completions message."""
     match message:
         case SystemMessage():
-            return {"role": "system", "content": message.content}
+            return {"role": "system", "content": message.text}
         case UserMessage():
-            return {"role": "user", "content": message.content}
+            return {"role": "user", "content": message.text}
         case AssistantMessage():
             return _assistant(message)
         case ToolMessage():

@@ -85,7 +85,7 @@ def _renamed(messages: tuple[Message, ...], chosen: dict[int, str]) -> tuple[Mes
                 latest[call.id] = chosen[position]
                 renamed.append(ToolCall(call.name, call.arguments, chosen[position]))
                 position += 1
-            out.append(evolve(message, tool_calls=tuple(renamed)))
+            out.append(message.with_tool_calls(renamed))
         elif isinstance(message, ToolMessage) and message.call_id in latest:
             out.append(evolve(message, call_id=latest[message.call_id]))
         else:
@@ -95,7 +95,7 @@ def _renamed(messages: tuple[Message, ...], chosen: dict[int, str]) -> tuple[Mes
 
 def tool_result_text(message: ToolMessage) -> str:
     """The result's text, or a note saying the tool returned none (never an empty string)."""
-    return EMPTY_TOOL_RESULT if is_blank(message.content) else message.content
+    return EMPTY_TOOL_RESULT if is_blank(message.text) else message.text
 
 
 def obj(value: object, key: str) -> JsonObject:

@@ -42,13 +42,13 @@ def _entry(message: Message) -> dict[str, Any]:
             part = {
                 "type": "tool_call_response",
                 "id": message.call_id,
-                "response": message.content,
+                "response": message.text,
             }
             return {"role": "tool", "parts": [part]}
         case SystemMessage():
-            return {"role": "system", "parts": [{"type": "text", "content": message.content}]}
+            return {"role": "system", "parts": [{"type": "text", "content": message.text}]}
         case _:
-            return {"role": "user", "parts": [{"type": "text", "content": message.content}]}
+            return {"role": "user", "parts": [{"type": "text", "content": message.text}]}
 
 
 def input_messages(messages: Iterable[Message]) -> str:

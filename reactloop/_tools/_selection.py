@@ -246,4 +246,4 @@ def _message_text(message: Message) -> str:
     """What a message says, for the query: an assistant's text and the names it called."""
     if isinstance(message, AssistantMessage):
         return " ".join((message.text, *(call.name for call in message.tool_calls)))
-    return message.content
+    return message.text

@@ -83,8 +83,8 @@ def _shown(message: Message) -> str:
         calls = ", ".join(f"{c.name}({c.arguments})" for c in message.tool_calls)
         return f"assistant: {message.text}{' -> ' + calls if calls else ''}"
     if isinstance(message, ToolMessage):
-        return f"{message.name}: {message.content}"
-    return f"{type(message).__name__.removesuffix('Message').lower()}: {message.content}"
+        return f"{message.name}: {message.text}"
+    return f"{type(message).__name__.removesuffix('Message').lower()}: {message.text}"
 
 
 if __name__ == "__main__":

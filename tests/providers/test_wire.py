@@ -30,8 +30,8 @@ CALL = ToolCall("clear_cache", "{}", "call_x")
 REFUSED: list[tuple[tuple[Message, ...], str]] = [
     ((), "no user, assistant or tool message"),
     ((SystemMessage("Be brief."),), "no user, assistant or tool message"),
-    ((UserMessage(""),), r"messages\[0\] \(UserMessage\): its content is blank"),
-    ((UserMessage(" \n\t"),), r"messages\[0\] \(UserMessage\): its content is blank"),
+    ((UserMessage(""),), r"messages\[0\] \(UserMessage\): its text is blank"),
+    ((UserMessage(" \n\t"),), r"messages\[0\] \(UserMessage\): its text is blank"),
     ((UserMessage("hi"), SystemMessage("  ")), r"messages\[1\] \(SystemMessage\)"),
     (
         (UserMessage("hi"), AssistantMessage(""), UserMessage("again")),

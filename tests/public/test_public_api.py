@@ -26,7 +26,7 @@ PINNED: dict[str, set[str]] = {
         "AgentCall", "NestedEvent", "Event", "HookFailed", "ModelRetrying", "PhaseFinished",
         "RunFailed", "RunFinished",
         "OutputStreamed", "RunPaused", "RunStarted", "StepFinished", "StepStarted", "TextStreamed",
-        "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed", "ToolResultDiscarded"
+        "ReasoningStreamed", "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed", "ToolResultDiscarded"
     },
     "reactloop.output": {
         "FINAL_TOOL", "OutputOptions", "OutputPhase", "OutputRetry", "OutputStrategy",
@@ -54,13 +54,14 @@ PINNED: dict[str, set[str]] = {
         "user_message"
     },
     "reactloop.messages": {
-        "AssistantMessage", "Message", "RepairKind", "RepairNote", "RepairedHistory",
+        "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind", "RepairNote", "RepairedHistory",
         "SystemMessage", "ToolCall", "ToolMessage", "Usage", "UserMessage", "repair_history"
     },
     "reactloop.models": {
         "FinishReason", "ForcedTool", "Model", "ModelDelta", "ModelRequest", "ModelResponse",
         "ModelSettings", "ResponseFormat", "ResponseFormatKind", "RetryNotice", "RetryPolicy",
         "TextDelta", "ToolCallDelta", "ToolChoice", "ToolSpec", "call_with_retry", "is_retryable",
+        "ReasoningDelta", "ReasoningEffort", "ReasoningSettings",
     },
     "reactloop.providers": {
         "AnthropicModel", "InstructionsRole", "MaxTokensField", "ModelProfile", "OpenAIModel",
