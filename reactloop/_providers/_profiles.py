@@ -86,6 +86,13 @@ def model_profile(model: str) -> ModelProfile:
     return next((profile for prefix, profile in FAMILIES if name.startswith(prefix)), PERMISSIVE)
 
 
+def model_family(model: str) -> str:
+    """The family a model id belongs to: its `FAMILIES` prefix, else the id itself (lowercase,
+    last path segment)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    return next((prefix for prefix, _ in FAMILIES if name.startswith(prefix)), name)
+
+
 def check_profile(owner: str, profile: object, model: str) -> ModelProfile:
     """A provider's `profile=`: a `ModelProfile`, or None for the model's family profile."""
     if profile is None:

@@ -15,6 +15,7 @@ from reactloop._core import (
     FinishReason,
     JsonObject,
     Message,
+    ReasoningPart,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -24,6 +25,7 @@ from reactloop._core import (
     new_call_id,
 )
 from reactloop._errors import InvalidRequestError, InvalidResponseError
+from reactloop._providers._profiles import model_family
 
 EMPTY_TOOL_RESULT = "(the tool returned no output)"
 """What the model reads for a tool result with no text: both APIs reject an empty one."""
@@ -91,6 +93,17 @@ def _renamed(messages: tuple[Message, ...], chosen: dict[int, str]) -> tuple[Mes
         else:
             out.append(message)
     return tuple(out)
+
+
+def replays(part: ReasoningPart, provider: str, model: str) -> bool:
+    """True when `part` goes back to this provider and model as reasoning, opaque values and
+    all: it was produced by the same provider (its configured name) on a model of the same
+    family (ADR-0026). Reasoning from elsewhere is dropped or converted as the vendor documents."""
+    if part.provider != provider:
+        return False
+    return (
+        part.model is None or part.model == model or model_family(part.model) == model_family(model)
+    )
 
 
 def tool_result_text(message: ToolMessage) -> str:
