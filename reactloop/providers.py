@@ -1,5 +1,6 @@
-"""The model providers: OpenAI Chat Completions (and compatible servers) and Anthropic Messages,
-each one module implementing the `Model` contract, and `model_from_string` for "openai:gpt-4o"."""
+"""The model providers: OpenAI Chat Completions (and compatible servers), OpenAI Responses and
+Anthropic Messages, each implementing the `Model` contract, and `model_from_string` for
+"openai:gpt-4o"."""
 
 from reactloop._core import publish
 from reactloop._providers import (
@@ -8,6 +9,8 @@ from reactloop._providers import (
     MaxTokensField,
     ModelProfile,
     OpenAIModel,
+    OpenAIResponsesModel,
+    ResponsesConversation,
     model_from_string,
     model_profile,
 )
@@ -18,6 +21,8 @@ __all__ = [
     "MaxTokensField",
     "ModelProfile",
     "OpenAIModel",
+    "OpenAIResponsesModel",
+    "ResponsesConversation",
     "model_from_string",
     "model_profile",
 ]

@@ -1,11 +1,13 @@
-"""Real model providers over HTTP: OpenAI Chat Completions (and compatible servers), Anthropic,
-and model strings. Published by `reactloop.providers` and `reactloop.models`."""
+"""Real model providers over HTTP: OpenAI Chat Completions (and compatible servers), OpenAI
+Responses, Anthropic, and model strings. Published by `reactloop.providers` and
+`reactloop.models`."""
 
 from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._http import RetryHints, retry_hints
 from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenAIModel
 from reactloop._providers._profiles import ModelProfile, model_profile
 from reactloop._providers._registry import model_from_string
+from reactloop._providers._responses import OpenAIResponsesModel, ResponsesConversation
 
 __all__ = [
     "AnthropicModel",
@@ -13,6 +15,8 @@ __all__ = [
     "MaxTokensField",
     "ModelProfile",
     "OpenAIModel",
+    "OpenAIResponsesModel",
+    "ResponsesConversation",
     "RetryHints",
     "model_from_string",
     "model_profile",

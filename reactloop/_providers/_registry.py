@@ -3,6 +3,8 @@
 Forms:
 
 - `openai:MODEL`: OpenAI (key from `OPENAI_API_KEY`; `OPENAI_BASE_URL` may point elsewhere).
+- `openai-responses:MODEL`: OpenAI over the Responses API (`OpenAIResponsesModel`, stateless;
+  key from `OPENAI_API_KEY`, `OPENAI_BASE_URL` as for `openai:`).
 - `anthropic:MODEL`: Anthropic (key from `ANTHROPIC_API_KEY`).
 - `openai-compatible:MODEL@BASE_URL`: any Chat Completions server (vLLM, Ollama, llama.cpp, ...)
   at `BASE_URL`, e.g. `openai-compatible:qwen2.5:7b@http://127.0.0.1:11434/v1`. The key is
@@ -19,12 +21,16 @@ from reactloop._core import Model
 from reactloop._errors import ConfigurationError
 from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._openai import MaxTokensField, OpenAIModel
+from reactloop._providers._responses import OpenAIResponsesModel
 from reactloop._validate import checked_arguments, did_you_mean
 
 _COMPATIBLE = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
-PROVIDERS = ("openai", "anthropic", "openai-compatible")
-FORMS = "'openai:MODEL', 'anthropic:MODEL' or 'openai-compatible:MODEL@http://HOST:PORT/v1'"
+PROVIDERS = ("openai", "openai-responses", "anthropic", "openai-compatible")
+FORMS = (
+    "'openai:MODEL', 'openai-responses:MODEL', 'anthropic:MODEL' or"
+    " 'openai-compatible:MODEL@http://HOST:PORT/v1'"
+)
 
 
 def _compatible(rest: str, spec: str) -> Model:
@@ -61,6 +67,8 @@ def model_from_string(spec: str) -> Model:
         )
     if prefix == "openai":
         return OpenAIModel(rest)
+    if prefix == "openai-responses":
+        return OpenAIResponsesModel(rest)
     if prefix == "anthropic":
         return AnthropicModel(rest)
     if prefix == "openai-compatible":

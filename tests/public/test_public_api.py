@@ -65,7 +65,7 @@ PINNED: dict[str, set[str]] = {
     },
     "reactloop.providers": {
         "AnthropicModel", "InstructionsRole", "MaxTokensField", "ModelProfile", "OpenAIModel",
-        "model_from_string", "model_profile",
+        "OpenAIResponsesModel", "ResponsesConversation", "model_from_string", "model_profile",
     },
     "reactloop.phases": {
         "Finishing", "HookDecisionApplier", "IterationGuards", "LoopOptions",

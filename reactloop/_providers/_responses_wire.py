@@ -1,0 +1,478 @@
+"""The OpenAI Responses wire format: neutral requests as `POST /responses` bodies (input items,
+tools, settings) and `response` objects as neutral responses.
+
+Stateless by default: `store: false` and `include: ["reasoning.encrypted_content"]`, so each
+reasoning item comes back with its encrypted content and goes out again, byte-identical, right
+before the item that followed it. The API pairs a reasoning item with that following item by the
+item's id, so a reasoning item is sent only when the item after it goes out with its id (known
+from `ItemMemory`); otherwise it is dropped, and the answer goes as a plain input message.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator
+from typing import TypeVar, assert_never
+
+from attrs import frozen
+
+from reactloop._core import (
+    AssistantMessage,
+    AssistantPart,
+    FinishReason,
+    ForcedTool,
+    JsonObject,
+    Message,
+    ModelRequest,
+    ModelSettings,
+    ReasoningPart,
+    ResponseFormat,
+    ResponseFormatKind,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolChoice,
+    ToolMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    is_blank,
+    new_call_id,
+)
+from reactloop._errors import (
+    ConfigurationError,
+    InvalidResponseError,
+    ProviderConfigurationError,
+    StrictSchemaError,
+)
+from reactloop._providers._http import error_detail, stream_error
+from reactloop._providers._profiles import (
+    OPENAI_DEFAULTS,
+    ModelProfile,
+    check_sampling,
+)
+from reactloop._providers._wire import (
+    check_history,
+    count,
+    is_json,
+    items,
+    obj,
+    replays,
+    text,
+    tool_result_text,
+    wire_ids,
+)
+from reactloop._schema import strict_schema_openai
+
+INCLUDE = ["reasoning.encrypted_content"]
+SUMMARIES = ("auto", "concise", "detailed")
+K = TypeVar("K", bound=Hashable)
+MEMORY_LIMIT = 4096
+"""How many item ids and response ids one model instance remembers (the oldest are forgotten)."""
+
+_INCOMPLETE = {
+    "max_output_tokens": FinishReason.LENGTH,
+    "content_filter": FinishReason.CONTENT_FILTER,
+}
+
+OWNED = frozenset(
+    {"model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls", "text",
+     "reasoning", "include", "store", "stream", "previous_response_id", "max_output_tokens",
+     "temperature", "top_p", "service_tier"}
+)  # fmt: skip
+"""The body fields reactloop sets: an `extra_body` may not name them."""
+
+
+class ItemMemory:
+    """The vendor ids a model instance has seen in its answers, which the Responses API wants
+    back: the id of each output item (a message by its text, a function call by its call id) and
+    the id of the response that produced each assistant message (`previous_response_id` mode).
+
+    It lives in the model instance only: a run resumed in another process (from its journal)
+    sends its history without these ids, so its reasoning items are dropped and, in
+    `previous_response_id` mode, the whole history is sent again.
+    """
+
+    def __init__(self, limit: int = MEMORY_LIMIT) -> None:
+        self.limit = limit
+        self._items: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._responses: OrderedDict[AssistantMessage, str] = OrderedDict()
+
+    def _put(self, table: OrderedDict[K, str], key: K, value: str) -> None:
+        table[key] = value
+        table.move_to_end(key)
+        while len(table) > self.limit:
+            table.popitem(last=False)
+
+    def learn(self, decoded: Decoded, response_id: str | None, message: AssistantMessage) -> None:
+        """Remember the item ids of one answer and the id of the response that gave it."""
+        for key, item_id in decoded.item_ids:
+            self._put(self._items, key, item_id)
+        if response_id is not None:
+            self._put(self._responses, message, response_id)
+
+    def item_id(self, kind: str, key: str) -> str | None:
+        """The id of the output item of this kind (`message`, `call`) and key, if seen."""
+        return self._items.get((kind, key))
+
+    def response_id(self, message: AssistantMessage) -> str | None:
+        """The id of the response that produced this assistant message, if seen."""
+        return self._responses.get(message)
+
+
+@frozen
+class Encoding:
+    """How one request is spelled: who produced reasoning that may go back, and whether the
+    vendor stores responses (then a reasoning item may go back by its id alone)."""
+
+    provider: str
+    model: str
+    memory: ItemMemory
+    store: bool = False
+
+
+def _reasoning_item(part: ReasoningPart) -> JsonObject:
+    item: JsonObject = {"type": "reasoning", "id": part.id}
+    item["summary"] = [{"type": "summary_text", "text": line} for line in part.summary]
+    if part.text:
+        item["content"] = [{"type": "reasoning_text", "text": part.text}]
+    if part.encrypted is not None:
+        item["encrypted_content"] = part.encrypted
+    return item
+
+
+def _text_item(said: str, item_id: str | None) -> JsonObject:
+    if item_id is None:
+        return {"role": "assistant", "content": said}
+    content = [{"type": "output_text", "text": said, "annotations": [], "logprobs": []}]
+    return {
+        "type": "message",
+        "role": "assistant",
+        "id": item_id,
+        "status": "completed",
+        "content": content,
+    }
+
+
+def _call_item(call: ToolCall, item_id: str | None) -> JsonObject:
+    item: JsonObject = {"type": "function_call", "call_id": call.id, "name": call.name}
+    item["arguments"] = call.arguments
+    if item_id is not None:
+        item["id"] = item_id
+    return item
+
+
+def _item(part: TextPart | ToolCall, how: Encoding) -> JsonObject:
+    if isinstance(part, TextPart):
+        return _text_item(part.text, how.memory.item_id("message", part.text))
+    return _call_item(part, how.memory.item_id("call", part.id))
+
+
+def _replayable(part: ReasoningPart, how: Encoding) -> bool:
+    if part.id is None or not replays(part, how.provider, how.model):
+        return False
+    return part.encrypted is not None or how.store
+
+
+def assistant_items(message: AssistantMessage, how: Encoding) -> Iterator[JsonObject]:
+    """One assistant message as output items, in its parts' order; each reasoning part that may
+    go back comes right before the item that followed it, when that item goes with its id."""
+    pending: list[ReasoningPart] = []
+    for part in message.parts:
+        if isinstance(part, ReasoningPart):
+            if _replayable(part, how):
+                pending.append(part)
+            continue
+        if isinstance(part, TextPart) and is_blank(part.text):
+            continue
+        item = _item(part, how)
+        if "id" in item:
+            yield from (_reasoning_item(reasoning) for reasoning in pending)
+        pending = []
+        yield item
+    if is_blank(message.text) and not is_blank(message.refusal):
+        yield {"role": "assistant", "content": message.refusal}
+
+
+def input_items(messages: tuple[Message, ...], how: Encoding) -> list[JsonObject]:
+    """The `input` items of a history."""
+    out: list[JsonObject] = []
+    for message in messages:
+        match message:
+            case SystemMessage():
+                out.append({"role": "system", "content": message.text})
+            case UserMessage():
+                out.append({"role": "user", "content": message.text})
+            case AssistantMessage():
+                out.extend(assistant_items(message, how))
+            case ToolMessage():
+                output = tool_result_text(message)
+                out.append({"type": "function_call_output", "call_id": message.call_id,
+                            "output": output})  # fmt: skip
+            case _:
+                assert_never(message)
+    return out
+
+
+def _is_strict(parameters: JsonObject) -> bool:
+    """True when the schema is already what OpenAI's strict mode takes (then it is enforced)."""
+    try:
+        return strict_schema_openai(parameters) == parameters
+    except StrictSchemaError:
+        return False
+
+
+def _tool(spec: ToolSpec) -> JsonObject:
+    return {
+        "type": "function",
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": spec.parameters,
+        "strict": _is_strict(spec.parameters),
+    }
+
+
+def _tool_choice(choice: ToolChoice | ForcedTool) -> str | JsonObject:
+    match choice:
+        case ForcedTool():
+            return {"type": "function", "name": choice.name}
+        case ToolChoice.AUTO | ToolChoice.NONE | ToolChoice.REQUIRED:
+            return choice.value
+        case _:
+            assert_never(choice)
+
+
+def text_format(response_format: ResponseFormat) -> JsonObject:
+    """The `text.format` body field."""
+    match response_format.kind:
+        case ResponseFormatKind.TEXT:
+            return {"type": "text"}
+        case ResponseFormatKind.JSON_OBJECT:
+            return {"type": "json_object"}
+        case ResponseFormatKind.JSON_SCHEMA:
+            if response_format.schema is None:
+                raise ConfigurationError("ResponseFormat JSON_SCHEMA needs a schema, got None")
+            return {
+                "type": "json_schema",
+                "name": response_format.name,
+                "schema": response_format.schema,
+                "strict": response_format.strict,
+            }
+        case _:
+            assert_never(response_format.kind)
+
+
+def _refuse(provider: str, model: str, option: str, value: object, why: str) -> None:
+    rule = f"unset for {provider} model {model!r}"
+    raise ProviderConfigurationError(
+        f"{option} must be {rule}, got {value!r}: {why}",
+        provider=provider,
+        option=option,
+        value=value,
+        rule=rule,
+    )
+
+
+def _reasoning(provider: str, model: str, settings: ModelSettings) -> JsonObject | None:
+    wanted = settings.reasoning
+    if wanted is None:
+        return None
+    if wanted.budget_tokens is not None:
+        why = "the Responses API takes no token budget (ReasoningSettings.budget_tokens): set"
+        option = "ModelSettings.reasoning.budget_tokens"
+        _refuse(provider, model, option, wanted.budget_tokens, f"{why} ReasoningSettings.effort")
+    body: JsonObject = {}
+    if wanted.effort is not None:
+        body["effort"] = wanted.effort.value
+    if wanted.summary is not None:
+        if wanted.summary not in SUMMARIES:
+            rule = "one of 'auto', 'concise', 'detailed' (what the Responses API takes)"
+            raise ConfigurationError.invalid("ReasoningSettings.summary", wanted.summary, rule)
+        body["summary"] = wanted.summary
+    return body
+
+
+def _settings(provider: str, model: str, settings: ModelSettings, has_tools: bool) -> JsonObject:
+    if settings.stop_sequences:
+        why = "the Responses API has no stop sequences"
+        _refuse(provider, model, "ModelSettings.stop_sequences", settings.stop_sequences, why)
+    if settings.seed is not None:
+        _refuse(provider, model, "ModelSettings.seed", settings.seed, "the Responses API has none")
+    body: JsonObject = {}
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        body["top_p"] = settings.top_p
+    if settings.max_output_tokens is not None:
+        body["max_output_tokens"] = settings.max_output_tokens
+    if has_tools and settings.parallel_tool_calls is not None:
+        body["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.response_format is not None:
+        body["text"] = {"format": text_format(settings.response_format)}
+    reasoning = _reasoning(provider, model, settings)
+    if reasoning is not None:
+        body["reasoning"] = reasoning
+    if settings.service_tier is not None:
+        body["service_tier"] = settings.service_tier
+    return body
+
+
+def _chained(messages: tuple[Message, ...], memory: ItemMemory) -> tuple[int, str | None]:
+    """Where the history continues a response the vendor stored: the position after the last
+    assistant message and that response's id, or (0, None) when it is not known."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AssistantMessage):
+            response_id = memory.response_id(message)
+            return (index + 1, response_id) if response_id is not None else (0, None)
+    return 0, None
+
+
+def encode_request(
+    request: ModelRequest,
+    how: Encoding,
+    *,
+    stream: bool,
+    profile: ModelProfile,
+) -> JsonObject:
+    """The `/responses` body for a neutral request. With `how.store` (previous_response_id
+    mode), only the messages after the last answer go, chained to the response that gave it."""
+    provider, model = how.provider, how.model
+    check_history(provider, request.messages)
+    check_sampling(provider, model, request.settings, profile, OPENAI_DEFAULTS)
+    messages = wire_ids(request.messages)
+    start, previous = _chained(messages, how.memory) if how.store else (0, None)
+    body: JsonObject = {"model": model}
+    if request.instructions:
+        body["instructions"] = request.instructions
+    body["input"] = input_items(messages[start:], how)
+    if request.tools:
+        body["tools"] = [_tool(spec) for spec in request.tools]
+        body["tool_choice"] = _tool_choice(request.tool_choice)
+    body.update(_settings(provider, model, request.settings, bool(request.tools)))
+    body["include"] = list(INCLUDE)
+    body["store"] = how.store
+    if previous is not None:
+        body["previous_response_id"] = previous
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def decode_usage(usage: object) -> Usage:
+    """Usage as reported: `input_tokens` is the whole input (cache reads and writes included),
+    `output_tokens` the whole output (reasoning included); the details say how much of each."""
+    given = obj(usage, "input_tokens_details")
+    return Usage(
+        input_tokens=count(usage, "input_tokens") or 0,
+        output_tokens=count(usage, "output_tokens") or 0,
+        cache_read_tokens=count(given, "cached_tokens") or 0,
+        cache_write_tokens=count(given, "cache_write_tokens") or 0,
+        reasoning_tokens=count(obj(usage, "output_tokens_details"), "reasoning_tokens") or 0,
+    )
+
+
+@frozen
+class Decoded:
+    """The parts of a response's output, its refusal, and the ids of its items."""
+
+    parts: tuple[AssistantPart, ...]
+    refusal: str | None
+    item_ids: tuple[tuple[tuple[str, str], str], ...]
+
+    @property
+    def has_calls(self) -> bool:
+        """True when the output asks for a tool call."""
+        return any(isinstance(part, ToolCall) for part in self.parts)
+
+
+def _reasoning_part(item: JsonObject, provider: str, model: str) -> ReasoningPart:
+    summary = [text(s, "text") or "" for s in items(item, "summary") if isinstance(s, dict)]
+    said = [text(c, "text") or "" for c in items(item, "content") if isinstance(c, dict)]
+    return ReasoningPart(
+        text="".join(said),
+        summary=tuple(summary),
+        encrypted=text(item, "encrypted_content"),
+        id=text(item, "id"),
+        provider=provider,
+        model=model,
+    )
+
+
+def _call(provider: str, item: JsonObject) -> ToolCall:
+    name = text(item, "name")
+    if not name:
+        message = f"{provider} sent a function_call item without a name"
+        raise InvalidResponseError(message, provider=provider)
+    call_id = text(item, "call_id") or text(item, "id") or new_call_id()
+    return ToolCall(name, text(item, "arguments") or "{}", call_id)
+
+
+class _Output:
+    """An output list being read into parts."""
+
+    def __init__(self, provider: str, model: str) -> None:
+        self.provider, self.model = provider, model
+        self.parts: list[AssistantPart] = []
+        self.refusals: list[str] = []
+        self.ids: list[tuple[tuple[str, str], str]] = []
+
+    def _remember(self, kind: str, key: str, item: JsonObject) -> None:
+        item_id = text(item, "id")
+        if item_id is not None:
+            self.ids.append(((kind, key), item_id))
+
+    def message(self, item: JsonObject) -> None:
+        said: list[str] = []
+        for content in items(item, "content"):
+            kind = text(content, "type")
+            if kind == "output_text":
+                said.append(text(content, "text") or "")
+            elif kind == "refusal":
+                self.refusals.append(text(content, "refusal") or "")
+        if said:
+            self.parts.append(TextPart("".join(said)))
+            self._remember("message", "".join(said), item)
+
+    def read(self, item: object) -> None:
+        if not isinstance(item, dict):
+            return
+        kind = text(item, "type")
+        if kind == "reasoning":
+            self.parts.append(_reasoning_part(item, self.provider, self.model))
+        elif kind == "message":
+            self.message(item)
+        elif kind == "function_call":
+            call = _call(self.provider, item)
+            self.parts.append(call)
+            self._remember("call", call.id, item)
+
+
+def decode_output(provider: str, model: str, output: list[object]) -> Decoded:
+    """Output items as ordered parts: reasoning, text (one part per message item), tool calls.
+    Items of other types (hosted tools) are skipped."""
+    reader = _Output(provider, model)
+    for item in output:
+        reader.read(item)
+    refusal = "".join(reader.refusals) or None
+    return Decoded(tuple(reader.parts), refusal, tuple(reader.ids))
+
+
+def decode_finish(provider: str, body: JsonObject, decoded: Decoded) -> FinishReason:
+    """The neutral finish reason of a response; a failed response raises its typed error."""
+    status = text(body, "status")
+    if status == "failed":
+        raise stream_error(provider, error_detail(body.get("error") or body), None)
+    if status == "incomplete":
+        reason = text(obj(body, "incomplete_details"), "reason") or ""
+        return _INCOMPLETE.get(reason, FinishReason.OTHER)
+    if decoded.has_calls:
+        return FinishReason.TOOL_CALLS
+    return FinishReason.REFUSAL if decoded.refusal is not None else FinishReason.STOP
+
+
+def finished_parts(decoded: Decoded, finish: FinishReason) -> tuple[AssistantPart, ...]:
+    """The parts, less a tool call cut off by the token limit (arguments not valid JSON)."""
+    if finish is not FinishReason.LENGTH:
+        return decoded.parts
+    return tuple(p for p in decoded.parts if not isinstance(p, ToolCall) or is_json(p.arguments))
