@@ -1,9 +1,10 @@
 """A streamed OpenAI Responses answer: its events accumulated into one response.
 
 Deltas go to the sink as they come (output text, function-call arguments, reasoning summary and
-reasoning text); the response itself is read from the finished items (`response.output_item.done`,
-which carries a reasoning item's complete `encrypted_content`) or from the final response object
-of `response.completed` / `response.incomplete`. A stream that ends before either of those was
+reasoning text); the response is the final response object of `response.completed` /
+`response.incomplete`, each of its items replaced by the same item of `response.output_item.done`
+when that came: the API says to send back the `encrypted_content` of the finished item (the one in
+the final object differs from it on the wire). A stream that ends before either of those was
 cut and raises `ProviderUnavailableError`; `response.failed` and `error` raise their typed error.
 """
 
@@ -108,8 +109,13 @@ class ResponsesStream:
                 " (no response.completed or response.incomplete event): the connection was cut",
                 provider=self.provider,
             )
-        if not items(self.final, "output") and self.done_items:
-            self.final["output"] = [self.done_items[i] for i in sorted(self.done_items)]
+        output = list(items(self.final, "output"))
+        for index in sorted(self.done_items):  # the finished items win (see the module doc)
+            if index < len(output):
+                output[index] = self.done_items[index]
+            else:
+                output.append(self.done_items[index])
+        self.final["output"] = output
         for key in ("id", "model"):
             if text(self.final, key) is None and text(self.started, key) is not None:
                 self.final[key] = self.started[key]
