@@ -12,51 +12,52 @@ event of a cut stream is lost by SSE rules).
 
 from __future__ import annotations
 
-import enum
 import os
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, assert_never
+from collections.abc import Mapping
+from typing import Any, assert_never
 
 import httpx
-import orjson
 
 from reactloop._core import (
     AssistantMessage,
     DeltaSink,
-    FinishReason,
     ForcedTool,
     JsonObject,
     Message,
     ModelRequest,
     ModelResponse,
     ModelSettings,
+    ReasoningPart,
     ResponseFormat,
     ResponseFormatKind,
     SystemMessage,
-    TextDelta,
+    TextPart,
     ToolCall,
-    ToolCallDelta,
     ToolChoice,
     ToolMessage,
-    Usage,
     UserMessage,
     is_blank,
-    new_call_id,
 )
-from reactloop._errors import (
-    ConfigurationError,
-    InvalidResponseError,
-    ProviderUnavailableError,
+from reactloop._errors import ConfigurationError
+from reactloop._providers._anthropic_stream import (
+    MAX_CONTINUATIONS,
+    PAUSE_TURN,
+    MessageStream,
+    RawBlocks,
+    Role,
+    continued,
+    decode_message,
+    decode_stop,
+    decode_usage,
+    joined,
+    merge_usage,
 )
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
     AuthScheme,
     HttpChannel,
     HttpModel,
-    error_detail,
-    parse_json,
     resolve_key,
-    stream_error,
 )
 from reactloop._providers._options import (
     check_base_url,
@@ -70,15 +71,12 @@ from reactloop._providers._profiles import (
     check_sampling,
     model_profile,
 )
-from reactloop._providers._sse import SseEvent
+from reactloop._providers._reasoning import anthropic_reasoning, thinking_conflict, thinking_on
 from reactloop._providers._wire import (
-    CallParts,
     arguments_object,
-    assemble_calls,
     check_history,
-    count,
     items,
-    obj,
+    replays,
     text,
     tool_result_text,
     wire_ids,
@@ -87,34 +85,25 @@ from reactloop._redact import redacted
 from reactloop._schema import strict_schema_anthropic
 from reactloop._validate import checked_arguments, integer
 
+__all__ = [
+    "MAX_CONTINUATIONS",
+    "AnthropicModel",
+    "MessageStream",
+    "RawBlocks",
+    "decode_message",
+    "decode_stop",
+    "decode_usage",
+    "encode_request",
+    "merge_usage",
+]
+
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 PATH = "/v1/messages"
 DEFAULT_MAX_TOKENS = 4096
 JSON_OBJECT_PROMPT = "Answer with a single JSON object and nothing else."
 HISTORY_TOOL_DESCRIPTION = "A tool used earlier in this conversation; not available now."
-
-MAX_CONTINUATIONS = 5
-"""How many times a `pause_turn` is continued within one call before the paused response is
-returned as it is (finish reason OTHER)."""
-
-_STOP = {
-    "end_turn": FinishReason.STOP,
-    "stop_sequence": FinishReason.STOP,
-    "tool_use": FinishReason.TOOL_CALLS,
-    "max_tokens": FinishReason.LENGTH,
-    "model_context_window_exceeded": FinishReason.LENGTH,
-    "refusal": FinishReason.REFUSAL,
-}
-PAUSE_TURN = "pause_turn"
-
-
-class Role(enum.StrEnum):
-    """The roles of a Messages turn (`system`: mid-conversation, on models that take it)."""
-
-    USER = "user"
-    ASSISTANT = "assistant"
-    SYSTEM = "system"
+REASONING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 
 
 def _tool_use(call: ToolCall) -> JsonObject:
@@ -137,14 +126,49 @@ def _text_blocks(content: str) -> list[JsonObject]:
     return [{"type": "text", "text": content}] if content.strip() else []
 
 
-def _turn(message: UserMessage | AssistantMessage | ToolMessage) -> tuple[Role, list[JsonObject]]:
+def _reasoning_blocks(part: ReasoningPart, provider: str, model: str) -> list[JsonObject]:
+    """A reasoning part as this model takes it back: its own thinking (or redacted thinking)
+    byte for byte; reasoning of another provider or model family, or without the signature
+    Anthropic verifies, as `<thinking>` text (one block per text or summary), else nothing."""
+    if replays(part, provider, model):
+        if part.redacted is not None:
+            return [{"type": "redacted_thinking", "data": part.redacted}]
+        if part.signature is not None:
+            return [{"type": "thinking", "thinking": part.text, "signature": part.signature}]
+    readable = [part.text] if not is_blank(part.text) else list(part.summary)
+    return [
+        block for said in readable for block in _text_blocks(f"<thinking>\n{said}\n</thinking>")
+    ]
+
+
+def _assistant_blocks(message: AssistantMessage, provider: str, model: str) -> list[JsonObject]:
+    """The message's parts in their order; a refusal without text is said before the calls."""
+    blocks: list[JsonObject] = []
+    refusal = message.refusal if is_blank(message.text) else None
+    for part in message.parts:
+        if isinstance(part, ToolCall) and refusal is not None:
+            blocks += _text_blocks(refusal)
+            refusal = None
+        match part:
+            case TextPart():
+                blocks += _text_blocks(part.text)
+            case ReasoningPart():
+                blocks += _reasoning_blocks(part, provider, model)
+            case ToolCall():
+                blocks.append(_tool_use(part))
+            case _:
+                assert_never(part)
+    return blocks + _text_blocks(refusal or "")
+
+
+def _turn(
+    message: UserMessage | AssistantMessage | ToolMessage, provider: str, model: str
+) -> tuple[Role, list[JsonObject]]:
     match message:
         case UserMessage():
             return Role.USER, _text_blocks(message.text)
         case AssistantMessage():
-            calls = [_tool_use(call) for call in message.tool_calls]
-            said = message.refusal if is_blank(message.text) else message.text
-            return Role.ASSISTANT, _text_blocks(said or "") + calls
+            return Role.ASSISTANT, _assistant_blocks(message, provider, model)
         case ToolMessage():
             return Role.USER, [_tool_result(message)]
         case _:
@@ -165,19 +189,34 @@ def _fits_in_place(turns: list[JsonObject], following: Message | None) -> bool:
 
 
 def _append(turns: list[JsonObject], role: Role, blocks: list[JsonObject]) -> None:
-    if turns and turns[-1]["role"] == role.value:
-        turns[-1]["content"].extend(blocks)
-    else:
+    """A turn, merged into the last one when it has the same role. Thinking leads the
+    assistant turn that holds it: a merged message's leading thinking goes before the turn's
+    earlier blocks when those hold none (Anthropic checks the turn's first block)."""
+    if not (turns and turns[-1]["role"] == role.value):
         turns.append({"role": role.value, "content": blocks})
+        return
+    content = turns[-1]["content"]
+    lead = 0
+    while lead < len(blocks) and blocks[lead].get("type") in REASONING_BLOCKS:
+        lead += 1
+    if lead and content and content[0].get("type") not in REASONING_BLOCKS:
+        content[:0] = blocks[:lead]
+        blocks = blocks[lead:]
+    content.extend(blocks)
 
 
 def encode_messages(
-    messages: tuple[Message, ...], *, system_turns: bool = False
+    messages: tuple[Message, ...],
+    *,
+    system_turns: bool = False,
+    provider: str = "anthropic",
+    model: str = "",
 ) -> tuple[list[str], list[JsonObject]]:
     """System texts apart, and the turns with consecutive same-role turns merged.
 
     With `system_turns`, a `SystemMessage` that Anthropic's placement rules allow where it stands
-    stays there as a `system` turn; any other goes to the system texts. No message is dropped.
+    stays there as a `system` turn; any other goes to the system texts. No message is dropped;
+    reasoning goes back as `_reasoning_blocks` says (`provider`, `model`: who is asked).
     """
     system: list[str] = []
     turns: list[JsonObject] = []
@@ -189,7 +228,7 @@ def encode_messages(
             else:
                 system.append(message.text)
             continue
-        _append(turns, *_turn(message))
+        _append(turns, *_turn(message, provider, model))
     return system, turns
 
 
@@ -275,11 +314,47 @@ def _escape_hatches(provider: str, settings: ModelSettings) -> JsonObject:
     return body
 
 
+def _check_thinking(provider: str, model: str, request: ModelRequest) -> None:
+    """With thinking on, Anthropic refuses a temperature other than 1, a `top_p` below 0.95 and
+    a forced tool choice: refused here, before anything is sent."""
+    settings = request.settings
+    if not thinking_on(settings):
+        return
+    choice = request.tool_choice
+    forced = bool(request.tools) and (
+        isinstance(choice, ForcedTool) or choice is ToolChoice.REQUIRED
+    )
+    temperature, top_p = settings.temperature, settings.top_p
+    for option, value, refused, rule in (
+        ("ModelSettings.temperature", temperature, temperature not in (None, 1), "None or 1"),
+        ("ModelSettings.top_p", top_p, top_p is not None and top_p < THINKING_MIN_TOP_P,
+         f"None or in [{THINKING_MIN_TOP_P}, 1]"),
+        ("tool_choice", choice, forced, "'auto' or 'none' (output_strategy NATIVE or PROMPTED)"),
+    ):  # fmt: skip
+        if refused:
+            raise thinking_conflict(provider, model, option, value, rule=rule)
+
+
+THINKING_MIN_TOP_P = 0.95
+"""The lowest `top_p` Anthropic takes with thinking on."""
+
+
+def _output_config(body: JsonObject, reasoning: JsonObject) -> None:
+    """The reasoning fields into the body, `output_config` merged with a structured output's."""
+    for key, value in reasoning.items():
+        if key == "output_config" and isinstance(body.get(key), dict):
+            body[key] = {**body[key], **value}
+        else:
+            body[key] = value
+
+
 OWNED = frozenset(
     {"model", "messages", "system", "tools", "tool_choice", "stream", "max_tokens", "temperature",
      "top_p", "stop_sequences", "service_tier"}
 )  # fmt: skip
-"""The body fields reactloop sets: an `extra_body` may not name them."""
+"""The body fields reactloop always sets: an `extra_body` may not name them. The fields it sets
+for some requests only (the reasoning settings' fields, a structured output's) are refused by
+`ExtraBody.apply` in a request that sets them, and stay an escape hatch for the others."""
 
 
 def encode_request(
@@ -296,255 +371,27 @@ def encode_request(
     settings = request.settings
     profile = model_profile(model) if profile is None else profile
     check_sampling(provider, model, settings, profile, ANTHROPIC_DEFAULTS)
+    limit = settings.max_output_tokens or max_tokens
+    reasoning = anthropic_reasoning(provider, model, settings, profile, limit)
+    _check_thinking(provider, model, request)
     messages = wire_ids(request.messages)
-    system, turns = encode_messages(messages, system_turns=profile.system_turns)
+    system, turns = encode_messages(
+        messages, system_turns=profile.system_turns, provider=provider, model=model
+    )
     output, extra_system = encode_output(settings.response_format)
     prompt = [request.instructions or "", *system, *extra_system]
-    body: JsonObject = {
-        "model": model,
-        "max_tokens": settings.max_output_tokens or max_tokens,
-        "messages": turns,
-    }
+    body: JsonObject = {"model": model, "max_tokens": limit, "messages": turns}
     if any(prompt):
         body["system"] = "\n\n".join(part for part in prompt if part)
     body.update(encode_tools(request))
     body.update(output)
+    _output_config(body, reasoning)
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
     body.update(_escape_hatches(provider, settings))
     if stream:
         body["stream"] = True
     return body
-
-
-def decode_usage(usage: object) -> Usage:
-    """Usage as reported: Anthropic's `input_tokens` leaves out cache reads and writes, so the
-    total input adds them back; thinking tokens (when reported) are part of `output_tokens`."""
-    read = count(usage, "cache_read_input_tokens") or 0
-    written = count(usage, "cache_creation_input_tokens") or 0
-    return Usage(
-        input_tokens=(count(usage, "input_tokens") or 0) + read + written,
-        output_tokens=count(usage, "output_tokens") or 0,
-        cache_read_tokens=read,
-        cache_write_tokens=written,
-        reasoning_tokens=count(obj(usage, "output_tokens_details"), "thinking_tokens") or 0,
-        cache_write_1h_tokens=count(obj(usage, "cache_creation"), "ephemeral_1h_input_tokens") or 0,
-    )
-
-
-def merge_usage(reported: JsonObject, usage: object) -> None:
-    """Fold one stream event's `usage` into what the stream reported so far (later figures win;
-    a field an event leaves out keeps its earlier value)."""
-    if isinstance(usage, dict):
-        reported.update(usage)
-
-
-def decode_stop(reason: str | None) -> FinishReason:
-    """The neutral finish reason of a `stop_reason`."""
-    return FinishReason.OTHER if reason is None else _STOP.get(reason, FinishReason.OTHER)
-
-
-def _refusal(finish: FinishReason, details: object, answer: str) -> str | None:
-    if finish is not FinishReason.REFUSAL:
-        return None
-    return text(details, "explanation") or answer
-
-
-def _decode_tool_use(provider: str, block: JsonObject) -> ToolCall:
-    name = text(block, "name")
-    if not name:
-        raise InvalidResponseError(
-            f"{provider} sent a tool_use block without a name", provider=provider
-        )
-    arguments = orjson.dumps(block.get("input") or {}).decode()
-    return ToolCall(name, arguments, text(block, "id") or new_call_id())
-
-
-def decode_message(provider: str, body: JsonObject) -> ModelResponse:
-    """A whole `message` as a neutral response."""
-    if body.get("type") == "error":
-        raise stream_error(provider, error_detail(body), None)
-    parts: list[str] = []
-    calls: list[ToolCall] = []
-    for block in items(body, "content"):
-        kind = text(block, "type")
-        if kind == "text":
-            parts.append(text(block, "text") or "")
-        elif kind == "tool_use":
-            calls.append(_decode_tool_use(provider, block))
-    finish = decode_stop(text(body, "stop_reason"))
-    answer = "".join(parts)
-    refusal = _refusal(finish, body.get("stop_details"), answer)
-    message = AssistantMessage(answer, tuple(calls), refusal)
-    usage = decode_usage(body.get("usage"))
-    return ModelResponse(message, usage, finish, text(body, "model"), text(body, "id"))
-
-
-class MessageStream:
-    """Accumulates Messages stream events into one response, forwarding deltas."""
-
-    def __init__(self, provider: str, on_delta: DeltaSink, first_call: int = 0) -> None:
-        self.provider = provider
-        self.on_delta = on_delta
-        self.first_call = first_call  # calls streamed before, in earlier parts of a paused turn
-        self.text: list[str] = []
-        self.calls: list[CallParts] = []
-        self.raw = RawBlocks()
-        self.blocks: dict[int, int | None] = {}
-        self.reported: JsonObject = {}
-        self.model: str | None = None
-        self.id: str | None = None
-        self.stop_reason: str | None = None
-        self.stop_details: object = None
-        self.stopped = False
-        self._handlers: dict[str, Callable[[JsonObject], Awaitable[None]]] = {
-            "message_start": self._message_start,
-            "content_block_start": self._block_start,
-            "content_block_delta": self._block_delta,
-            "message_delta": self._message_delta,
-            "error": self._error,
-        }
-
-    async def handle(self, event: SseEvent) -> bool:
-        """Take one event; True at `message_stop`. Unknown events and `ping` are ignored."""
-        data = parse_json(self.provider, event.data.encode())
-        kind = text(data, "type") or event.event
-        if kind == "message_stop":
-            self.stopped = True
-            return True
-        handler = self._handlers.get(kind)
-        if handler is not None:
-            await handler(data)
-        return False
-
-    async def _error(self, data: JsonObject) -> None:
-        raise stream_error(self.provider, error_detail(data), None)
-
-    async def _message_start(self, data: JsonObject) -> None:
-        message = obj(data, "message")
-        self.model = text(message, "model")
-        self.id = text(message, "id")
-        merge_usage(self.reported, message.get("usage"))
-
-    async def _text(self, piece: str) -> None:
-        if piece:
-            self.text.append(piece)
-            await self.on_delta(TextDelta(piece))
-
-    async def _block_start(self, data: JsonObject) -> None:
-        index, block = count(data, "index"), obj(data, "content_block")
-        kind = text(block, "type")
-        if index is None:
-            return
-        self.raw.start(index, block)
-        if kind == "text":
-            self.blocks[index] = None
-            await self._text(text(block, "text") or "")
-        elif kind == "tool_use":
-            self.blocks[index] = len(self.calls)
-            call_id, name = text(block, "id"), text(block, "name")
-            initial = block.get("input")
-            seed = orjson.dumps(initial).decode() if initial else ""
-            self.calls.append(CallParts(call_id, name, initial=seed))
-            position = self.first_call + len(self.calls) - 1
-            await self.on_delta(ToolCallDelta(position, "", call_id, name))
-
-    async def _block_delta(self, data: JsonObject) -> None:
-        index, delta = count(data, "index"), obj(data, "delta")
-        if index is not None:
-            self.raw.delta(index, delta)
-        if index is None or index not in self.blocks:
-            return
-        position = self.blocks[index]
-        kind = text(delta, "type")
-        if kind == "text_delta" and position is None:
-            await self._text(text(delta, "text") or "")
-        elif kind == "input_json_delta" and position is not None:
-            fragment = text(delta, "partial_json") or ""
-            if fragment:
-                self.calls[position].parts.append(fragment)
-                await self.on_delta(ToolCallDelta(self.first_call + position, fragment))
-
-    async def _message_delta(self, data: JsonObject) -> None:
-        delta = obj(data, "delta")
-        self.stop_reason = text(delta, "stop_reason") or self.stop_reason
-        self.stop_details = delta.get("stop_details", self.stop_details)
-        merge_usage(self.reported, data.get("usage"))
-
-    def response(self) -> ModelResponse:
-        """The assembled response; raises if the stream was cut before the stop reason came."""
-        if self.stop_reason is None and not self.stopped:
-            raise ProviderUnavailableError(
-                f"{self.provider} stream ended before the response was complete"
-                " (no stop_reason in message_delta): the connection was cut",
-                provider=self.provider,
-            )
-        finish = decode_stop(self.stop_reason)
-        answer = "".join(self.text)
-        calls = assemble_calls(self.provider, self.calls, finish)
-        refusal = _refusal(finish, self.stop_details, answer)
-        message = AssistantMessage(answer, calls, refusal)
-        return ModelResponse(message, decode_usage(self.reported), finish, self.model, self.id)
-
-
-class RawBlocks:
-    """A streamed message's content blocks rebuilt as the API would have sent them whole, so a
-    paused turn goes back as it is (server tool blocks, thinking and signatures included)."""
-
-    _APPEND: ClassVar[dict[str, str]] = {"text_delta": "text", "thinking_delta": "thinking"}
-
-    def __init__(self) -> None:
-        self.blocks: dict[int, JsonObject] = {}
-        self.json: dict[int, list[str]] = {}
-
-    def start(self, index: int, block: JsonObject) -> None:
-        self.blocks[index] = dict(block)
-
-    def delta(self, index: int, delta: JsonObject) -> None:
-        block = self.blocks.get(index)
-        if block is None:
-            return
-        kind = text(delta, "type") or ""
-        if kind in self._APPEND:
-            key = self._APPEND[kind]
-            block[key] = (text(block, key) or "") + (text(delta, key) or "")
-        elif kind == "input_json_delta":
-            self.json.setdefault(index, []).append(text(delta, "partial_json") or "")
-        elif kind == "signature_delta":
-            block["signature"] = text(delta, "signature") or ""
-
-    def content(self) -> list[JsonObject]:
-        """The blocks in order, each tool input parsed from its streamed JSON."""
-        for index, parts in self.json.items():
-            if "".join(parts).strip():
-                self.blocks[index]["input"] = orjson.loads("".join(parts))
-        return [self.blocks[index] for index in sorted(self.blocks)]
-
-
-def continued(body: JsonObject, content: list[JsonObject]) -> JsonObject:
-    """The body that continues a paused turn: the paused content sent back as it came, as (the
-    end of) the last assistant turn."""
-    turns = list(body["messages"])
-    if turns and turns[-1]["role"] == Role.ASSISTANT.value:
-        turns[-1] = {**turns[-1], "content": [*turns[-1]["content"], *content]}
-    else:
-        turns.append({"role": Role.ASSISTANT.value, "content": content})
-    return {**body, "messages": turns}
-
-
-def joined(parts: list[ModelResponse]) -> ModelResponse:
-    """One response of a turn paused and continued: the texts and calls in order, the usage
-    summed, the finish of the last part."""
-    if len(parts) == 1:
-        return parts[0]
-    last = parts[-1]
-    usage = Usage()
-    for part in parts:
-        usage = usage + part.usage
-    answer = "".join(part.message.text for part in parts)
-    calls = tuple(call for part in parts for call in part.message.tool_calls)
-    message = AssistantMessage(answer, calls, last.message.refusal)
-    return ModelResponse(message, usage, last.finish_reason, last.model, last.id)
 
 
 @checked_arguments
@@ -620,7 +467,7 @@ class AnthropicModel(HttpModel):
         parts: list[ModelResponse] = []
         while True:
             answer = await self._channel.post_json(PATH, self.extra_body.apply(body))
-            parts.append(decode_message(self.provider, answer))
+            parts.append(decode_message(self.provider, answer, self.model))
             if text(answer, "stop_reason") != PAUSE_TURN or len(parts) > MAX_CONTINUATIONS:
                 return joined(parts)
             content = [block for block in items(answer, "content") if isinstance(block, dict)]
@@ -633,7 +480,7 @@ class AnthropicModel(HttpModel):
         parts: list[ModelResponse] = []
         while True:
             first_call = sum(len(part.message.tool_calls) for part in parts)
-            accumulator = MessageStream(self.provider, on_delta, first_call)
+            accumulator = MessageStream(self.provider, on_delta, first_call, self.model)
             await self._channel.post_stream(PATH, self.extra_body.apply(body), accumulator.handle)
             parts.append(accumulator.response())
             if accumulator.stop_reason != PAUSE_TURN or len(parts) > MAX_CONTINUATIONS:

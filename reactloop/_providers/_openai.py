@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, assert_never
 
 import httpx
@@ -18,6 +18,7 @@ from attrs import frozen
 
 from reactloop._core import (
     AssistantMessage,
+    AssistantPart,
     DeltaSink,
     FinishReason,
     ForcedTool,
@@ -26,10 +27,13 @@ from reactloop._core import (
     ModelRequest,
     ModelResponse,
     ModelSettings,
+    ReasoningDelta,
+    ReasoningPart,
     ResponseFormat,
     ResponseFormatKind,
     SystemMessage,
     TextDelta,
+    TextPart,
     ToolCall,
     ToolCallDelta,
     ToolChoice,
@@ -67,6 +71,7 @@ from reactloop._providers._profiles import (
     check_sampling,
     model_profile,
 )
+from reactloop._providers._reasoning import openai_reasoning
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import (
     CallParts,
@@ -75,6 +80,7 @@ from reactloop._providers._wire import (
     count,
     items,
     obj,
+    replays,
     text,
     tool_result_text,
     wire_ids,
@@ -118,14 +124,50 @@ class OpenAIOptions:
     include_usage: bool = True
 
 
-def _tool_call(call: ToolCall) -> JsonObject:
+def _tool_call(call: ToolCall, signature: str | None = None) -> JsonObject:
     function = {"name": call.name, "arguments": call.arguments}
-    return {"id": call.id, "type": "function", "function": function}
+    encoded: JsonObject = {"id": call.id, "type": "function", "function": function}
+    if signature is not None:
+        encoded["extra_content"] = {"google": {"thought_signature": signature}}
+    return encoded
 
 
-def _assistant(message: AssistantMessage) -> JsonObject:
+def _signature(part: AssistantPart, provider: str, model: str) -> str | None:
+    """A Gemini thought signature: a part of this provider and model family that carries a
+    signature and no text (it goes back on the tool call that follows it)."""
+    if isinstance(part, ReasoningPart) and not part.text and replays(part, provider, model):
+        return part.signature
+    return None
+
+
+def _calls(message: AssistantMessage, provider: str, model: str) -> list[JsonObject]:
+    """The tool calls, each with the thought signature of the part right before it."""
+    calls: list[JsonObject] = []
+    before: AssistantPart | None = None
+    for part in message.parts:
+        if isinstance(part, ToolCall):
+            signature = None if before is None else _signature(before, provider, model)
+            calls.append(_tool_call(part, signature))
+        before = part
+    return calls
+
+
+def reasoning_content(message: AssistantMessage, provider: str, model: str) -> str | None:
+    """The readable reasoning this provider and model family produced (DeepSeek-style
+    `reasoning_content`), joined; None when there is none."""
+    texts = [
+        part.text
+        for part in message.reasoning
+        if part.text and not part.is_opaque and replays(part, provider, model)
+    ]
+    return "".join(texts) or None
+
+
+def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
     """Text as `content`; a refusal alone as a `refusal` content part, the one form the API takes
-    for it (`content: null` is accepted only beside tool calls)."""
+    for it (`content: null` is accepted only beside tool calls). Reasoning goes back only where
+    `to` takes it: `reasoning_content` in the current tool loop, thought signatures on their
+    calls; any other reasoning is dropped (the API has no place for it)."""
     encoded: JsonObject = {"role": "assistant", "content": None}
     if not is_blank(message.text):
         encoded["content"] = message.text
@@ -133,12 +175,26 @@ def _assistant(message: AssistantMessage) -> JsonObject:
             encoded["refusal"] = message.refusal
     elif message.refusal is not None and not is_blank(message.refusal):
         encoded["content"] = [{"type": "refusal", "refusal": message.refusal}]
+    if to.current_loop:
+        thought = reasoning_content(message, to.provider, to.model)
+        if thought is not None:
+            encoded["reasoning_content"] = thought
     if message.tool_calls:
-        encoded["tool_calls"] = [_tool_call(call) for call in message.tool_calls]
+        encoded["tool_calls"] = _calls(message, to.provider, to.model)
     return encoded
 
 
-def encode_message(message: Message) -> JsonObject:
+@frozen
+class Recipient:
+    """Who a message goes to (the provider's name and model: what reasoning replays), and
+    whether it belongs to the current tool loop (after the last user message)."""
+
+    provider: str = "openai"
+    model: str = ""
+    current_loop: bool = False
+
+
+def encode_message(message: Message, to: Recipient = Recipient()) -> JsonObject:
     """One neutral message as a Chat Completions message."""
     match message:
         case SystemMessage():
@@ -146,12 +202,24 @@ def encode_message(message: Message) -> JsonObject:
         case UserMessage():
             return {"role": "user", "content": message.text}
         case AssistantMessage():
-            return _assistant(message)
+            return _assistant(message, to)
         case ToolMessage():
             content = tool_result_text(message)
             return {"role": "tool", "tool_call_id": message.call_id, "content": content}
         case _:
             assert_never(message)
+
+
+def encode_messages(messages: tuple[Message, ...], provider: str, model: str) -> list[JsonObject]:
+    """The messages in order; those after the last user message form the current tool loop."""
+    last_user = max(
+        (index for index, message in enumerate(messages) if isinstance(message, UserMessage)),
+        default=-1,
+    )
+    return [
+        encode_message(message, Recipient(provider, model, index > last_user))
+        for index, message in enumerate(messages)
+    ]
 
 
 def _tool(spec: ToolSpec) -> JsonObject:
@@ -215,7 +283,9 @@ OWNED = frozenset(
      "max_tokens", "max_completion_tokens", "response_format", "parallel_tool_calls", "top_p",
      "stop", "seed", "service_tier"}
 )  # fmt: skip
-"""The body fields reactloop sets: an `extra_body` may not name them."""
+"""The body fields reactloop always sets: an `extra_body` may not name them. The fields it sets
+for some requests only (the reasoning settings' fields, a structured output's) are refused by
+`ExtraBody.apply` in a request that sets them, and stay an escape hatch for the others."""
 
 
 def encode_request(
@@ -232,7 +302,7 @@ def encode_request(
     check_history(provider, request.messages)
     profile = model_profile(model) if profile is None else profile
     check_sampling(provider, model, request.settings, profile, OPENAI_DEFAULTS)
-    messages = [encode_message(message) for message in wire_ids(request.messages)]
+    messages = encode_messages(wire_ids(request.messages), provider, model)
     if request.instructions:
         instructions = {"role": options.instructions_role.value, "content": request.instructions}
         messages.insert(0, instructions)
@@ -241,6 +311,7 @@ def encode_request(
         body["tools"] = [_tool(spec) for spec in request.tools]
         body["tool_choice"] = _tool_choice(request.tool_choice)
     body.update(_settings(request.settings, options.max_tokens_field, bool(request.tools)))
+    body.update(openai_reasoning(provider, model, request.settings, profile))
     if stream:
         body["stream"] = True
         if options.include_usage:
@@ -294,16 +365,46 @@ def _first_choice(provider: str, body: JsonObject) -> JsonObject:
     return next((choice for choice in choices if choice.get("index") == 0), choices[0])
 
 
-def decode_completion(provider: str, body: JsonObject) -> ModelResponse:
-    """A whole `chat.completion` as a neutral response."""
+def thought_signature(call: object) -> str | None:
+    """A Gemini thought signature on a tool call (`extra_content.google.thought_signature`)."""
+    return text(obj(obj(call, "extra_content"), "google"), "thought_signature")
+
+
+def message_parts(
+    reasoning: str, content: str, calls: Iterable[tuple[ToolCall, str | None]], by: Recipient
+) -> tuple[AssistantPart, ...]:
+    """The parts of an answer: its reasoning, its text, then each call after its signature."""
+    parts: list[AssistantPart] = []
+    if reasoning:
+        parts.append(ReasoningPart(reasoning, provider=by.provider, model=by.model or None))
+    if content:
+        parts.append(TextPart(content))
+    for call, signature in calls:
+        if signature is not None:
+            parts.append(
+                ReasoningPart(signature=signature, provider=by.provider, model=by.model or None)
+            )
+        parts.append(call)
+    return tuple(parts)
+
+
+def decode_completion(provider: str, body: JsonObject, model: str | None = None) -> ModelResponse:
+    """A whole `chat.completion` as a neutral response (`model`: the configured model, which
+    its reasoning parts name)."""
     if "error" in body and "choices" not in body:
         raise stream_error(provider, error_detail(body), None)
     choice = _first_choice(provider, body)
     message = obj(choice, "message")
-    calls = tuple(_decode_call(provider, call) for call in items(message, "tool_calls"))
+    calls = [
+        (_decode_call(provider, call), thought_signature(call))
+        for call in items(message, "tool_calls")
+    ]
     refusal = text(message, "refusal")
     finish = decode_finish(choice.get("finish_reason"), refusal, bool(calls))
-    assistant = AssistantMessage(text(message, "content") or "", calls, refusal)
+    by = Recipient(provider, model or "")
+    reasoning, content = text(message, "reasoning_content") or "", text(message, "content") or ""
+    parts = message_parts(reasoning, content, calls, by)
+    assistant = AssistantMessage(parts=parts, refusal=refusal)
     usage = decode_usage(body.get("usage"))
     return ModelResponse(assistant, usage, finish, text(body, "model"), text(body, "id"))
 
@@ -311,10 +412,13 @@ def decode_completion(provider: str, body: JsonObject) -> ModelResponse:
 class ChatStream:
     """Accumulates `chat.completion.chunk` events into one response, forwarding deltas."""
 
-    def __init__(self, provider: str, on_delta: DeltaSink) -> None:
+    def __init__(self, provider: str, on_delta: DeltaSink, model: str | None = None) -> None:
         self.provider = provider
         self.on_delta = on_delta
+        self.configured = model  # the model the reasoning parts name
         self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.signatures: dict[int, str] = {}
         self.refusal: list[str] = []
         self.calls: dict[int, CallParts] = {}
         self.finish: str | None = None
@@ -342,6 +446,10 @@ class ChatStream:
 
     async def _choice(self, choice: JsonObject) -> None:
         delta = obj(choice, "delta")
+        thought = text(delta, "reasoning_content")
+        if thought:
+            self.reasoning.append(thought)
+            await self.on_delta(ReasoningDelta(thought))
         content = text(delta, "content")
         if content:
             self.text.append(content)
@@ -372,6 +480,9 @@ class ChatStream:
         call_id, name = text(item, "id"), text(function, "name")
         parts.id = parts.id or call_id
         parts.name = parts.name or name
+        signature = thought_signature(item)
+        if signature is not None:
+            self.signatures[index] = signature
         fragment = text(function, "arguments") or ""
         if fragment:
             parts.parts.append(fragment)
@@ -388,9 +499,13 @@ class ChatStream:
             )
         refusal = "".join(self.refusal) or None
         finish = decode_finish(self.finish, refusal, bool(self.calls))
-        ordered = [self.calls[index] for index in sorted(self.calls)]
-        calls = assemble_calls(self.provider, ordered, finish)
-        message = AssistantMessage("".join(self.text), calls, refusal)
+        calls = []
+        for index in sorted(self.calls):
+            assembled = assemble_calls(self.provider, [self.calls[index]], finish)
+            calls += [(call, self.signatures.get(index)) for call in assembled]
+        by = Recipient(self.provider, self.configured or "")
+        parts = message_parts("".join(self.reasoning), "".join(self.text), calls, by)
+        message = AssistantMessage(parts=parts, refusal=refusal)
         return ModelResponse(message, self.usage, finish, self.model, self.id)
 
 
@@ -465,7 +580,7 @@ class OpenAIModel(HttpModel):
             profile=self.profile,
         )  # fmt: skip
         answer = await self._channel.post_json(PATH, self.extra_body.apply(body))
-        return decode_completion(self.provider, answer)
+        return decode_completion(self.provider, answer, self.model)
 
     async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
         """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
@@ -473,6 +588,6 @@ class OpenAIModel(HttpModel):
             request, self.model, stream=True, options=self.options, provider=self.provider,
             profile=self.profile,
         )  # fmt: skip
-        accumulator = ChatStream(self.provider, on_delta)
+        accumulator = ChatStream(self.provider, on_delta, self.model)
         await self._channel.post_stream(PATH, self.extra_body.apply(body), accumulator.handle)
         return accumulator.response()

@@ -7,17 +7,34 @@ of no known family gets `PERMISSIVE`: everything the user set is sent and the AP
 
 from __future__ import annotations
 
-from attrs import frozen
+import attrs
+from attrs import field, frozen
 
-from reactloop._core import ModelSettings
+from reactloop._core import ModelSettings, ReasoningEffort
 from reactloop._errors import ProviderConfigurationError
 from reactloop._validate import boolean, checked_arguments, fail
+
+
+def _frozen_set(value: object) -> object:
+    """A set, list or tuple given for a frozenset field, as a frozenset (None unchanged)."""
+    return frozenset(value) if isinstance(value, set | list | tuple) else value
+
+
+def _check_efforts(value: object) -> None:
+    """`reasoning_efforts`: None, or a frozenset of `ReasoningEffort` values."""
+    if value is None:
+        return
+    levels = {effort.value for effort in ReasoningEffort}
+    if not isinstance(value, frozenset) or not all(
+        isinstance(level, str) and level in levels for level in value
+    ):
+        fail("ModelProfile.reasoning_efforts", value, f"None or a set of {sorted(levels)}")
 
 
 @checked_arguments
 @frozen
 class ModelProfile:
-    """What a model accepts; every field is a bool, checked at construction.
+    """What a model accepts; every field is checked at construction.
 
     - `sampling`: takes `temperature` (and `top_p`, `top_k`); False refuses a set temperature
       before the request is sent.
@@ -25,8 +42,14 @@ class ModelProfile:
       False keeps structured output off the forced final-answer tool (AUTO picks NATIVE, or
       PROMPTED where no native format fits) and ends a capped run without forcing.
     - `native_output`: takes a strict JSON-schema response format (AUTO picks NATIVE).
-    - `thinking`: thinks before it answers (reasoning models); informational for now.
+    - `thinking`: thinks before it answers (reasoning models); on Anthropic, a `ReasoningEffort`
+      of "none" sends `thinking: {type: disabled}` to such a model.
     - `system_turns`: takes system turns inside the conversation (Anthropic placement rules).
+    - `reasoning_efforts`: the `ReasoningSettings.effort` levels it takes ("none", "low", ...);
+      None when unknown (the level set is sent and the API judges), an empty set for none.
+    - `thinking_budget`: takes a thinking token budget (`ReasoningSettings.budget_tokens`).
+    - `adaptive_thinking`: Anthropic's adaptive thinking, which an effort turns on
+      (`thinking: {type: adaptive}` beside `output_config.effort`).
 
     Override one: `AnthropicModel("claude-opus-5", profile=attrs.evolve(
     model_profile("claude-opus-5"), sampling=True))`.
@@ -37,29 +60,63 @@ class ModelProfile:
     native_output: bool = True
     thinking: bool = False
     system_turns: bool = False
+    reasoning_efforts: frozenset[str] | None = field(default=None, converter=_frozen_set)
+    thinking_budget: bool = True
+    adaptive_thinking: bool = False
 
     def __attrs_post_init__(self) -> None:
-        for name in ("sampling", "forced_tool_choice", "native_output", "thinking", "system_turns"):
+        for name in _FLAGS:
             boolean(f"ModelProfile.{name}", getattr(self, name))
+        _check_efforts(self.reasoning_efforts)
+
+
+_FLAGS = (
+    "sampling", "forced_tool_choice", "native_output", "thinking", "system_turns",
+    "thinking_budget", "adaptive_thinking",
+)  # fmt: skip
 
 
 PERMISSIVE = ModelProfile()
 """A model of no known family: send only what the user set and let the API judge."""
 
-_CLAUDE = ModelProfile()
-"""Claude models before Opus 4.7: sampling, forced tool choice, native output."""
+_CLAUDE_EFFORTS = frozenset({"none", "low", "medium", "high"})
+"""The `output_config.effort` levels of Claude Opus 4.5 ("none": thinking off)."""
 
-_CLAUDE_ADAPTIVE = ModelProfile(sampling=False, forced_tool_choice=False, thinking=True)
+_CLAUDE = ModelProfile(reasoning_efforts=frozenset({"none"}))
+"""Claude models before Opus 4.5: sampling, forced tool choice, native output; extended thinking
+by a token budget (no effort levels)."""
+
+_CLAUDE_OPUS_4_5 = ModelProfile(reasoning_efforts=_CLAUDE_EFFORTS, thinking=True)
+"""Claude Opus 4.5: a thinking budget, and `output_config.effort` beside it."""
+
+_CLAUDE_OPUS_4_6 = ModelProfile(
+    reasoning_efforts=_CLAUDE_EFFORTS | {"max"}, thinking=True, adaptive_thinking=True
+)
+"""Claude Opus 4.6: adaptive thinking by effort, the thinking budget still taken."""
+
+_CLAUDE_ADAPTIVE = ModelProfile(
+    sampling=False, forced_tool_choice=False, thinking=True, thinking_budget=False,
+    adaptive_thinking=True, reasoning_efforts=_CLAUDE_EFFORTS | {"xhigh", "max"},
+)  # fmt: skip
 """Claude Opus 4.7 and later, and newer families: no sampling parameters (Anthropic removed
-them), adaptive thinking, under which a forced tool choice is refused."""
+them), adaptive thinking by effort (no thinking budget), under which a forced tool choice is
+refused."""
 
-_OPENAI_REASONING = ModelProfile(sampling=False, thinking=True)
-"""OpenAI reasoning models (o-series, GPT-5): only the default temperature."""
+_OPENAI_REASONING = ModelProfile(
+    sampling=False, thinking=True, thinking_budget=False,
+    reasoning_efforts=frozenset({"none", "minimal", "low", "medium", "high", "xhigh"}),
+)  # fmt: skip
+"""OpenAI reasoning models (o-series, GPT-5): only the default temperature; `reasoning_effort`
+(the levels OpenAI documents for them), no token budget."""
+
+_OPENAI_CHAT = ModelProfile(reasoning_efforts=frozenset(), thinking_budget=False)
+"""OpenAI's GPT-4 families: no reasoning settings."""
 
 FAMILIES: tuple[tuple[str, ModelProfile], ...] = (
-    ("claude-opus-4-8", ModelProfile(sampling=False, forced_tool_choice=False, thinking=True,
-                                     system_turns=True)),
+    ("claude-opus-4-8", attrs.evolve(_CLAUDE_ADAPTIVE, system_turns=True)),
     ("claude-opus-4-7", _CLAUDE_ADAPTIVE),
+    ("claude-opus-4-6", _CLAUDE_OPUS_4_6),
+    ("claude-opus-4-5", _CLAUDE_OPUS_4_5),
     ("claude-opus-4", _CLAUDE),
     ("claude-sonnet-4", _CLAUDE),
     ("claude-haiku-4", _CLAUDE),
@@ -71,8 +128,8 @@ FAMILIES: tuple[tuple[str, ModelProfile], ...] = (
     ("o1", _OPENAI_REASONING),
     ("o3", _OPENAI_REASONING),
     ("o4", _OPENAI_REASONING),
-    ("gpt-4.1", ModelProfile()),
-    ("gpt-4o", ModelProfile()),
+    ("gpt-4.1", _OPENAI_CHAT),
+    ("gpt-4o", _OPENAI_CHAT),
 )  # fmt: skip
 """Family prefixes, most specific first, and their profiles."""
 

@@ -18,6 +18,7 @@ from reactloop._core._messages import (
     ToolCall,
     UserMessage,
 )
+from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._errors import (
     ConfigurationError,
     ErrorCode,
@@ -149,7 +150,9 @@ def test_decode_reads_blocks_usage_and_cache() -> None:
         {"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}},
     ]
     response = decode_message("anthropic", _message(content, "tool_use"))
-    assert response.message == AssistantMessage("Sure.", (ToolCall("f", '{"a":1}', "t1"),))
+    thought = ReasoningPart("hmm", provider="anthropic")
+    call = ToolCall("f", '{"a":1}', "t1")
+    assert response.message == AssistantMessage(parts=[thought, TextPart("Sure."), call])
     assert (response.usage.cache_read_tokens, response.usage.cache_write_tokens) == (7, 3)
     assert response.finish_reason is FinishReason.TOOL_CALLS
 

@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 from reactloop._core._messages import FinishReason, ModelDelta, ToolCall
+from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._providers._anthropic import MessageStream
 from reactloop._providers._openai import ChatStream
 from reactloop._providers._sse import SseEvent
@@ -112,7 +113,7 @@ def block_delta(index: int, delta: dict[str, Any]) -> SseEvent:
     return event({"type": "content_block_delta", "index": index, "delta": delta})
 
 
-async def test_anthropic_joins_text_around_tools_and_skips_thinking() -> None:
+async def test_anthropic_keeps_thinking_text_and_tools_in_their_order() -> None:
     deltas: list[ModelDelta] = []
 
     async def sink(delta: ModelDelta) -> None:
@@ -133,10 +134,15 @@ async def test_anthropic_joins_text_around_tools_and_skips_thinking() -> None:
                "usage": {"output_tokens": 9, "input_tokens": 4}}),
     )  # fmt: skip
     response = stream.response()
-    assert response.message.text == "AB"
-    assert response.message.tool_calls == (ToolCall("f", '{"x": 1}', "t1"),)
+    assert response.message.parts == (
+        ReasoningPart("hmm", signature=None, provider="a"),
+        TextPart("A"),
+        ToolCall("f", '{"x": 1}', "t1"),
+        TextPart("B"),
+    )
     assert (response.usage.input_tokens, response.usage.output_tokens) == (4, 9)
     assert [type(d).__name__ for d in deltas] == [
+        "ReasoningDelta",
         "TextDelta",
         "ToolCallDelta",
         "ToolCallDelta",
