@@ -4,7 +4,7 @@ for the plain and the live view (the live one only styles them and adds a status
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import orjson
 from attrs import define, evolve, field, frozen
@@ -18,11 +18,14 @@ from reactloop._core import (
     NestedEvent,
     PendingCall,
     PhaseFinished,
+    ReasoningPart,
+    ReasoningStreamed,
     RunFailed,
     RunFinished,
     RunPaused,
     RunResult,
     RunStarted,
+    Step,
     StepFinished,
     StepStarted,
     StopReason,
@@ -35,6 +38,8 @@ from reactloop._core import (
 
 SHOWN_CHARS = 160
 """Longest argument list or tool result a line shows (the rest is cut with an ellipsis)."""
+THOUGHT_CHARS = 80
+"""How much of the model's reasoning a `thinking:` line shows."""
 
 
 class Kind(enum.StrEnum):
@@ -47,6 +52,7 @@ class Kind(enum.StrEnum):
     OK = "ok"
     ERROR = "error"
     NOTE = "note"
+    THINKING = "thinking"
     ANSWER = "answer"
     USAGE = "usage"
 
@@ -83,6 +89,29 @@ def shown_arguments(arguments: str | dict[str, object]) -> str:
 def call_text(call: ToolCall) -> str:
     """`name(arguments)` for a tool call."""
     return f"{call.name}({shown_arguments(call.arguments)})"
+
+
+def hidden_kind(part: ReasoningPart) -> str:
+    """What a reasoning part without readable text holds, named (never shown): "redacted",
+    "encrypted", "signature only" or "empty"."""
+    if part.redacted is not None:
+        return "redacted"
+    if part.encrypted is not None:
+        return "encrypted"
+    return "empty" if part.signature is None else "signature only"
+
+
+def reasoning_text(parts: Sequence[ReasoningPart]) -> str:
+    """A message's reasoning on one line: `thinking: ` and the start of the text a person can
+    read, with what the other parts hold (`(+redacted)`); without readable text, only that:
+    `thinking (redacted)`, `reasoning (encrypted)`. Signatures, redacted data and encrypted
+    content are never shown."""
+    readable = " ".join(part.readable for part in parts if part.readable.strip())
+    hidden = ", ".join(sorted({hidden_kind(part) for part in parts if not part.readable.strip()}))
+    if readable:
+        more = f" (+{hidden})" if hidden else ""
+        return f"thinking: {shorten(readable, THOUGHT_CHARS)}{more}"
+    return "reasoning (encrypted)" if hidden == "encrypted" else f"thinking ({hidden})"
 
 
 def usage_text(usage: Usage) -> str:
@@ -158,11 +187,14 @@ def result_lines(result: RunResult, seconds: float) -> list[Line]:
 
 @define
 class Narrator:
-    """Turns a run's events into lines; collects streamed text into one `model:` line."""
+    """Turns a run's events into lines; collects streamed text into one `model:` line and
+    streamed reasoning into one `thinking:` line (each ends when the other starts)."""
 
     clock: Callable[[], float]
     started: float = 0.0
     text: list[str] = field(factory=list)
+    thought: list[str] = field(factory=list)
+    thought_streamed: bool = False  # in this step: else its response's reasoning ends it
     activity: str = "starting"
     subruns: dict[tuple[str, ...], Narrator] = field(factory=dict)  # by agent call path
     note: str = ""  # said before the activity in the status line ("interrupting", ...)
@@ -176,7 +208,8 @@ class Narrator:
         """`lines(event)`, keeping `activity` (what the run is doing now) up to date."""
         if isinstance(event, NestedEvent):
             return self._nested(event)
-        self.activity = _activity(event, self.activity, "".join(self.text))
+        so_far = self.thought if isinstance(event, ReasoningStreamed) else self.text
+        self.activity = _activity(event, self.activity, "".join(so_far))
         return self.lines(event)
 
     def _nested(self, nested: NestedEvent) -> list[Line]:
@@ -191,17 +224,40 @@ class Narrator:
         return [evolve(line, text=f"{indent}[{names}] {line.text}") for line in lines]
 
     def lines(self, event: Event) -> list[Line]:
-        """The lines `event` adds (streamed text waits for the model's turn to end)."""
+        """The lines `event` adds (streamed text and reasoning wait for the next event that is
+        not more of the same)."""
         if isinstance(event, TextStreamed):
+            lines = self._flush_thought()
             self.text.append(event.text)
-            return []
+            return lines
+        if isinstance(event, ReasoningStreamed):
+            lines = self._flush_text()
+            self.thought.append(event.text)
+            self.thought_streamed = True
+            return lines
         return self.flush() + self._describe(event)
 
     def flush(self) -> list[Line]:
-        """The model's text streamed so far, as one line (nothing when there is none)."""
+        """The reasoning and text streamed so far, one line each (none when there is none)."""
+        return self._flush_thought() + self._flush_text()
+
+    def _flush_text(self) -> list[Line]:
         said = "".join(self.text).strip()
         self.text.clear()
         return [Line(Kind.MODEL, f"model: {shorten(said)}")] if said else []
+
+    def _flush_thought(self) -> list[Line]:
+        thought = "".join(self.thought).strip()
+        self.thought.clear()
+        shown = f"thinking: {shorten(thought, THOUGHT_CHARS)}"
+        return [Line(Kind.THINKING, shown)] if thought else []
+
+    def _unstreamed(self, step: Step) -> list[Line]:
+        """The reasoning of a step's response when none streamed (redacted or encrypted parts
+        stream nothing; a model that does not stream reasoning), as one line."""
+        streamed, self.thought_streamed = self.thought_streamed, False
+        parts = () if step.response is None else step.response.message.reasoning
+        return [] if streamed or not parts else [Line(Kind.THINKING, reasoning_text(parts))]
 
     def _describe(self, event: Event) -> list[Line]:
         match event:
@@ -209,6 +265,7 @@ class Narrator:
                 self.started = self.clock()
                 return [Line(Kind.RUN, f"run {run_id}: {shorten(text)}")]
             case StepStarted(index=index):
+                self.thought_streamed = False
                 return [Line(Kind.STEP, f"step {index}")]
             case ToolCallStarted(call=call):
                 return [Line(Kind.CALL, f"call {call_text(call)}")]
@@ -217,12 +274,8 @@ class Narrator:
                 took = f"{result.duration * 1e3:.0f} ms"
                 return [Line(kind, f"{mark} {result.name} ({took}) -> {shorten(result.content)}")]
             case StepFinished(step=step):
-                return [
-                    Line(
-                        Kind.USAGE,
-                        f"step {step.index} took {step.duration:.2f} s, {usage_text(step.usage)}",
-                    )
-                ]
+                took = f"step {step.index} took {step.duration:.2f} s, {usage_text(step.usage)}"
+                return [*self._unstreamed(step), Line(Kind.USAGE, took)]
             case _:
                 return self._other(event)
 
@@ -252,6 +305,8 @@ def _activity(event: Event, before: str, said: str) -> str:
             return f"step {index}: waiting for the model"
         case TextStreamed(text=text):
             return f"model writing: {shorten(said + text, 60)}"
+        case ReasoningStreamed(text=text):
+            return f"model thinking: {shorten(said + text, 60)}"
         case ToolCallStarted(call=call):
             return f"running {call.name}"
         case ToolCallFinished() | StepFinished():

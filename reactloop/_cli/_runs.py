@@ -17,6 +17,7 @@ from reactloop._cli._lines import (
     call_text,
     error_line,
     pending_lines,
+    reasoning_text,
     shorten,
     shown_arguments,
     steps_text,
@@ -32,6 +33,7 @@ from reactloop._core import (
     HoldKind,
     PendingCall,
     RunSummary,
+    Step,
     StoredRun,
 )
 from reactloop._durable import unstructure_records
@@ -68,24 +70,34 @@ def summary_lines(runs: Sequence[RunSummary], parked: Mapping[str, str] | None =
 
 
 def stored_lines(stored: StoredRun) -> list[Line]:
-    """A stored run: input, each step (model text, calls, results), then how it ended."""
+    """A stored run: input, each step (reasoning, model text, calls, results), then how it
+    ended."""
     created = stored.created
     lines = [
         Line(Kind.RUN, f"run {stored.run_id} ({stored.status.value}), {when(created.created_at)}"),
         Line(Kind.MODEL, f"input: {shorten(created.input)}"),
     ]
     for step in stored.steps:
-        lines.append(
-            Line(Kind.STEP, f"step {step.index}: {step.duration:.2f} s, {usage_text(step.usage)}")
-        )
-        said = "" if step.response is None else step.response.message.text
-        if said.strip():
-            lines.append(Line(Kind.MODEL, f"model: {shorten(said)}"))
-        lines += [Line(Kind.CALL, f"call {call_text(call)}") for call in step.tool_calls]
-        for result in step.tool_results:
-            kind = Kind.ERROR if result.is_error else Kind.OK
-            lines.append(Line(kind, f"{result.name} -> {shorten(result.content)}"))
+        lines += _step_lines(step)
     return lines + _end_lines(stored)
+
+
+def _step_lines(step: Step) -> list[Line]:
+    """One step: its time and tokens, the reasoning (one line, never its opaque values), the
+    model's text, its calls and their results."""
+    took = f"step {step.index}: {step.duration:.2f} s, {usage_text(step.usage)}"
+    lines = [Line(Kind.STEP, took)]
+    message = None if step.response is None else step.response.message
+    if message is not None and message.reasoning:
+        lines.append(Line(Kind.THINKING, reasoning_text(message.reasoning)))
+    said = "" if message is None else message.text
+    if said.strip():
+        lines.append(Line(Kind.MODEL, f"model: {shorten(said)}"))
+    lines += [Line(Kind.CALL, f"call {call_text(call)}") for call in step.tool_calls]
+    for result in step.tool_results:
+        kind = Kind.ERROR if result.is_error else Kind.OK
+        lines.append(Line(kind, f"{result.name} -> {shorten(result.content)}"))
+    return lines
 
 
 def _end_lines(stored: StoredRun) -> list[Line]:

@@ -14,11 +14,13 @@ from typing import Any
 
 import orjson
 
+from reactloop._cli._lines import reasoning_text
 from reactloop._cli._timings import PhaseMark, Timings
 from reactloop._core import (
     SCHEMA_VERSION,
     AssistantMessage,
     Message,
+    ReasoningPart,
     RunResult,
     Step,
     StoredRun,
@@ -30,6 +32,8 @@ from reactloop._durable import replay, structure_records, value_json
 from reactloop._errors import ConfigurationError
 
 PLACEHOLDER = "/*TRACE-DATA*/null"
+REASONING_CHARS = 2000
+"""How much of a reasoning part's readable text the page holds (the rest is cut)."""
 REASONING = "ReasoningPhase"
 """The phase that calls the model: in a watched run, a model call is drawn as its span."""
 MEASURED_NOTE = (
@@ -67,11 +71,22 @@ def usage_of(usage: Usage) -> dict[str, int]:
     return shown | {key: count for key, count in parts if count}
 
 
+def reasoning_of(part: ReasoningPart) -> dict[str, str]:
+    """A reasoning part as the page shows it: its one-line summary and its readable text (cut
+    to `REASONING_CHARS`), "" when it has none. Its opaque values (signature, redacted data,
+    encrypted content) never reach the page."""
+    readable = part.readable.strip()
+    cut = readable if len(readable) <= REASONING_CHARS else readable[: REASONING_CHARS - 1] + "…"
+    return {"summary": reasoning_text([part]), "text": cut}
+
+
 def message_of(message: Message) -> dict[str, Any]:
-    """A transcript message as the page shows it: its role, text and calls."""
+    """A transcript message as the page shows it: its role, text and calls, and an assistant
+    message's reasoning (summaries and readable text only)."""
     if isinstance(message, AssistantMessage):
         calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
-        return {"role": "assistant", "text": message.text, "calls": calls}
+        reasoning = [reasoning_of(part) for part in message.reasoning]
+        return {"role": "assistant", "text": message.text, "calls": calls, "reasoning": reasoning}
     if isinstance(message, ToolMessage):
         return {
             "role": "tool",

@@ -27,6 +27,7 @@ STYLES = {
     Kind.OK: "green",
     Kind.ERROR: "bold red",
     Kind.NOTE: "magenta",
+    Kind.THINKING: "dim italic",
     Kind.ANSWER: "bold green",
     Kind.USAGE: "dim",
 }

@@ -1,6 +1,7 @@
 """The trace page in headless Chromium (Debian's `chromium`, driven by playwright over the
 DevTools protocol): it renders without console errors and shows the run's steps, parallel tool
-calls side by side, the error, and messages on click. A screenshot is kept outside the repo."""
+calls side by side, the error, messages on click, and the model's reasoning (collapsed, never
+its opaque values). A screenshot is kept outside the repo."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ import pytest
 
 from reactloop import ReActLoop
 from reactloop._cli import run_cli
+from reactloop._cli._runs import export_document
+from reactloop._cli._trace import read_export, stored_trace, write_trace
 from reactloop._durable._stores import SqliteStore
 from reactloop.examples.demo import QUESTION, convert_currency, get_weather, scripted_model
 from reactloop.examples.planning import PlanningPhase
 from reactloop.examples.reflection import ReflectionPhase
 from reactloop.phases import default_phases, default_start_phases
+from tests.cli.test_cli_reasoning import SECRETS, THOUGHT, reasoned_run
 
 CHROMIUM = Path("/usr/bin/chromium")
 ENABLE = (
@@ -55,6 +59,24 @@ def traced(tmp_path: Path) -> tuple[str, Path]:
     store = f"sqlite:///{tmp_path / 'runs.db'}"
     assert run_cli(["trace", run_id, "--store", store, "--html", str(html)]) == 0
     return run_id, html
+
+
+@pytest.fixture
+def reasoned(tmp_path: Path) -> Path:
+    """The trace page of an exported run whose model reasoned (readable thinking with its
+    signature, a redacted block, encrypted content), made before the browser starts."""
+
+    async def export() -> bytes:
+        store = SqliteStore(tmp_path / "reasoned.db")
+        try:
+            return export_document(await reasoned_run(store))
+        finally:
+            await store.aclose()
+
+    html = tmp_path / "reasoned.html"
+    stored = read_export(anyio.run(export), "run.json")
+    html.write_text(write_trace(stored_trace(stored)), encoding="utf-8")
+    return html
 
 
 @pytest.fixture
@@ -169,4 +191,28 @@ def test_a_watched_runs_page_shows_its_phases_and_measured_times(
     assert "decided" in page.locator("#details").inner_text()
     assert "measured" in page.locator("#notes").inner_text()
     page.screenshot(path=str(artifacts(tmp_path) / "trace-page-watched.png"), full_page=True)
+    assert problems == []
+
+
+def test_the_models_reasoning_is_shown_collapsed_and_its_opaque_values_nowhere(
+    reasoned: Path, page: Any, tmp_path: Path
+) -> None:
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(f"{message.type}: {message.text}"))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(reasoned.as_uri())
+    page.wait_for_selector("#messages .reasoning")
+    thought, said = page.locator("#messages details.reasoning"), THOUGHT.text
+    assert thought.count() == 1
+    assert thought.locator("summary").inner_text() == f"thinking: {said}"
+    assert not thought.locator("pre").is_visible()  # collapsed until clicked
+    thought.locator("summary").click()
+    assert thought.locator("pre").inner_text() == said
+    hidden = page.locator("#messages .reasoning.hidden").all_inner_texts()
+    assert hidden == ["thinking (redacted)", "reasoning (encrypted)"]
+    page.locator('.step[data-index="1"] .bar.model').click()
+    assert page.locator("#details .reasoning").count() == 3
+    shown = page.content()
+    assert not any(secret in shown for secret in SECRETS)
+    page.screenshot(path=str(artifacts(tmp_path) / "trace-page-reasoning.png"), full_page=True)
     assert problems == []
