@@ -1,0 +1,224 @@
+"""The request checkers of tests/helpers/vendor_schemas.py judge for real: a body the vendors
+document passes, and each kind of departure (an unknown key at any depth, a missing required
+field, a wrong literal or type) is refused with its JSON path. The conftest runs them on every body
+the provider tests send; these tests keep them from passing vacuously."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.helpers.vendor_schemas import (
+    VendorSchemaError,
+    check_anthropic_body,
+    check_openai_chat_body,
+    check_openai_responses_body,
+    wire_problems,
+)
+
+JsonObject = dict[str, Any]
+
+ANTHROPIC: JsonObject = {
+    "model": "claude-sonnet-4-5",
+    "max_tokens": 1024,
+    "stream": True,
+    "thinking": {"type": "enabled", "budget_tokens": 2048},
+    "system": "Be brief.",
+    "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "weather?"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "Look it up.", "signature": "c2ln"},
+                {"type": "redacted_thinking", "data": "ZGF0YQ=="},
+                {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "rain"}],
+        },
+    ],
+    "tools": [
+        {
+            "name": "weather",
+            "description": "The weather.",
+            "input_schema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        }
+    ],
+    "tool_choice": {"type": "auto"},
+}
+
+CHAT: JsonObject = {
+    "model": "gpt-4o",
+    "stream": True,
+    "stream_options": {"include_usage": True},
+    "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "weather?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "weather", "arguments": '{"city":"Oslo"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "rain"},
+    ],
+    "tools": [
+        {
+            "type": "function",
+            "function": {"name": "weather", "description": "The weather.", "parameters": {}},
+        }
+    ],
+}
+
+RESPONSES: JsonObject = {
+    "model": "gpt-5",
+    "stream": False,
+    "store": False,
+    "include": ["reasoning.encrypted_content"],
+    "instructions": "Be brief.",
+    "input": [
+        {"role": "user", "content": "weather?"},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "weather",
+            "arguments": '{"city":"Oslo"}',
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "rain"},
+    ],
+    "tools": [{"type": "function", "name": "weather", "parameters": {}, "strict": False}],
+    "reasoning": {"effort": "low"},
+}
+
+
+def _changed(body: JsonObject, path: tuple[str | int, ...], value: object) -> JsonObject:
+    changed = copy.deepcopy(body)
+    target: Any = changed
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    return changed
+
+
+def test_documented_bodies_pass() -> None:
+    check_anthropic_body(ANTHROPIC)
+    check_openai_chat_body(CHAT)
+    check_openai_responses_body(RESPONSES)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problem"),
+    [
+        (("messages", 1, "content", 0, "bogus"), 1, "$.messages[1].content[0].bogus: unknown"),
+        (("messages", 1, "content", 0, "signature"), 7, ".signature: expected str"),
+        (("thinking", "type"), "sometimes", "$.thinking.type: 'sometimes' is not one of"),
+        (("max_tokens",), "many", "$.max_tokens: expected int"),
+        (("tools", 0, "input_schema"), "any", "$.tools[0].input_schema: no member of the union"),
+        (("top_k",), 5, "$.top_k: unknown field"),
+    ],
+)
+def test_an_anthropic_departure_is_refused_with_its_path(
+    path: tuple[str | int, ...], value: object, problem: str
+) -> None:
+    with pytest.raises(VendorSchemaError, match="anthropic SDK") as caught:
+        check_anthropic_body(_changed(ANTHROPIC, path, value))
+    assert problem in str(caught.value)
+
+
+def test_a_missing_required_field_is_refused() -> None:
+    body = copy.deepcopy(ANTHROPIC)
+    del body["messages"][1]["content"][0]["signature"]
+    with pytest.raises(VendorSchemaError, match=r"\.signature: required by ThinkingBlockParam"):
+        check_anthropic_body(body)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problem"),
+    [
+        (("messages", 2, "tool_calls", 0, "function", "extra"), 1, "function.extra: unknown"),
+        (("messages", 2, "reasoning_content"), "why", "reasoning_content: unknown"),
+        (("messages", 0, "role"), "boss", "$.messages[0].role: 'boss' is not one of"),
+        (("stream_options", "include_usage"), "yes", "include_usage: expected bool"),
+        (("temperature",), "hot", "OpenAPI CreateChatCompletionRequest at /temperature"),
+    ],
+)
+def test_an_openai_chat_departure_is_refused_with_its_path(
+    path: tuple[str | int, ...], value: object, problem: str
+) -> None:
+    with pytest.raises(VendorSchemaError) as caught:
+        check_openai_chat_body(_changed(CHAT, path, value))
+    assert problem in str(caught.value)
+
+
+def test_the_openapi_document_judges_what_the_sdk_types_cannot() -> None:
+    """`n` must be at least 1: a constraint of the OpenAPI document only."""
+    with pytest.raises(VendorSchemaError, match="OpenAPI CreateChatCompletionRequest at /n"):
+        check_openai_chat_body(_changed(CHAT, ("n",), 0))
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problem"),
+    [
+        (("input", 1, "encrypted"), "gAAA", "$.input[1].encrypted: unknown field"),
+        (("input", 2, "call_id"), 5, "$.input[2].call_id: expected str"),
+        (("include",), ["reasoning.everything"], "$.include[0]"),
+        (("reasoning", "effort"), "huge", "$.reasoning.effort"),
+        (("previous",), "resp_1", "unknown top-level field 'previous'"),
+    ],
+)
+def test_an_openai_responses_departure_is_refused_with_its_path(
+    path: tuple[str | int, ...], value: object, problem: str
+) -> None:
+    with pytest.raises(VendorSchemaError) as caught:
+        check_openai_responses_body(_changed(RESPONSES, path, value))
+    assert problem in str(caught.value)
+
+
+def test_only_the_exempt_top_level_fields_are_left_out() -> None:
+    body = _changed(CHAT, ("x_vendor_flag",), True)
+    check_openai_chat_body(body, exempt={"x_vendor_flag"})
+    nested = _changed(body, ("messages", 1, "x_vendor_flag"), True)
+    with pytest.raises(VendorSchemaError, match=r"messages\[1\]\.x_vendor_flag"):
+        check_openai_chat_body(nested, exempt={"x_vendor_flag"})
+
+
+def test_a_compatible_vendor_adds_only_its_documented_fields() -> None:
+    deepseek = _changed(CHAT, ("messages", 2, "reasoning_content"), "Look it up.")
+    check_openai_chat_body(deepseek, vendor="deepseek")
+    google = {"google": {"thought_signature": "c2ln"}}
+    gemini = _changed(CHAT, ("messages", 2, "tool_calls", 0, "extra_content"), google)
+    check_openai_chat_body(gemini, vendor="gemini")
+    with pytest.raises(VendorSchemaError, match="extra_content: unknown"):
+        check_openai_chat_body(gemini, vendor="deepseek")
+    wrong = _changed(gemini, ("messages", 2, "tool_calls", 0, "extra_content"), {"google": {}})
+    with pytest.raises(VendorSchemaError, match="thought_signature: required"):
+        check_openai_chat_body(wrong, vendor="gemini")
+
+
+def test_the_wire_check_routes_by_path_and_reads_the_vendor_from_the_model() -> None:
+    deepseek = _changed(CHAT, ("messages", 2, "reasoning_content"), "Look it up.")
+    assert wire_problems("/v1/chat/completions", orjson.dumps(deepseek))
+    assert not wire_problems(
+        "/v1/chat/completions", orjson.dumps({**deepseek, "model": "deepseek-reasoner"})
+    )
+    assert not wire_problems("/v1/messages", orjson.dumps(ANTHROPIC))
+    assert wire_problems("/v1/messages", orjson.dumps(CHAT))
+    assert not wire_problems("/v1/responses", orjson.dumps(RESPONSES))
+    assert wire_problems("/v1/responses", b"{not json")
+    assert not wire_problems("/v1/models", b"")
