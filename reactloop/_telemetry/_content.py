@@ -1,7 +1,10 @@
 """Messages as the GenAI conventions record content (`gen_ai.input.messages`,
 `gen_ai.output.messages`, `gen_ai.system_instructions`): JSON text of role-and-parts objects.
 
-Used only with `Telemetry(record_content=True)`: content may hold personal data.
+Used only with `Telemetry(record_content=True)`: content may hold personal data. An assistant
+message's parts keep their order; its reasoning is recorded as the conventions' reasoning part
+(`{"type": "reasoning", "content": ...}`) with the text a person can read only: a signature,
+redacted data or encrypted content is never recorded, and a part holding nothing else is left out.
 """
 
 from __future__ import annotations
@@ -11,7 +14,16 @@ from typing import Any
 
 import orjson
 
-from reactloop._core import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
+from reactloop._core import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    ReasoningPart,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+)
 from reactloop._unicode import dumps
 
 Part = dict[str, Any]
@@ -25,13 +37,23 @@ def _arguments(call: ToolCall) -> Any:
         return call.arguments
 
 
+def _part(part: AssistantPart) -> Part | None:
+    """One part of an assistant message as the conventions record it (None: nothing to record)."""
+    match part:
+        case TextPart(text=text):
+            return {"type": "text", "content": text} if text else None
+        case ReasoningPart():
+            readable = part.readable
+            return {"type": "reasoning", "content": readable} if readable else None
+        case ToolCall():
+            return {
+                "type": "tool_call", "id": part.id, "name": part.name,
+                "arguments": _arguments(part),
+            }  # fmt: skip
+
+
 def _assistant_parts(message: AssistantMessage) -> list[Part]:
-    parts: list[Part] = [{"type": "text", "content": message.text}] if message.text else []
-    parts.extend(
-        {"type": "tool_call", "id": call.id, "name": call.name, "arguments": _arguments(call)}
-        for call in message.tool_calls
-    )
-    return parts
+    return [entry for entry in map(_part, message.parts) if entry is not None]
 
 
 def _entry(message: Message) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from reactloop._loop._run import Run
 from reactloop._telemetry._settings import Telemetry
 from reactloop.errors import ModelTimeoutError, ProviderUnavailableError, ScriptExhaustedError
 from reactloop.events import PhaseFinished
-from reactloop.messages import AssistantMessage
+from reactloop.messages import AssistantMessage, ReasoningPart, TextPart
 from reactloop.models import ModelRequest, ModelResponse
 from reactloop.testing import FakeTool, FakeToolset, FunctionModel, ScriptedModel, call, reply
 
@@ -463,3 +463,42 @@ async def test_spans_carry_the_response_id_and_the_session_as_the_conversation(
     assert ids == ["chatcmpl-1", None, None]
     agents = [span.attributes or {} for span in traces.named("invoke_agent")]
     assert [agent.get("gen_ai.conversation.id") for agent in agents] == ["session-7", None]
+
+
+SIGNATURE, REDACTED, ENCRYPTED = "sig-SECRET", "redacted-SECRET", "encrypted-SECRET"
+
+
+def thinking_then_done() -> ScriptedModel:
+    thought = ReasoningPart("Add them with the tool.", signature=SIGNATURE)
+    hidden = ReasoningPart(redacted=REDACTED)
+    first = ModelResponse(
+        AssistantMessage(parts=[thought, hidden, TextPart("Adding."), ADD_1], refusal=None)
+    )
+    sealed = ReasoningPart(summary=("Read the sum.",), id="rs_1", encrypted=ENCRYPTED)
+    last = ModelResponse(AssistantMessage(parts=[sealed, TextPart("3")], refusal=None))
+    return ScriptedModel([first, last])
+
+
+async def test_reasoning_is_recorded_as_reasoning_parts_in_the_models_order(
+    traces: Traces,
+) -> None:
+    telemetry = traces.telemetry(record_content=True)
+    await ReActLoop(thinking_then_done(), tools=[add], telemetry=telemetry).run("hi")
+    first, second = (span.attributes or {} for span in traces.named("chat"))
+    [output] = json.loads(str(first["gen_ai.output.messages"]))
+    assert [part["type"] for part in output["parts"]] == ["reasoning", "text", "tool_call"]
+    assert output["parts"][0] == {"type": "reasoning", "content": "Add them with the tool."}
+    sent = json.loads(str(second["gen_ai.input.messages"]))
+    assert sent[1]["parts"][:2] == output["parts"][:2]  # the same message, sent back
+    [answer] = json.loads(str(second["gen_ai.output.messages"]))
+    assert answer["parts"][0] == {"type": "reasoning", "content": "Read the sum."}
+
+
+async def test_no_opaque_reasoning_value_is_recorded(traces: Traces) -> None:
+    telemetry = traces.telemetry(record_content=True)
+    await ReActLoop(thinking_then_done(), tools=[add], telemetry=telemetry).run("hi")
+    recorded = [str(value) for span in traces.spans for value in (span.attributes or {}).values()]
+    assert any("Add them with the tool." in value for value in recorded)
+    assert not any(
+        secret in value for value in recorded for secret in (SIGNATURE, REDACTED, ENCRYPTED)
+    )
