@@ -126,15 +126,22 @@ def message_units(messages: Sequence[Message]) -> list[Unit]:
     for position, (start, stop) in enumerate(zip(starts, stops, strict=True)):
         leading = isinstance(messages[start], SystemMessage) and start == 0
         pinned = leading or start <= current < stop or position == last
+        if start > current and not pinned:
+            pinned = _reasons(messages[start:stop])
         units.append(Unit(start, stop, pinned))
     return units
+
+
+def _reasons(messages: Sequence[Message]) -> bool:
+    """True when an answer among `messages` carries reasoning."""
+    return any(isinstance(m, AssistantMessage) and m.reasoning for m in messages)
 
 
 def _too_long(budget: ContextBudget, needed: int) -> ContextTooLongError:
     return ContextTooLongError(
         f"the conversation cannot fit the context budget of {budget.describe()}: the messages "
-        f"that are never dropped (leading system messages, the current user message and the "
-        f"newest step) need {needed} tokens",
+        f"that are never dropped (leading system messages, the current user message, the "
+        f"newest step and the current turn's steps that carry reasoning) need {needed} tokens",
         budget=budget.tokens,
         needed=needed,
     )

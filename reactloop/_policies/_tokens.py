@@ -119,7 +119,8 @@ class MessageTokenEstimator:
                 self.tool_call_overhead + count(call.name) + count(call.arguments) + count(call.id)
                 for call in message.tool_calls
             )
-            return count(message.text) + count(message.refusal or "") + calls
+            thought = sum(count(part.readable) for part in message.reasoning)
+            return count(message.text) + count(message.refusal or "") + calls + thought
         assert_never(message)
 
 

@@ -93,8 +93,8 @@ async def test_a_mixed_batch_is_approved_denied_and_edited_in_one_resume(
     assert sorted(c["amount"] for c in pay.calls) == [3, 5] and delete.calls == []
     assert look.calls == [{"q": "x"}]  # the free call ran once, before the pause
     by_id = results(result)
-    assert "denied" in by_id[doomed].content and "not today" in by_id[doomed].content
-    assert by_id[doomed].is_error and by_id[second].content == "paid"
+    assert "denied" in by_id[doomed].text and "not today" in by_id[doomed].text
+    assert by_id[doomed].is_error and by_id[second].text == "paid"
     calls = [c.id for c in model.requests[1].messages[1].tool_calls]  # type: ignore[union-attr]
     answered = [m.call_id for m in model.requests[1].messages if isinstance(m, ToolMessage)]
     assert sorted(answered) == sorted(calls)  # every call answered once: no split pair
@@ -264,9 +264,9 @@ async def test_an_external_tool_pauses_and_takes_its_result_or_error_from_the_ca
     }
     result = await loop.resume(paused.run_id, decisions=decisions)
     by_id = results(result)
-    assert by_id[ok].content == '{"title":"A"}' and not by_id[ok].is_error
+    assert by_id[ok].text == '{"title":"A"}' and not by_id[ok].is_error
     assert {m.name for m in by_id.values()} == {"browser"}
-    assert by_id[bad].content == "page not found" and by_id[bad].is_error
+    assert by_id[bad].text == "page not found" and by_id[bad].is_error
     assert browser.calls == [] and result.output == "done"
 
 
@@ -289,9 +289,9 @@ async def test_plain_values_stand_for_decisions_where_the_intent_is_plain(
     }
     result = await loop.resume(paused.run_id, decisions=decisions)
     by_id = results(result)
-    assert pay.calls == [{"amount": 1}] and "denied" in by_id[no].content
-    assert by_id[page].content == '{"title":"A"}' and not by_id[page].is_error
-    assert by_id[broken].content == "gone" and by_id[broken].is_error
+    assert pay.calls == [{"amount": 1}] and "denied" in by_id[no].text
+    assert by_id[page].text == '{"title":"A"}' and not by_id[page].is_error
+    assert by_id[broken].text == "gone" and by_id[broken].is_error
 
 
 async def test_undecided_calls_past_their_deadline_are_denied_on_resume(
@@ -308,7 +308,7 @@ async def test_undecided_calls_past_their_deadline_are_denied_on_resume(
     wall.advance(61)
     result = await loop.resume(paused.run_id, decisions={first: Approve()})
     assert pay.calls == [{"amount": 5}] and delete.calls == []
-    assert "deadline" in results(result)[second].content and result.output == "done"
+    assert "deadline" in results(result)[second].text and result.output == "done"
 
 
 async def test_a_stream_reports_the_pending_calls_before_it_ends(any_store: RunStore) -> None:
@@ -473,7 +473,7 @@ async def test_a_run_stopping_in_a_step_refuses_its_held_calls(any_store: RunSto
     result = await loop.run("go")
     assert result.stop_reason is StopReason.HOOK_STOPPED and result.pending == ()
     refused = results(result)
-    assert all(m.is_error and "stopping" in m.content for m in refused.values())
+    assert all(m.is_error and "stopping" in m.text for m in refused.values())
     assert [m.name for m in refused.values()] == ["pay", "browser", "look"] and pay.calls == []
 
 
@@ -490,10 +490,10 @@ async def test_a_run_stopping_on_resume_refuses_the_calls_still_held(any_store: 
     assert result.stop_reason is StopReason.HOOK_STOPPED and result.pending == ()
     by_id = results(result)
     assert [by_id[p.call_id].name for p in paused.pending] == ["pay", "browser"]
-    assert all("stopping" in by_id[p.call_id].content for p in paused.pending)
+    assert all("stopping" in by_id[p.call_id].text for p in paused.pending)
     assert pay.calls == [] and browser.calls == []
     looked = [m for m in by_id.values() if m.name == "look"]
-    assert looked[0].content == "seen" and look.calls == [{"q": "x"}]  # its saved result is kept
+    assert looked[0].text == "seen" and look.calls == [{"q": "x"}]  # its saved result is kept
 
 
 class Clamp(Hook):

@@ -51,7 +51,7 @@ async def test_a_fresh_loop_resumes_a_token_with_decisions() -> None:
     result = await fresh.resume(state=paused.state, decisions={first: Approve(), second: Deny()})
     assert result.output == "done" and pay.calls == [{"amount": 5}]
     denied = [m for m in result.messages if isinstance(m, ToolMessage) and m.call_id == second]
-    assert denied[0].is_error and "denied" in denied[0].content
+    assert denied[0].is_error and "denied" in denied[0].text
 
 
 async def test_a_partly_decided_token_pauses_again_with_a_new_token() -> None:

@@ -371,8 +371,8 @@ async def test_a_call_that_is_not_in_the_recording_gets_a_typed_error_result() -
     result = await ReActLoop(model, tools=[served]).run("Weather?")
     [answer] = [m for m in result.messages if isinstance(m, ToolMessage)]
     assert answer.is_error
-    assert "UnrecordedCallError" in answer.content
-    assert 'weather({"city":"Oslo"}) is not in the recording' in answer.content
+    assert "UnrecordedCallError" in answer.text
+    assert 'weather({"city":"Oslo"}) is not in the recording' in answer.text
     assert weather.calls == []
 
 

@@ -134,4 +134,4 @@ async def test_an_awaited_run_also_says_which_call_was_cut_short() -> None:
     result = await ReActLoop(model, tools=[blocker], limits=Limits(run_timeout=0.05)).run("go")
     assert result.stop_reason is StopReason.RUN_TIMEOUT
     last = result.messages[-1]
-    assert isinstance(last, ToolMessage) and last.content.startswith("cut short: the run stopped")
+    assert isinstance(last, ToolMessage) and last.text.startswith("cut short: the run stopped")

@@ -38,7 +38,7 @@ def is_synthesized(message: Message) -> bool:
     return (
         isinstance(message, ToolMessage)
         and message.is_error
-        and message.content == INTERRUPTED_RESULT
+        and message.text == INTERRUPTED_RESULT
     )
 
 

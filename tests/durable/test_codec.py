@@ -5,9 +5,20 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from reactloop._core._messages import AssistantMessage, ModelResponse, ToolCall, Usage, new_call_id
+from reactloop._core._messages import (
+    AssistantMessage,
+    Message,
+    ModelResponse,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
+    new_call_id,
+)
+from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._core._records import PhaseDataSaved, Record, ResponseSaved
-from reactloop._durable._codec import decode, encode
+from reactloop._durable._codec import _converter, decode, encode
 from reactloop._errors import ContractError
 from reactloop._stored_errors import StoreError
 from tests.helpers.strategies import journals
@@ -51,3 +62,41 @@ def test_usage_fields_added_after_0_1_are_left_out_at_zero_and_read_back() -> No
     assert decode(encode(old)) == old
     new = ResponseSaved(1, ModelResponse(AssistantMessage("hi"), Usage(9, 4, 1, 3, 2, 3)), Usage())
     assert decode(encode(new)) == new
+
+
+_PLAIN_0_1 = (  # what 0.1 (43b96f5) wrote for this record
+    b'{"step":1,"response":{"message":{"text":"checking","tool_calls":[{"name":"search",'
+    b'"id":"c1"}]}},"usage":{},"type":"ResponseSaved"}'
+)
+
+
+def test_a_plain_assistant_message_is_written_as_0_1_wrote_it() -> None:
+    response = ModelResponse(AssistantMessage("checking", (ToolCall("search", "{}", "c1"),)))
+    record = ResponseSaved(1, response, Usage())
+    assert encode(record) == _PLAIN_0_1
+    assert decode(_PLAIN_0_1) == record
+
+
+def test_an_assistant_message_with_reasoning_keeps_its_parts_order_and_opaque_values() -> None:
+    parts = [
+        ReasoningPart("why", signature="EqQBCkYIBxgCKkB+/=="),
+        ToolCall("search", "{}", "c1"),
+        ReasoningPart(redacted="ErUB\u2028opaque", provider="anthropic", model="claude-opus-5"),
+        TextPart("done"),
+    ]
+    record = ResponseSaved(1, ModelResponse(AssistantMessage(parts=parts)), Usage())
+    data = encode(record)
+    assert b'"parts":[{"type":"reasoning"' in data
+    again = decode(data)
+    assert isinstance(again, ResponseSaved) and again == record
+    assert again.response.message.parts == tuple(parts)
+
+
+def test_messages_stored_with_their_text_under_content_read_back_and_are_written_so() -> None:
+    history = (SystemMessage("rules"), UserMessage("hi"), ToolMessage("c1", "search", "found"))
+    record = ResponseSaved(1, ModelResponse(AssistantMessage("ok")), Usage())
+    for message in history:
+        stored = _converter.unstructure(message, Message)
+        assert stored["content"] == message.text and "text" not in stored
+        assert _converter.structure(stored, Message) == message  # type: ignore[arg-type]
+    assert decode(encode(record)) == record

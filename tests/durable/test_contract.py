@@ -129,9 +129,9 @@ async def test_two_hundred_concurrent_runs_on_one_store_lose_and_cross_nothing(
     def answer(request: ModelRequest) -> ModelResponse:
         last = request.messages[-1]
         if isinstance(last, UserMessage):
-            return reply("", ToolCall.of("echo", {"text": last.content}))
+            return reply("", ToolCall.of("echo", {"text": last.text}))
         assert isinstance(last, ToolMessage)
-        return reply(f"said {last.content}")
+        return reply(f"said {last.text}")
 
     store = any_store
     loop = ReActLoop(FunctionModel(answer), tools=[echo], store=store)

@@ -134,7 +134,7 @@ async def test_an_interrupted_run_resumes_without_asking_the_model_again(
     resumed = await ReActLoop(model, tools=[search], store=any_store).resume(interrupted.run_id)
     assert resumed.output == "done" and resumed.stop_reason is StopReason.COMPLETED
     assert len(search.calls) == 1 and len(model.requests) == 1
-    assert tool_results(resumed)["c1"].content == "ok"
+    assert tool_results(resumed)["c1"].text == "ok"
     assert (await any_store.load(interrupted.run_id)).status is RunStatus.FINISHED
 
 
@@ -150,8 +150,8 @@ async def test_a_call_cut_off_by_cancellation_is_reported_interrupted_not_run_ag
     again = ScriptedModel(["done"])
     resumed = await ReActLoop(again, tools=[ok, block], store=any_store).resume(run_id)
     results = tool_results(resumed)
-    assert results["c1"].content == "ok" and len(ok.calls) == 1
-    assert results["c2"].content == INTERRUPTED_RESULT and results["c2"].is_error
+    assert results["c1"].text == "ok" and len(ok.calls) == 1
+    assert results["c2"].text == INTERRUPTED_RESULT and results["c2"].is_error
     interrupted = {r.call_id: r for step in resumed.steps for r in step.tool_results}["c2"]
     assert (interrupted.name, interrupted.is_error, interrupted.error_code) == (
         "block",
@@ -181,7 +181,7 @@ async def test_a_resumed_step_is_not_stopped_by_a_cap_its_own_response_reached(
         run_id
     )
     # The step passed its guards before its response: its calls go on, then the cap stops it.
-    assert len(later.calls) == 1 and tool_results(resumed)["c2"].content == "ok"
+    assert len(later.calls) == 1 and tool_results(resumed)["c2"].text == "ok"
     assert resumed.stop_reason is StopReason.TOKEN_BUDGET and len(resumed.steps) == 1
 
 
@@ -249,7 +249,7 @@ async def test_a_tool_that_does_not_say_it_is_idempotent_is_not_run_again_on_res
     rerun = FakeTool("block", result="fresh")  # a call run again returns: a failure, not a hang
     again = ReActLoop(ScriptedModel(["done"]), tools=[ContractOnly(rerun)], store=any_store)
     resumed = await again.resume(run_id)
-    assert tool_results(resumed)["c1"].content == INTERRUPTED_RESULT
+    assert tool_results(resumed)["c1"].text == INTERRUPTED_RESULT
     assert not rerun.calls and resumed.output == "done"
 
 
@@ -261,7 +261,7 @@ async def test_an_idempotent_tool_cut_off_is_run_again_on_resume(any_store: RunS
     resumed = await ReActLoop(ScriptedModel(["done"]), tools=[rerun], store=any_store).resume(
         run_id
     )
-    assert tool_results(resumed)["c1"].content == "fresh"
+    assert tool_results(resumed)["c1"].text == "fresh"
     assert len(rerun.calls) == 1
 
 
@@ -287,7 +287,7 @@ async def test_a_run_timed_out_mid_batch_resumes_and_keeps_the_finished_results(
         timed_out.run_id
     )
     assert len(ok.calls) == 2 and not unblocked.calls
-    assert tool_results(resumed)["c"].content == INTERRUPTED_RESULT
+    assert tool_results(resumed)["c"].text == INTERRUPTED_RESULT
     assert_paired(resumed)
     assert resumed.output == "done" and len(again.requests) == 1
 
@@ -371,7 +371,7 @@ async def test_a_session_continues_the_conversation_of_its_earlier_turns(
     assert [type(m).__name__ for m in sent] == ["UserMessage", "AssistantMessage", "UserMessage"]
     assert sent[0] == UserMessage("I am Ann") and second.output == "your name is Ann"
     history = await any_store.session_history("s1")
-    assert [getattr(m, "content", getattr(m, "text", "")) for m in history] == [
+    assert [m.text for m in history] == [
         "I am Ann",
         "hello Ann",
         "who am I?",
@@ -533,11 +533,11 @@ async def test_every_tool_runs_exactly_once_across_a_cut_and_a_resume(
         for i, kind in enumerate(batch.kinds):
             runs = ran.count(f"t{i}")
             if kind == "fast":
-                assert runs == 1 and results[f"c{i}"].content == "ok"
+                assert runs == 1 and results[f"c{i}"].text == "ok"
             elif kind == "blocks":
-                assert runs == 1 and results[f"c{i}"].content == INTERRUPTED_RESULT
+                assert runs == 1 and results[f"c{i}"].text == INTERRUPTED_RESULT
             else:
-                assert runs == 2 and results[f"c{i}"].content == "ok"
+                assert runs == 2 and results[f"c{i}"].text == "ok"
 
 
 async def test_a_resumed_step_writes_no_saved_result_again(any_store: RunStore) -> None:

@@ -98,7 +98,7 @@ async def test_the_committed_version_1_sample_still_reads(tmp_path: Path) -> Non
         "UserMessage", "AssistantMessage", "ToolMessage", "ToolMessage", "AssistantMessage",
     ]  # fmt: skip
     hits = done.messages[2]
-    assert isinstance(hits, ToolMessage) and "東京" in hits.content
+    assert isinstance(hits, ToolMessage) and "東京" in hits.text
     assert done.usage.input_tokens >= 13
     history = await store.session_history("sample")
     assert history[0] == UserMessage("find it") and len(history) == 8

@@ -12,6 +12,7 @@ import dataclasses
 import enum
 import itertools
 import os
+import string
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, NotRequired, TypedDict, Union
 
@@ -25,6 +26,7 @@ from reactloop._cassettes._cassette import Cassette, Interaction, RecordedReques
 from reactloop._core._decisions import StopReason
 from reactloop._core._messages import (
     AssistantMessage,
+    AssistantPart,
     FinishReason,
     Message,
     ModelResponse,
@@ -35,6 +37,7 @@ from reactloop._core._messages import (
     Usage,
     UserMessage,
 )
+from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._core._records import (
     CallStarted,
     InstructionsSaved,
@@ -145,13 +148,45 @@ _counts = st.integers(0, 3)
 _maybe_refusal = st.one_of(st.none(), st.none(), contents)
 
 
+_opaque = st.one_of(st.none(), st.text(string.ascii_letters + string.digits + "+/=", max_size=60))
+reasoning_parts = st.builds(
+    ReasoningPart,
+    texts(),
+    st.lists(texts(), max_size=2).map(tuple),
+    signature=_opaque,
+    redacted=_opaque,
+    encrypted=_opaque,
+    id=st.one_of(st.none(), st.just("rs_1")),
+    provider=st.sampled_from((None, "anthropic", "openai-responses")),
+    model=st.sampled_from((None, "claude-opus-5", "gpt-5")),
+)
+"""Reasoning as providers decode it: readable text, summaries and opaque vendor values."""
+
+
+def _with_reasoning(
+    draw: st.DrawFn, text: str, calls: tuple[ToolCall, ...], refusal: str | None
+) -> AssistantMessage:
+    """An assistant message whose parts interleave reasoning with its text and calls (or, one
+    time in two, the plain text-then-calls message)."""
+    if not draw(st.booleans()):
+        return AssistantMessage(text, calls, refusal)
+    plain: list[AssistantPart] = [*([TextPart(text)] if text else []), *calls]
+    parts: list[AssistantPart] = []
+    for part in plain:
+        parts.extend(draw(st.lists(reasoning_parts, max_size=1)))
+        parts.append(part)
+    parts.extend(draw(st.lists(reasoning_parts, max_size=1)))
+    return AssistantMessage(parts=parts, refusal=refusal)
+
+
 def draw_step(draw: st.DrawFn, ids: Iterator[str]) -> tuple[Message, ...]:
-    """An assistant message and the results of its (parallel, possibly failing) tool calls."""
+    """An assistant message (reasoning among its parts, at times) and the results of its
+    (parallel, possibly failing) tool calls."""
     calls = tuple(
         ToolCall(draw(tool_names), draw(_arguments), next(ids)) for _ in range(draw(_counts))
     )
     refusal = None if calls else draw(_maybe_refusal)
-    assistant = AssistantMessage(draw(contents), calls, refusal)
+    assistant = _with_reasoning(draw, draw(contents), calls, refusal)
     results = [
         ToolMessage(call.id, call.name, draw(contents), is_error=draw(st.booleans()))
         for call in draw(st.permutations(calls))

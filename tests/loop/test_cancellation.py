@@ -122,7 +122,7 @@ async def test_cancellation_at_every_await_point_keeps_state_consistent() -> Non
             break
         assert result is None, f"cancelled at await {k} but the run returned a result"
         assert_consistent(run.state)
-        contents = [m.content for m in run.state.messages if isinstance(m, ToolMessage)]
+        contents = [m.text for m in run.state.messages if isinstance(m, ToolMessage)]
         assert not any("Cancel" in c for c in contents), "cancellation became a tool result"
     assert result is not None and result.output == "done"
     assert k > 30, f"the scripted run should pass many await points, saw {k}"

@@ -84,7 +84,7 @@ async def test_run_returns_output_steps_usage_and_tools_used() -> None:
     assert result.tools_used == ("get_weather",)
     assert [len(step.tool_results) for step in result.steps] == [1, 0]
     assert (
-        isinstance(result.messages[2], ToolMessage) and result.messages[2].content == "Paris: 21°C"
+        isinstance(result.messages[2], ToolMessage) and result.messages[2].text == "Paris: 21°C"
     )
 
 
@@ -190,7 +190,7 @@ async def test_tool_receives_the_run_context_with_deps() -> None:
     result = await ReActLoop(model, tools=[whoami]).run("x", deps={"name": "ann"}, session_id="s1")
     tool_message = result.messages[2]
     assert isinstance(tool_message, ToolMessage)
-    assert tool_message.content == "ann/s1"
+    assert tool_message.text == "ann/s1"
 
 
 async def test_history_precedes_the_new_input() -> None:
@@ -206,7 +206,7 @@ async def test_history_precedes_the_new_input() -> None:
 async def test_many_runs_share_one_loop_concurrently() -> None:
     def echo(request: ModelRequest) -> str:
         last = request.messages[-1]
-        return f"echo {last.content}" if isinstance(last, UserMessage) else "?"
+        return f"echo {last.text}" if isinstance(last, UserMessage) else "?"
 
     loop = ReActLoop(FunctionModel(echo))
     outputs: dict[int, str | None] = {}
@@ -390,7 +390,7 @@ async def test_stored_history_with_an_open_call_is_repaired() -> None:
     assert (
         isinstance(repaired, ToolMessage)
         and repaired.is_error
-        and "interrupted" in repaired.content
+        and "interrupted" in repaired.text
     )
     assert [note.kind for note in result.repairs] == [RepairKind.INTERRUPTED_CALL]
 

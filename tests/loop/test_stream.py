@@ -158,7 +158,7 @@ async def test_a_partial_result_keeps_completed_steps_and_closes_open_calls() ->
     assert [s.index for s in result.steps] == [1, 2]
     assert result.steps[0].tool_results[0].content == "ok"
     closed = result.messages[-1]
-    assert isinstance(closed, ToolMessage) and closed.is_error and "stream_closed" in closed.content
+    assert isinstance(closed, ToolMessage) and closed.is_error and "stream_closed" in closed.text
     assert blocker.running == 0 and result.output == "Waiting."
     assert_pairs_complete(result)
 

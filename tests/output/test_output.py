@@ -65,7 +65,7 @@ async def test_an_invalid_answer_goes_back_naming_what_was_wrong_then_a_valid_on
     result = await ReActLoop(model, output_type=Invoice).run("bill Ann")
     assert result.output == Invoice("Ann", 3.0)
     [error] = [m for m in model.requests[1].messages if isinstance(m, ToolMessage)]
-    assert error.is_error and "total" in error.content and "number" in error.content
+    assert error.is_error and "total" in error.text and "number" in error.text
 
 
 async def test_after_the_retries_the_run_fails_with_the_last_raw_answer() -> None:
@@ -84,7 +84,7 @@ async def test_a_text_answer_on_the_tool_strategy_is_asked_to_call_the_tool() ->
     result = await ReActLoop(model, output_type=Invoice).run("bill")
     assert result.output == Invoice("Ann", 12.5)
     assert isinstance(model.requests[1].messages[-1], UserMessage)
-    assert FINAL_TOOL in model.requests[1].messages[-1].content
+    assert FINAL_TOOL in model.requests[1].messages[-1].text
 
 
 async def test_validators_change_the_value_or_send_it_back() -> None:
@@ -106,7 +106,7 @@ async def test_validators_change_the_value_or_send_it_back() -> None:
     result = await loop.run("bill")
     assert result.output == Invoice("ANN", 2.0) and seen == [result.run_id]
     [error] = [m for m in model.requests[1].messages if isinstance(m, ToolMessage)]
-    assert "the total must be positive" in error.content
+    assert "the total must be positive" in error.text
 
 
 async def test_the_prompted_strategy_puts_the_schema_in_the_instructions() -> None:
@@ -232,9 +232,9 @@ async def test_the_final_call_is_answered_and_the_calls_beside_it_are_not_run() 
     model = ScriptedModel([[beside, answer]])
     result = await ReActLoop(model, tools=[lookup], output_type=Invoice).run("bill")
     by_id = pairs(result)
-    assert by_id[answer.id].content == "final answer accepted" and not by_id[answer.id].is_error
+    assert by_id[answer.id].text == "final answer accepted" and not by_id[answer.id].is_error
     assert (by_id[answer.id].name, by_id[beside.id].name) == (FINAL_TOOL, "lookup")
-    assert by_id[beside.id].is_error and "not run" in by_id[beside.id].content
+    assert by_id[beside.id].is_error and "not run" in by_id[beside.id].text
     assert lookup.calls == [] and result.output == Invoice("Ann", 1.0)
     final_results = {r.call_id: r for r in result.steps[-1].tool_results}
     assert final_results[beside.id].error_code is ErrorCode.TOOL_ERROR
@@ -247,10 +247,10 @@ async def test_a_rejected_final_call_is_an_error_result_paired_with_it() -> None
     model = ScriptedModel([[bad, beside], good])
     result = await ReActLoop(model, tools=[lookup], output_type=Invoice).run("bill")
     by_id = pairs(result)
-    assert by_id[bad.id].is_error and "missing required" in by_id[bad.id].content
+    assert by_id[bad.id].is_error and "missing required" in by_id[bad.id].text
     assert (by_id[bad.id].name, by_id[beside.id].name) == (FINAL_TOOL, "lookup")
-    assert "required format: " in by_id[bad.id].content  # a top-level problem: no path
-    assert by_id[beside.id].is_error and "not run" in by_id[beside.id].content
+    assert "required format: " in by_id[bad.id].text  # a top-level problem: no path
+    assert by_id[beside.id].is_error and "not run" in by_id[beside.id].text
     step = {r.call_id: r for r in result.steps[0].tool_results}
     assert step[bad.id].error_code is ErrorCode.TOOL_ERROR
     assert result.output == Invoice("Ann", 2.0)
@@ -260,7 +260,7 @@ async def test_a_wrong_field_is_named_with_its_path() -> None:
     model = ScriptedModel([final(customer="Ann", total="lots"), final(customer="Ann", total=1)])
     result = await ReActLoop(model, output_type=Invoice).run("bill")
     error = next(m for m in model.requests[1].messages if isinstance(m, ToolMessage))
-    assert " at " in error.content and "total" in error.content
+    assert " at " in error.text and "total" in error.text
     assert result.output == Invoice("Ann", 1.0)
 
 
@@ -285,9 +285,9 @@ async def test_the_retry_message_says_how_to_answer(
     model = ScriptedModel(answers)
     await ReActLoop(model, output_type=Invoice, output=OutputOptions(strategy=strategy)).run("bill")
     retry = model.requests[1].messages[-1]
-    assert isinstance(retry, UserMessage) and expected in retry.content
+    assert isinstance(retry, UserMessage) and expected in retry.text
     if strategy is OutputStrategy.TOOL:
-        assert retry.content == f"Finish by calling the `{FINAL_TOOL}` tool with your final answer."
+        assert retry.text == f"Finish by calling the `{FINAL_TOOL}` tool with your final answer."
 
 
 async def test_a_capped_structured_run_keeps_the_caps_detail() -> None:
@@ -348,7 +348,7 @@ def _last_text(request: ModelRequest) -> str:
     """What the last message of a request said to the model (a tool result or a user message)."""
     last = request.messages[-1]
     assert isinstance(last, ToolMessage | UserMessage)
-    return str(last.content)
+    return str(last.text)
 
 
 RAW_INVOICE = {

@@ -85,7 +85,7 @@ async def test_demo_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
 async def test_the_approval_example_applies_the_persons_answer(answer: str, expected: str) -> None:
     result = await run_approval_example(lambda prompt: answer)
     results = [m for m in result.messages if isinstance(m, ToolMessage)]
-    assert len(results) == 1 and expected in results[0].content
+    assert len(results) == 1 and expected in results[0].text
     assert result.output == "Here is what I could do."
 
 

@@ -23,7 +23,14 @@ from reactloop._approval._policy import ApprovalPolicy
 from reactloop._cassettes._cassette import Cassette
 from reactloop._core._approvals import Approve, Deny, Edit, ExternalFailure, ExternalResult
 from reactloop._core._contracts import Hook
-from reactloop._core._messages import ModelSettings, ResponseFormat, ResponseFormatKind, ToolSpec
+from reactloop._core._messages import (
+    ModelSettings,
+    ReasoningEffort,
+    ReasoningSettings,
+    ResponseFormat,
+    ResponseFormatKind,
+    ToolSpec,
+)
 from reactloop._core._state import Step
 from reactloop._durable._leases import StoreTimeouts
 from reactloop._durable._stores import MemoryStore, PostgresStore, SqliteStore, store_from_url
@@ -381,6 +388,15 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "stop_sequences": ["END", [""], ["a", 5], 5, None, {"END"}],
             "seed": [1.5, "7", True],
             "service_tier": ["", 5, b"flex"],
+            "reasoning": ["high", 5, {"effort": "high"}, ReasoningSettings, ReasoningEffort.HIGH],
+        },
+    ),
+    ReasoningSettings: (
+        {},
+        {
+            "effort": ["hard", 5, True, ReasoningEffort],
+            "budget_tokens": [0, -1, 1.5, True, "1024"],
+            "summary": ["", 5, True],
         },
     ),
     ResponseFormat: (
