@@ -6,10 +6,13 @@ the provider tests send; these tests keep them from passing vacuously."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 import pytest
+import yaml
 
 from tests.helpers.vendor_schemas import (
     VendorSchemaError,
@@ -20,6 +23,7 @@ from tests.helpers.vendor_schemas import (
 )
 
 JsonObject = dict[str, Any]
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded"
 
 ANTHROPIC: JsonObject = {
     "model": "claude-sonnet-4-5",
@@ -222,3 +226,24 @@ def test_the_wire_check_routes_by_path_and_reads_the_vendor_from_the_model() -> 
     assert not wire_problems("/v1/responses", orjson.dumps(RESPONSES))
     assert wire_problems("/v1/responses", b"{not json")
     assert not wire_problems("/v1/models", b"")
+
+
+def _recorded_requests() -> list[Any]:
+    found = []
+    for cassette in sorted(RECORDED.glob("*/*.yaml")):
+        loaded = yaml.safe_load(cassette.read_text(encoding="utf-8"))
+        for number, interaction in enumerate(loaded["interactions"]):
+            request = interaction["request"]
+            if isinstance(request.get("parsed_body"), dict):
+                where = f"{cassette.parent.name}/{cassette.name}#{number}"
+                path = urlsplit(request["uri"]).path
+                found.append(pytest.param(where, path, request["parsed_body"], id=where))
+    return found
+
+
+@pytest.mark.parametrize(("where", "path", "body"), _recorded_requests())
+def test_every_request_a_vendor_accepted_on_record_passes(
+    where: str, path: str, body: JsonObject
+) -> None:
+    """The checkers refuse nothing the vendors took: each recorded request (a 200) passes."""
+    assert wire_problems(path, orjson.dumps(body)) == [], where
