@@ -32,6 +32,7 @@ from reactloop._core import (
     ModelResponse,
     Phase,
     PhaseDecision,
+    ReasoningPart,
     RunContext,
     RunState,
     Tool,
@@ -75,16 +76,28 @@ def call(name: str, /, **arguments: Any) -> ToolCall:
 
 
 def reply(
-    text: str = "", *calls: ToolCall, usage: Usage | None = None, model: str | None = None
+    text: str = "",
+    *calls: ToolCall,
+    usage: Usage | None = None,
+    model: str | None = None,
+    reasoning: str | ReasoningPart | None = None,
 ) -> ModelResponse:
-    """A model response with text and/or tool calls."""
+    """A model response with text and/or tool calls; `reasoning` (a text or a `ReasoningPart`)
+    comes first, as a thinking model's does."""
     if not isinstance(text, str):
         raise ConfigurationError.invalid("reply.text", text, "a str (tool calls go after it)")
     for item in calls:
         if not isinstance(item, ToolCall):
             raise ConfigurationError.invalid("reply.calls", item, "ToolCall values (see call())")
     reason = FinishReason.TOOL_CALLS if calls else FinishReason.STOP
-    return ModelResponse(AssistantMessage(text, tuple(calls)), usage or Usage(), reason, model)
+    message = AssistantMessage(text, tuple(calls))
+    if reasoning is not None:
+        thought = ReasoningPart(reasoning) if isinstance(reasoning, str) else reasoning
+        if not isinstance(thought, ReasoningPart):
+            rule = "a str or a ReasoningPart"
+            raise ConfigurationError.invalid("reply.reasoning", reasoning, rule)
+        message = AssistantMessage(parts=(thought, *message.parts))
+    return ModelResponse(message, usage or Usage(), reason, model)
 
 
 _SCRIPT_RULE = (

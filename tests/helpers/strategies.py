@@ -569,11 +569,15 @@ _offered = st.one_of(st.none(), st.lists(tool_names, max_size=3).map(tuple))
 recorded_requests = st.builds(
     RecordedRequest, message_lists(6).map(tuple), _maybe_texts, _offered, _tool_choices
 )
+@st.composite
+def _recorded_answers(draw: st.DrawFn) -> AssistantMessage:
+    calls = tuple(draw(st.lists(tool_calls, max_size=2)))
+    return _with_reasoning(draw, draw(contents), calls, draw(_maybe_refusal))
+
+
 model_responses = st.builds(
     ModelResponse,
-    st.builds(
-        AssistantMessage, contents, st.lists(tool_calls, max_size=2).map(tuple), _maybe_refusal
-    ),
+    _recorded_answers(),
     usages,
     st.sampled_from(FinishReason),
     _maybe_texts,

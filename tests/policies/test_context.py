@@ -21,6 +21,7 @@ from reactloop._core._messages import (
     ToolSpec,
     UserMessage,
 )
+from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._core._repair import pair_calls
 from reactloop._errors import ConfigurationError, ContextTooLongError
 from reactloop._policies._context import ContextBudget, ContextWindow, message_units, trim
@@ -41,21 +42,32 @@ def tokens(messages: Sequence[Message]) -> int:
     return sum(costs(messages))
 
 
+def reasons(step: Sequence[Message]) -> bool:
+    """Whether the step's answer carries reasoning (the current turn keeps such steps)."""
+    return any(isinstance(message, AssistantMessage) and message.reasoning for message in step)
+
+
 def minimum(conversation: Conversation) -> int:
-    """Tokens of what may never be dropped: system messages, current message, newest step."""
-    newest = conversation.steps[-1] if conversation.steps else ()
-    return tokens((*conversation.system, conversation.current, *newest))
+    """Tokens of what may never be dropped: system messages, current message, the current
+    turn's steps that carry reasoning, newest step."""
+    steps = conversation.steps
+    kept = [m for index, step in enumerate(steps) if reasons(step) or index == len(steps) - 1
+            for m in step]  # fmt: skip
+    return tokens((*conversation.system, conversation.current, *kept))
 
 
 def candidates(conversation: Conversation) -> list[tuple[Message, ...]]:
-    """Every allowed result, from least to most dropped: old turns first, then old steps."""
+    """Every allowed result, from least to most dropped: old turns first, then old steps
+    (the oldest first, never one that carries reasoning)."""
     system, history, steps = conversation.system, conversation.history, conversation.steps
     found = []
     for dropped in range(len(history) + 1):
         kept = itertools.chain.from_iterable(history[dropped:])
         found.append((*system, *kept, conversation.current, *itertools.chain(*steps)))
-    for dropped in range(1, len(steps)):
-        kept_steps = itertools.chain.from_iterable(steps[dropped:])
+    droppable = [index for index, step in enumerate(steps[:-1]) if not reasons(step)]
+    for count in range(1, len(droppable) + 1):
+        gone = set(droppable[:count])
+        kept_steps = (m for i, step in enumerate(steps) if i not in gone for m in step)
         found.append((*system, conversation.current, *kept_steps))
     return found
 
@@ -423,3 +435,17 @@ def test_a_wrong_window_option_names_the_option_value_and_rule(
     with pytest.raises(ConfigurationError) as caught:
         ContextWindow(**arguments)
     assert (caught.value.option, caught.value.value, caught.value.rule) == (option, value, rule)
+
+
+def test_the_current_turns_reasoning_survives_trimming_and_an_old_turns_goes_with_it() -> None:
+    thought = ReasoningPart("long thinking " * 40, signature="sig")
+    old_turn = (UserMessage("earlier"), AssistantMessage(parts=[thought, TextPart("old answer")]))
+    first = AssistantMessage(parts=[thought, ToolCall("look", "{}", "c1")])
+    plain = AssistantMessage("", (ToolCall("look", "{}", "c2"),))
+    steps = (first, ToolMessage("c1", "look", "x"), plain, ToolMessage("c2", "look", "y"))
+    newest = (AssistantMessage("", (ToolCall("look", "{}", "c3"),)), ToolMessage("c3", "look", "z"))
+    messages = (*old_turn, UserMessage("now"), *steps, *newest)
+    pinned = (UserMessage("now"), first, steps[1], *newest)
+    kept = trim(messages, costs(messages), ContextBudget(tokens(pinned)))
+    assert kept == pinned  # the plain step went; the one that reasoned stayed, unedited
+    assert kept[1] is first
