@@ -172,3 +172,32 @@ async def test_deepseek_gets_the_reasoning_of_an_earlier_tool_loop_in_a_later_tu
         later = await loop.run("Thanks!", history=first.messages)
     assert fake.rejections == []
     assert later.output == "You're welcome."
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "gemini", "responses"])
+async def test_a_later_turn_after_a_tool_loop_is_accepted(server: WireServer, vendor: str) -> None:
+    """The next user message starts a new tool loop: what the vendor still checks of the earlier
+    one (Anthropic: any thinking block sent verifies; Responses: every call keeps its reasoning
+    item) is sent as it came."""
+    async with strict(server, vendor) as (fake, loop):
+        first = await loop.run(QUESTION)
+        fake.steps = (*STEPS[:1], Step("Done.", "You're welcome."))
+        later = await loop.run("And Paris again?", history=first.messages)
+    assert fake.rejections == []
+    assert later.output == "You're welcome."
+
+
+@pytest.mark.parametrize("vendor", sorted(SETUPS))
+async def test_a_provider_that_drops_reasoning_fails_as_in_production(
+    server: WireServer, vendor: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reasoning replay switched off (a regression): the fake answers its vendor's 400 and the
+    run ends in error after the first tool step."""
+    for module in ("_anthropic", "_openai", "_responses_wire"):
+        monkeypatch.setattr(f"reactloop._providers.{module}.replays", lambda *_: False)
+    async with strict(server, vendor) as (fake, loop):
+        result = await loop.run(QUESTION)
+    assert result.stop_reason is StopReason.ERROR
+    assert result.error is not None
+    assert len(fake.rejections) == 1
+    assert fake.rejections[0] in str(result.error)
