@@ -32,7 +32,9 @@ class ReasoningPart:
     - `signature`: Anthropic's thinking signature, or a Gemini thought signature.
     - `redacted`: Anthropic's `redacted_thinking` data (encrypted; no readable text).
     - `encrypted`: OpenAI's `encrypted_content`; `id`: the vendor's id of the item.
-    - `provider`, `model`: who produced it (the provider's name and the model that answered).
+    - `followed_by`: the vendor's id of the item that followed it (OpenAI Responses pairs a
+      reasoning item with that item by its id), so a journaled run sends both back as they came.
+    - `provider`, `model`: who produced it (the provider's name and the configured model).
     """
 
     text: str = ""
@@ -41,6 +43,7 @@ class ReasoningPart:
     redacted: str | None = None
     encrypted: str | None = None
     id: str | None = None
+    followed_by: str | None = None
     provider: str | None = None
     model: str | None = None
 
