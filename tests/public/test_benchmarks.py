@@ -13,6 +13,7 @@ from benchmarks import _handwritten as handwritten
 from benchmarks import cassette as cassette_benchmark
 from benchmarks import mutation, output_validation
 from benchmarks import partial as partial_benchmark
+from benchmarks import reasoning as reasoning_benchmark
 from benchmarks import telemetry as telemetry_benchmark
 from benchmarks.__main__ import main
 from benchmarks._fakes import FINAL_TEXT, InstantModel, Script, as_tool, echo
@@ -50,6 +51,19 @@ async def test_the_telemetry_benchmark_reports_each_way() -> None:
     figures = await telemetry_benchmark.measure(steps=2, repeats=1)
     assert set(figures) == {"telemetry off", "on, no-op exporter", "on, with phase spans"}
     assert all(value > 0 for value in figures.values())
+
+
+async def test_the_reasoning_benchmark_reports_each_contender_with_its_quartiles() -> None:
+    figures = await reasoning_benchmark.measure(steps=2, repeats=1)
+    assert set(figures) == {"none", "one", "two"}
+    assert all(0 < first <= median <= third for first, median, third in figures.values())
+
+
+def test_the_reasoning_benchmarks_responses_carry_the_parts_it_names() -> None:
+    for count in (0, 1, 2):
+        first, answer = reasoning_benchmark.responses(1, count)
+        assert len(first.message.reasoning) == count and first.message.tool_calls
+        assert answer.message.text == "done"
 
 
 def test_the_partial_benchmark_parses_its_answers_and_reports_each_contender() -> None:
