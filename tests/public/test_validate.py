@@ -426,6 +426,9 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "native_output": [0, None],
             "thinking": ["yes", 1],
             "system_turns": [1, None],
+            "reasoning_efforts": [{"turbo"}, "high", 5, {1}],
+            "thinking_budget": [1, None],
+            "adaptive_thinking": ["yes", 0],
         },
     ),
     DefaultErrorMessages: (
