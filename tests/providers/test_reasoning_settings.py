@@ -242,4 +242,4 @@ def test_a_profile_takes_the_levels_as_a_set() -> None:
 
 def test_every_effort_level_is_known_to_the_profiles() -> None:
     levels = {effort.value for effort in ReasoningEffort}
-    assert model_profile("claude-opus-5").reasoning_efforts == levels - {"minimal"}
+    assert model_profile("claude-opus-5").reasoning_efforts == frozenset(levels - {"minimal"})
