@@ -7,7 +7,8 @@ Anthropic's placement rules allow it. Tool results are `tool_result` blocks of a
 consecutive turns of one role are merged, so parallel results share one turn. Sampling settings
 are sent only when set, and refused before sending for a model that rejects them. A stream is
 complete once `message_delta` brought the stop reason: `message_stop` is not waited for (the last
-event of a cut stream is lost by SSE rules).
+event of a cut stream is lost by SSE rules); the decode side is `_anthropic_stream`. An assistant
+turn is sent from its parts in order: its own thinking back byte for byte, first in the turn.
 """
 
 from __future__ import annotations
@@ -43,14 +44,10 @@ from reactloop._providers._anthropic_stream import (
     MAX_CONTINUATIONS,
     PAUSE_TURN,
     MessageStream,
-    RawBlocks,
     Role,
     continued,
     decode_message,
-    decode_stop,
-    decode_usage,
     joined,
-    merge_usage,
 )
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
@@ -89,13 +86,10 @@ __all__ = [
     "MAX_CONTINUATIONS",
     "AnthropicModel",
     "MessageStream",
-    "RawBlocks",
     "decode_message",
-    "decode_stop",
-    "decode_usage",
     "encode_request",
-    "merge_usage",
 ]
+"""What tests and the registry import from here (the decode side lives in `_anthropic_stream`)."""
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
