@@ -4,6 +4,7 @@ signatures, redacted data and encrypted content are never shown."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from reactloop._cli._trace import (
     stored_trace,
     write_trace,
 )
-from reactloop._cli._views import STYLES
+from reactloop._cli._views import STYLES, LiveView, _rich_modules
 from reactloop._core._contracts import DeltaSink
 from reactloop._core._events import (
     ReasoningStreamed,
@@ -114,7 +115,12 @@ async def test_a_streamed_runs_lines_show_its_reasoning_once_in_its_place() -> N
 
 def test_the_live_view_dims_the_reasoning_and_styles_every_kind() -> None:
     assert set(STYLES) == set(Kind)
-    assert "dim" in STYLES[Kind.THINKING]
+    rich = _rich_modules()
+    assert rich is not None
+    view, out = LiveView(rich), io.StringIO()
+    view.console = rich["console"].Console(file=out, force_terminal=True, color_system="standard")
+    view.show([Line(Kind.THINKING, "thinking: I should add.")])
+    assert out.getvalue() == "\x1b[2;3mthinking: I should add.\x1b[0m\n"  # dim, italic
 
 
 def test_a_long_thought_is_cut_to_one_short_line() -> None:
