@@ -51,6 +51,7 @@ from reactloop._providers._profiles import (
     ModelProfile,
     check_sampling,
 )
+from reactloop._providers._reasoning import check_effort, refuse
 from reactloop._providers._wire import (
     check_history,
     count,
@@ -273,26 +274,32 @@ def _refuse(provider: str, model: str, option: str, value: object, why: str) -> 
     )
 
 
-def _reasoning(provider: str, model: str, settings: ModelSettings) -> JsonObject | None:
+def _reasoning(
+    provider: str, model: str, settings: ModelSettings, profile: ModelProfile
+) -> JsonObject | None:
+    """`reasoning: {effort, summary}`; an effort the profile does not list, a token budget (the
+    Responses API takes none) and an unknown summary mode are refused."""
     wanted = settings.reasoning
     if wanted is None:
         return None
     if wanted.budget_tokens is not None:
-        why = "the Responses API takes no token budget (ReasoningSettings.budget_tokens): set"
-        option = "ModelSettings.reasoning.budget_tokens"
-        _refuse(provider, model, option, wanted.budget_tokens, f"{why} ReasoningSettings.effort")
+        rule = "None (the Responses API takes no thinking budget: set ReasoningSettings.effort)"
+        raise refuse(provider, model, "budget_tokens", wanted.budget_tokens, rule)
     body: JsonObject = {}
     if wanted.effort is not None:
+        check_effort(provider, model, wanted.effort, profile)
         body["effort"] = wanted.effort.value
     if wanted.summary is not None:
         if wanted.summary not in SUMMARIES:
             rule = "one of 'auto', 'concise', 'detailed' (what the Responses API takes)"
-            raise ConfigurationError.invalid("ReasoningSettings.summary", wanted.summary, rule)
+            raise refuse(provider, model, "summary", wanted.summary, rule)
         body["summary"] = wanted.summary
     return body
 
 
-def _settings(provider: str, model: str, settings: ModelSettings, has_tools: bool) -> JsonObject:
+def _settings(
+    provider: str, model: str, settings: ModelSettings, profile: ModelProfile, has_tools: bool
+) -> JsonObject:
     if settings.stop_sequences:
         why = "the Responses API has no stop sequences"
         _refuse(provider, model, "ModelSettings.stop_sequences", settings.stop_sequences, why)
@@ -309,7 +316,7 @@ def _settings(provider: str, model: str, settings: ModelSettings, has_tools: boo
         body["parallel_tool_calls"] = settings.parallel_tool_calls
     if settings.response_format is not None:
         body["text"] = {"format": text_format(settings.response_format)}
-    reasoning = _reasoning(provider, model, settings)
+    reasoning = _reasoning(provider, model, settings, profile)
     if reasoning is not None:
         body["reasoning"] = reasoning
     if settings.service_tier is not None:
@@ -349,7 +356,7 @@ def encode_request(
     if request.tools:
         body["tools"] = [_tool(spec) for spec in request.tools]
         body["tool_choice"] = _tool_choice(request.tool_choice)
-    body.update(_settings(provider, model, request.settings, bool(request.tools)))
+    body.update(_settings(provider, model, request.settings, profile, bool(request.tools)))
     body["include"] = list(INCLUDE)
     body["store"] = how.store
     if previous is not None:

@@ -179,6 +179,10 @@ async def test_sampling_goes_to_a_model_that_takes_it(server: WireServer) -> Non
             ModelSettings(reasoning=ReasoningSettings(budget_tokens=2048)),
             "ModelSettings.reasoning.budget_tokens",
         ),
+        (
+            ModelSettings(reasoning=ReasoningSettings(effort="max")),
+            "ModelSettings.reasoning.effort",
+        ),
     ],
 )
 async def test_what_the_api_or_model_does_not_take_is_refused_before_sending(
@@ -190,9 +194,18 @@ async def test_what_the_api_or_model_does_not_take_is_refused_before_sending(
     assert server.requests == []
 
 
+async def test_a_model_without_reasoning_is_refused_an_effort(server: WireServer) -> None:
+    settings = ModelSettings(reasoning=ReasoningSettings(effort="low"))
+    url = f"{server.url}/v1"
+    async with OpenAIResponsesModel("gpt-4o", api_key=API_KEY, base_url=url) as model:
+        with pytest.raises(ProviderConfigurationError) as caught:
+            await model.request(ModelRequest(HI, settings=settings))
+    assert caught.value.option == "ModelSettings.reasoning.effort" and server.requests == []
+
+
 async def test_an_unknown_summary_is_refused(responses: OpenAIResponsesModel) -> None:
     settings = ModelSettings(reasoning=ReasoningSettings(summary="verbose"))
-    with pytest.raises(ConfigurationError, match=r"ReasoningSettings\.summary"):
+    with pytest.raises(ProviderConfigurationError, match=r"ModelSettings\.reasoning\.summary"):
         await responses.request(ModelRequest(HI, settings=settings))
 
 
@@ -350,3 +363,28 @@ def test_the_repr_never_shows_the_key() -> None:
     model = OpenAIResponsesModel("gpt-5", api_key=API_KEY, base_url="https://u:pw@example.com/v1")
     assert API_KEY not in repr(model) and "pw" not in repr(model)
     assert repr(model).startswith("OpenAIResponsesModel(model='gpt-5'")
+
+
+async def test_usage_reads_cache_writes_and_reasoning(
+    server: WireServer, responses: OpenAIResponsesModel
+) -> None:
+    body = responses_json("ok")
+    body["usage"] = {
+        "input_tokens": 5000,
+        "input_tokens_details": {"cached_tokens": 900, "cache_write_tokens": 4012},
+        "output_tokens": 40,
+        "output_tokens_details": {"reasoning_tokens": 30},
+        "total_tokens": 5040,
+    }
+    server.reply_with(json_reply(body))
+    usage = (await responses.request(ModelRequest(HI))).usage
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens) == (
+        5000,
+        900,
+        4012,
+    )
+    assert (usage.output_tokens, usage.reasoning_tokens, usage.uncached_input_tokens) == (
+        40,
+        30,
+        88,
+    )
