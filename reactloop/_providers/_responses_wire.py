@@ -145,7 +145,7 @@ def _reasoning_item(part: ReasoningPart) -> JsonObject:
 def _text_item(said: str, item_id: str | None) -> JsonObject:
     if item_id is None:
         return {"role": "assistant", "content": said}
-    content = [{"type": "output_text", "text": said, "annotations": [], "logprobs": []}]
+    content = [{"type": "output_text", "text": said, "annotations": []}]
     return {
         "type": "message",
         "role": "assistant",
