@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import reactloop._providers
-from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
 from tests.helpers.vendor_schemas import VendorSchemaError, wire_problems
 from tests.providers.protocol import OpenAIRequestSchema
 from tests.providers.wire_server import Reply, Request, WireServer
@@ -40,6 +40,14 @@ async def openai(server: WireServer) -> AsyncIterator[OpenAIModel]:
 async def anthropic(server: WireServer) -> AsyncIterator[AnthropicModel]:
     """An Anthropic model talking to the wire server."""
     async with AnthropicModel("claude-sonnet-4-5", api_key=API_KEY, base_url=server.url) as model:
+        yield model
+
+
+@pytest.fixture
+async def responses(server: WireServer) -> AsyncIterator[OpenAIResponsesModel]:
+    """An OpenAI Responses model (a reasoning family) talking to the wire server."""
+    url = f"{server.url}/v1"
+    async with OpenAIResponsesModel("gpt-5", api_key=API_KEY, base_url=url) as model:
         yield model
 
 

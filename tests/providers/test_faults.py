@@ -29,10 +29,11 @@ from reactloop._errors import (
     RateLimitedError,
 )
 from reactloop._loop._loop import ReActLoop
-from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
 from reactloop._resolver import DEFAULT_MESSAGES
 from tests.providers.conftest import API_KEY
 from tests.providers.render import anthropic_stream, openai_stream, sse
+from tests.providers.render_responses import responses_stream
 from tests.providers.wire_server import Ending, Reply, WireServer, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
@@ -52,16 +53,28 @@ async def call(model: Model, mode: str) -> ModelResponse:
     return await model.request(REQUEST)
 
 
+PATHS = {
+    "openai": "/v1/chat/completions",
+    "anthropic": "/v1/messages",
+    "openai-responses": "/v1/responses",
+}
+
+
 def endpoint(server: WireServer, model: Model) -> str:
     """The URL each provider posts to on the wire server."""
-    path = "/v1/chat/completions" if isinstance(model, OpenAIModel) else "/v1/messages"
-    return server.url + path
+    return server.url + PATHS[_provider(model)]
 
 
-@pytest.fixture(params=["openai", "anthropic"])
-def model(request: pytest.FixtureRequest, openai: OpenAIModel, anthropic: AnthropicModel) -> Model:
+@pytest.fixture(params=["openai", "anthropic", "openai-responses"])
+def model(
+    request: pytest.FixtureRequest,
+    openai: OpenAIModel,
+    anthropic: AnthropicModel,
+    responses: OpenAIResponsesModel,
+) -> Model:
     """Each provider in turn."""
-    return openai if request.param == "openai" else anthropic
+    models: dict[str, Model] = {"openai": openai, "anthropic": anthropic}
+    return models.get(request.param, responses)
 
 
 def openai_error(message: str, kind: str, code: str | None = None) -> dict[str, object]:
@@ -87,7 +100,7 @@ async def test_429_is_rate_limited_with_its_wait(
         True,
         False,
     )
-    assert error.provider in ("openai", "anthropic")
+    assert error.provider == _provider(model)
 
 
 async def test_insufficient_quota_is_not_retryable(server: WireServer, openai: OpenAIModel) -> None:
@@ -209,10 +222,13 @@ async def test_connection_closed_without_answer_is_unavailable(
 STREAMS: dict[str, Callable[[], list[bytes]]] = {
     "openai": lambda: openai_stream("Hello there, friend."),
     "anthropic": lambda: anthropic_stream("Hello there, friend."),
+    "openai-responses": lambda: responses_stream("Hello there, friend."),
 }
 
 
 def _provider(model: Model) -> str:
+    if isinstance(model, OpenAIResponsesModel):
+        return "openai-responses"
     return "openai" if isinstance(model, OpenAIModel) else "anthropic"
 
 

@@ -4,8 +4,6 @@ events, cut streams; and the finishes that are not failures (incomplete, refusal
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from reactloop._core._messages import (
@@ -34,13 +32,6 @@ pytestmark = pytest.mark.anyio
 
 REQUEST = ModelRequest((UserMessage("hi"),))
 MODES = ["request", "stream"]
-
-
-@pytest.fixture
-async def responses(server: WireServer) -> AsyncIterator[OpenAIResponsesModel]:
-    url = f"{server.url}/v1"
-    async with OpenAIResponsesModel("gpt-5", api_key=API_KEY, base_url=url) as model:
-        yield model
 
 
 async def _ignore(delta: ModelDelta) -> None:

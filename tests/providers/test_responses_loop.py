@@ -5,7 +5,7 @@ definitions, and reasoning items sent back before the item that followed them.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,14 +29,6 @@ from tests.providers.test_loop import (
 from tests.providers.wire_server import Reply, Request, WireServer, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def responses(server: WireServer) -> AsyncIterator[OpenAIResponsesModel]:
-    """A Responses model (a reasoning family) talking to the wire server."""
-    url = f"{server.url}/v1"
-    async with OpenAIResponsesModel("gpt-5", api_key=API_KEY, base_url=url) as model:
-        yield model
 
 
 def results_in(request: Request) -> int:

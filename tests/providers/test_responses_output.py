@@ -4,7 +4,6 @@ not, after a tool step; an invalid answer sent back once; AUTO's choice; partial
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -15,7 +14,6 @@ from reactloop._output._spec import FINAL_TOOL, OutputStrategy
 from reactloop._providers import OpenAIResponsesModel
 from reactloop.output import OutputOptions
 from tests.helpers.vendor_schemas import check_openai_responses_body
-from tests.providers.conftest import API_KEY
 from tests.providers.render_responses import responses_json, responses_stream
 from tests.providers.test_output import (
     ANSWER,
@@ -28,13 +26,6 @@ from tests.providers.test_output import (
 from tests.providers.wire_server import WireServer
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def responses(server: WireServer) -> AsyncIterator[OpenAIResponsesModel]:
-    url = f"{server.url}/v1"
-    async with OpenAIResponsesModel("gpt-5", api_key=API_KEY, base_url=url) as model:
-        yield model
 
 
 def check_strategy(strategy: OutputStrategy, body: dict[str, Any]) -> None:

@@ -4,7 +4,6 @@ settings it refuses before sending. Every body is checked against the vendor's d
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -35,13 +34,6 @@ from tests.providers.wire_server import WireServer, json_reply
 pytestmark = pytest.mark.anyio
 
 HI = (UserMessage("hi"),)
-
-
-@pytest.fixture
-async def responses(server: WireServer) -> AsyncIterator[OpenAIResponsesModel]:
-    url = f"{server.url}/v1"
-    async with OpenAIResponsesModel("gpt-5", api_key=API_KEY, base_url=url) as model:
-        yield model
 
 
 async def sent(server: WireServer, model: OpenAIResponsesModel, request: ModelRequest) -> Any:

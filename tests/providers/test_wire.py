@@ -17,7 +17,7 @@ from reactloop._core._messages import (
 )
 from reactloop._errors import ConfigurationError, InvalidRequestError
 from reactloop._loop._loop import ReActLoop
-from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
 from reactloop._providers._wire import EMPTY_TOOL_RESULT
 from tests.providers.examples import REQUESTS
 from tests.providers.protocol import OpenAIRequestSchema, check_anthropic_request
@@ -41,10 +41,16 @@ REFUSED: list[tuple[tuple[Message, ...], str]] = [
 ]
 
 
-@pytest.fixture(params=["openai", "anthropic"])
-def model(request: pytest.FixtureRequest, openai: OpenAIModel, anthropic: AnthropicModel) -> Model:
+@pytest.fixture(params=["openai", "anthropic", "openai-responses"])
+def model(
+    request: pytest.FixtureRequest,
+    openai: OpenAIModel,
+    anthropic: AnthropicModel,
+    responses: OpenAIResponsesModel,
+) -> Model:
     """Each provider in turn."""
-    return openai if request.param == "openai" else anthropic
+    models: dict[str, Model] = {"openai": openai, "anthropic": anthropic}
+    return models.get(request.param, responses)
 
 
 @pytest.mark.parametrize(("history", "why"), REFUSED)
