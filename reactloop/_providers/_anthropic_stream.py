@@ -93,18 +93,15 @@ def _refusal(finish: FinishReason, details: object, answer: str) -> str | None:
     return text(details, "explanation") or answer
 
 
-def merged_text(parts: Iterable[AssistantPart]) -> tuple[AssistantPart, ...]:
-    """The parts with adjacent text parts joined into one, and empty ones left out."""
-    out: list[AssistantPart] = []
-    for part in parts:
-        if isinstance(part, TextPart):
-            if not part.text:
-                continue
-            if out and isinstance(out[-1], TextPart):
-                out[-1] = TextPart(out[-1].text + part.text)
-                continue
-        out.append(part)
-    return tuple(out)
+def kept(parts: Iterable[AssistantPart | None]) -> tuple[AssistantPart, ...]:
+    """The parts in order, without the empty texts (a text block that streamed nothing) and the
+    blocks of no part. Each text block stays a part of its own, so that the turn goes back in
+    the blocks it came in."""
+    return tuple(
+        part
+        for part in parts
+        if part is not None and not (isinstance(part, TextPart) and not part.text)
+    )
 
 
 def _decode_tool_use(provider: str, block: JsonObject) -> ToolCall:
@@ -142,7 +139,7 @@ def decode_message(provider: str, body: JsonObject, model: str | None = None) ->
     if body.get("type") == "error":
         raise stream_error(provider, error_detail(body), None)
     decoded = (_decode_block(provider, model, block) for block in items(body, "content"))
-    parts = merged_text(part for part in decoded if part is not None)
+    parts = kept(decoded)
     finish = decode_stop(text(body, "stop_reason"))
     answer = "".join(part.text for part in parts if isinstance(part, TextPart))
     refusal = _refusal(finish, body.get("stop_details"), answer)
@@ -296,7 +293,7 @@ class MessageStream:
             )
         finish = decode_stop(self.stop_reason)
         made = (self._part(self.blocks[index], finish) for index in sorted(self.blocks))
-        parts = merged_text(part for part in made if part is not None)
+        parts = kept(made)
         answer = "".join(part.text for part in parts if isinstance(part, TextPart))
         refusal = _refusal(finish, self.stop_details, answer)
         message = AssistantMessage(parts=parts, refusal=refusal)
@@ -350,13 +347,13 @@ def continued(body: JsonObject, content: list[JsonObject]) -> JsonObject:
 
 def joined(parts: list[ModelResponse]) -> ModelResponse:
     """One response of a turn paused and continued: every part in order (reasoning, text and
-    calls; adjacent texts joined), the usage summed, the finish of the last part."""
+    calls), the usage summed, the finish of the last part."""
     if len(parts) == 1:
         return parts[0]
     last = parts[-1]
     usage = Usage()
     for part in parts:
         usage = usage + part.usage
-    ordered = merged_text(piece for part in parts for piece in part.message.parts)
+    ordered = kept(piece for part in parts for piece in part.message.parts)
     message = AssistantMessage(parts=ordered, refusal=last.message.refusal)
     return ModelResponse(message, usage, last.finish_reason, last.model, last.id)

@@ -410,6 +410,7 @@ async def test_a_paused_turn_keeps_its_parts_in_order(
     assert answer.message.parts == (
         ReasoningPart("Look it up.", signature="sig+/=", provider="anthropic",
                       model="claude-sonnet-4-5"),
-        TextPart("One moment."),
+        TextPart("One "),
+        TextPart("moment."),
         ToolCall("get_user_country", "{}", "toolu_1"),
     )  # fmt: skip
