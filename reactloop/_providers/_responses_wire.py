@@ -5,7 +5,8 @@ Stateless by default: `store: false` and `include: ["reasoning.encrypted_content
 reasoning item comes back with its encrypted content and goes out again, byte-identical, right
 before the item that followed it. The API pairs a reasoning item with that following item by the
 item's id, so a reasoning item is sent only when the item after it goes out with its id (known
-from `ItemMemory`); otherwise it is dropped, and the answer goes as a plain input message.
+from `ItemMemory`), and an item goes with its id only after a reasoning item of its answer went;
+otherwise the reasoning is dropped and the items go without ids (text as a plain input message).
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ class ItemMemory:
             self._put(self._responses, message, response_id)
 
     def item_id(self, kind: str, key: str) -> str | None:
-        """The id of the output item of this kind (`message`, `call`) and key, if seen."""
+        """The id of the output item of this kind (`message`, `call`) and key (`item_key`), if
+        seen."""
         return self._items.get((kind, key))
 
     def response_id(self, message: AssistantMessage) -> str | None:
@@ -163,10 +165,12 @@ def _call_item(call: ToolCall, item_id: str | None) -> JsonObject:
     return item
 
 
-def _item(part: TextPart | ToolCall, how: Encoding) -> JsonObject:
-    if isinstance(part, TextPart):
-        return _text_item(part.text, how.memory.item_id("message", part.text))
-    return _call_item(part, how.memory.item_id("call", part.id))
+def item_key(part: TextPart | ToolCall, reasoning_id: str | None) -> tuple[str, str]:
+    """What an output item's id is remembered by: a call by its call id, a message by its text
+    and the id of the reasoning before it in its response (texts repeat across answers)."""
+    if isinstance(part, ToolCall):
+        return ("call", part.id)
+    return ("message", f"{reasoning_id or ''}\x00{part.text}")
 
 
 def _replayable(part: ReasoningPart, how: Encoding) -> bool:
@@ -175,22 +179,46 @@ def _replayable(part: ReasoningPart, how: Encoding) -> bool:
     return part.encrypted is not None or how.store
 
 
+class _Turn:
+    """One assistant message being spelled as items. The API pairs reasoning with the items
+    after it by their ids: an item goes with its id only after a reasoning item of its response
+    went, and a reasoning item goes only when the item after it goes with its id (an item with
+    an id whose reasoning is missing is refused, and so is reasoning without its item)."""
+
+    def __init__(self, how: Encoding) -> None:
+        self.how = how
+        self.pending: list[ReasoningPart] = []
+        self.reasoning_id: str | None = None  # the last reasoning part's, sent or not
+        self.anchored = False  # a reasoning item of this message went
+
+    def reasoning(self, part: ReasoningPart) -> None:
+        self.reasoning_id = part.id
+        if _replayable(part, self.how):
+            self.pending.append(part)
+
+    def item(self, part: TextPart | ToolCall) -> Iterator[JsonObject]:
+        item_id = self.how.memory.item_id(*item_key(part, self.reasoning_id))
+        if self.pending and item_id is not None:
+            yield from (_reasoning_item(reasoning) for reasoning in self.pending)
+            self.anchored = True
+        elif not self.anchored:
+            item_id = None
+        self.pending = []
+        if isinstance(part, TextPart):
+            yield _text_item(part.text, item_id)
+        else:
+            yield _call_item(part, item_id)
+
+
 def assistant_items(message: AssistantMessage, how: Encoding) -> Iterator[JsonObject]:
     """One assistant message as output items, in its parts' order; each reasoning part that may
-    go back comes right before the item that followed it, when that item goes with its id."""
-    pending: list[ReasoningPart] = []
+    go back comes right before the item that followed it (see `_Turn` for when it may)."""
+    turn = _Turn(how)
     for part in message.parts:
         if isinstance(part, ReasoningPart):
-            if _replayable(part, how):
-                pending.append(part)
-            continue
-        if isinstance(part, TextPart) and is_blank(part.text):
-            continue
-        item = _item(part, how)
-        if "id" in item:
-            yield from (_reasoning_item(reasoning) for reasoning in pending)
-        pending = []
-        yield item
+            turn.reasoning(part)
+        elif not (isinstance(part, TextPart) and is_blank(part.text)):
+            yield from turn.item(part)
     if is_blank(message.text) and not is_blank(message.refusal):
         yield {"role": "assistant", "content": message.refusal}
 
@@ -423,11 +451,12 @@ class _Output:
         self.parts: list[AssistantPart] = []
         self.refusals: list[str] = []
         self.ids: list[tuple[tuple[str, str], str]] = []
+        self.reasoning_id: str | None = None
 
-    def _remember(self, kind: str, key: str, item: JsonObject) -> None:
+    def _remember(self, part: TextPart | ToolCall, item: JsonObject) -> None:
         item_id = text(item, "id")
         if item_id is not None:
-            self.ids.append(((kind, key), item_id))
+            self.ids.append((item_key(part, self.reasoning_id), item_id))
 
     def message(self, item: JsonObject) -> None:
         said: list[str] = []
@@ -438,21 +467,24 @@ class _Output:
             elif kind == "refusal":
                 self.refusals.append(text(content, "refusal") or "")
         if said:
-            self.parts.append(TextPart("".join(said)))
-            self._remember("message", "".join(said), item)
+            part = TextPart("".join(said))
+            self.parts.append(part)
+            self._remember(part, item)
 
     def read(self, item: object) -> None:
         if not isinstance(item, dict):
             return
         kind = text(item, "type")
         if kind == "reasoning":
-            self.parts.append(_reasoning_part(item, self.provider, self.model))
+            part = _reasoning_part(item, self.provider, self.model)
+            self.reasoning_id = part.id
+            self.parts.append(part)
         elif kind == "message":
             self.message(item)
         elif kind == "function_call":
             call = _call(self.provider, item)
             self.parts.append(call)
-            self._remember("call", call.id, item)
+            self._remember(call, item)
 
 
 def decode_output(provider: str, model: str, output: list[object]) -> Decoded:

@@ -272,10 +272,34 @@ async def test_reasoning_goes_back_before_the_item_that_followed_it(
 async def test_reasoning_that_cannot_go_back_is_dropped(
     server: WireServer, responses: OpenAIResponsesModel, part: ReasoningPart
 ) -> None:
-    message = await answered(server, responses, responses_json("Hello."))
-    history = (*HI, AssistantMessage(parts=[part, *message.parts]), UserMessage("and?"))
+    message = await answered(server, responses, responses_json("Hello.", reasoning=True))
+    _, said = message.parts
+    history = (*HI, AssistantMessage(parts=[part, said]), UserMessage("and?"))
     body = await sent(server, responses, ModelRequest(history))
-    assert [item.get("type") for item in body["input"]] == [None, "message", None]
+    # The message goes without its id too: the API refuses an item whose reasoning is missing.
+    assert body["input"][1] == {"role": "assistant", "content": "Hello."}
+    assert len(body["input"]) == 3
+
+
+async def test_items_after_the_first_go_with_their_ids_once_reasoning_went(
+    server: WireServer, responses: OpenAIResponsesModel
+) -> None:
+    calls = (ToolCall("get_time", "{}", "call_1"), ToolCall("get_time", "{}", "call_2"))
+    message = await answered(server, responses, responses_json("", calls, reasoning=True))
+    history = (*HI, message, *(ToolMessage(c.id, "get_time", "12:00") for c in calls))
+    body = await sent(server, responses, ModelRequest(history, tools=(CLOCK,)))
+    assert [item.get("id") for item in body["input"][1:4]] == ["rs_1", "fc_1", "fc_2"]
+
+
+async def test_items_without_reasoning_go_without_ids(
+    server: WireServer, responses: OpenAIResponsesModel
+) -> None:
+    call = ToolCall("get_time", "{}", "call_1")
+    message = await answered(server, responses, responses_json("Let me see.", (call,)))
+    history = (*HI, message, ToolMessage("call_1", "get_time", "12:00"))
+    body = await sent(server, responses, ModelRequest(history, tools=(CLOCK,)))
+    assert body["input"][1] == {"role": "assistant", "content": "Let me see."}
+    assert "id" not in body["input"][2]
 
 
 async def test_reasoning_whose_following_item_has_no_known_id_is_dropped(
