@@ -67,27 +67,51 @@ def repaired_value(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
+_WALKED: dict[type, tuple[tuple[str, str], ...]] = {}
+"""Per attrs class, the (name, init name) of the fields the repair walks (found once)."""
+_PLAIN = (int, float, bool, type(None))
+
+
+def _walked(cls: type) -> tuple[tuple[str, str], ...]:
+    found = _WALKED.get(cls)
+    if found is None:
+        found = tuple(
+            (field.name, field.alias or field.name)
+            for field in attrs.fields(cls)
+            if field.init and field.eq  # e.g. a tool result's sub-run: repaired in its run
+        )
+        _WALKED[cls] = found
+    return found
+
+
 def repaired_record(record: R) -> tuple[R, int]:
     """A frozen attrs record (a message, a response, a tool result) with the text of its fields,
     and of the records it holds, repaired; and how many characters were replaced in all."""
     changes: dict[str, Any] = {}
     total = 0
-    for field in attrs.fields(type(record)):
-        if not field.init or not field.eq:  # e.g. a tool result's sub-run: repaired in its run
-            continue
-        fixed, count = _repaired_field(getattr(record, field.name))
+    for name, alias in _walked(type(record)):
+        fixed, count = _repaired_field(getattr(record, name))
         if count:
-            changes[field.alias or field.name] = fixed
+            changes[alias] = fixed
             total += count
     return (attrs.evolve(record, **changes) if changes else record), total  # type: ignore[misc]
 
 
+def _is_record(kind: type) -> bool:
+    return kind in _WALKED or attrs.has(kind)
+
+
 def _repaired_field(value: Any) -> tuple[Any, int]:
+    kind = type(value)
+    if kind is str:
+        return (value, 0) if value.isascii() else repaired(value)
+    if kind in _PLAIN:
+        return value, 0
     if isinstance(value, str):
         return repaired(value)
-    if attrs.has(type(value)):
+    if _is_record(kind):
         return repaired_record(value)
-    if isinstance(value, tuple) and any(attrs.has(type(item)) for item in value):
+    if isinstance(value, tuple) and any(_is_record(type(item)) for item in value):
         pairs = [_repaired_field(item) for item in value]
         return tuple(item for item, _ in pairs), sum(count for _, count in pairs)
     return value, 0
