@@ -41,18 +41,15 @@ from reactloop._providers._options import (
     check_http_options,
 )
 from reactloop._providers._profiles import ModelProfile, check_profile
-from reactloop._providers._responses_stream import ResponsesStream
-from reactloop._providers._responses_wire import (
-    OWNED,
+from reactloop._providers._responses_decode import (
     Decoded,
-    Encoding,
-    ItemMemory,
     decode_finish,
     decode_output,
     decode_usage,
-    encode_request,
     finished_parts,
 )
+from reactloop._providers._responses_stream import ResponsesStream
+from reactloop._providers._responses_wire import OWNED, Encoding, ItemMemory, encode_request
 from reactloop._providers._wire import items, text
 from reactloop._redact import redacted
 from reactloop._schema import strict_schema_openai
