@@ -144,3 +144,28 @@ async def test_a_401_is_not_retried_and_fails_the_run(
     result = await ReActLoop(responses, tools=[get_weather, get_time]).run("Weather?")
     assert result.stop_reason is StopReason.ERROR and len(server.requests) == 1
     assert result.error is not None and result.error.code.value == "authentication"
+
+
+async def test_previous_response_mode_chains_the_run(server: WireServer) -> None:
+    answered: list[int] = []
+
+    def answer(request: Request) -> Reply:
+        text, calls = STEPS[len(answered)]
+        answered.append(1)
+        rid = f"resp_{len(answered)}"
+        return json_reply(responses_json(text, calls, reasoning=True, response_id=rid))
+
+    server.handler = answer
+    url = f"{server.url}/v1"
+    mode = "previous_response"
+    async with OpenAIResponsesModel(
+        "gpt-5", api_key=API_KEY, base_url=url, conversation=mode
+    ) as model:
+        check_result(await ReActLoop(model, tools=[get_weather, get_time]).run("Weather?"))
+    bodies = [request.json() for request in server.requests]
+    for body in bodies:
+        check_openai_responses_body(body)
+    chained = [body.get("previous_response_id") for body in bodies]
+    assert chained == [None, "resp_1", "resp_2", "resp_3"]
+    assert [len(body["input"]) for body in bodies] == [1, 1, 2, 1]
+    assert all(body["store"] is True for body in bodies)
