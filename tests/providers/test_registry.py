@@ -6,7 +6,13 @@ import pytest
 
 from reactloop._errors import ConfigurationError
 from reactloop._loop._loop import ReActLoop
-from reactloop._providers import AnthropicModel, MaxTokensField, OpenAIModel, model_from_string
+from reactloop._providers import (
+    AnthropicModel,
+    MaxTokensField,
+    OpenAIModel,
+    OpenAIResponsesModel,
+    model_from_string,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -27,6 +33,18 @@ async def test_openai() -> None:
         "gpt-4o-mini",
         "https://api.openai.com/v1",
         "openai",
+    )
+    await model.aclose()
+
+
+async def test_openai_responses() -> None:
+    model = model_from_string("openai-responses:gpt-5")
+    assert isinstance(model, OpenAIResponsesModel)
+    assert (model.model, model.base_url, model.provider, model.conversation) == (
+        "gpt-5",
+        "https://api.openai.com/v1",
+        "openai-responses",
+        "stateless",
     )
     await model.aclose()
 
