@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, assert_never
 
 import httpx
@@ -33,7 +33,6 @@ from reactloop._core import (
     ResponseFormatKind,
     SystemMessage,
     TextDelta,
-    TextPart,
     ToolCall,
     ToolCallDelta,
     ToolChoice,
@@ -48,6 +47,12 @@ from reactloop._errors import (
     ConfigurationError,
     InvalidResponseError,
     ProviderUnavailableError,
+)
+from reactloop._providers._chat_reasoning import (
+    OUTSIDE_LOOP,
+    Recipient,
+    message_parts,
+    thought_signature,
 )
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
@@ -132,24 +137,12 @@ def _tool_call(call: ToolCall, signature: str | None = None) -> JsonObject:
     return encoded
 
 
-def _signature(part: AssistantPart, provider: str, model: str) -> str | None:
+def thought_signature_of(part: AssistantPart, provider: str, model: str) -> str | None:
     """A Gemini thought signature: a part of this provider and model family that carries a
     signature and no text (it goes back on the tool call that follows it)."""
     if isinstance(part, ReasoningPart) and not part.text and replays(part, provider, model):
         return part.signature
     return None
-
-
-def _calls(message: AssistantMessage, provider: str, model: str) -> list[JsonObject]:
-    """The tool calls, each with the thought signature of the part right before it."""
-    calls: list[JsonObject] = []
-    before: AssistantPart | None = None
-    for part in message.parts:
-        if isinstance(part, ToolCall):
-            signature = None if before is None else _signature(before, provider, model)
-            calls.append(_tool_call(part, signature))
-        before = part
-    return calls
 
 
 def reasoning_content(message: AssistantMessage, provider: str, model: str) -> str | None:
@@ -161,6 +154,18 @@ def reasoning_content(message: AssistantMessage, provider: str, model: str) -> s
         if part.text and not part.is_opaque and replays(part, provider, model)
     ]
     return "".join(texts) or None
+
+
+def _calls(message: AssistantMessage, provider: str, model: str) -> list[JsonObject]:
+    """The tool calls, each with the thought signature of the part right before it."""
+    calls: list[JsonObject] = []
+    before: AssistantPart | None = None
+    for part in message.parts:
+        if isinstance(part, ToolCall):
+            signature = None if before is None else thought_signature_of(before, provider, model)
+            calls.append(_tool_call(part, signature))
+        before = part
+    return calls
 
 
 def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
@@ -184,17 +189,7 @@ def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
     return encoded
 
 
-@frozen
-class Recipient:
-    """Who a message goes to (the provider's name and model: what reasoning replays), and
-    whether it belongs to the current tool loop (after the last user message)."""
-
-    provider: str = "openai"
-    model: str = ""
-    current_loop: bool = False
-
-
-def encode_message(message: Message, to: Recipient = Recipient()) -> JsonObject:
+def encode_message(message: Message, to: Recipient = OUTSIDE_LOOP) -> JsonObject:
     """One neutral message as a Chat Completions message."""
     match message:
         case SystemMessage():
@@ -363,29 +358,6 @@ def _first_choice(provider: str, body: JsonObject) -> JsonObject:
     if not choices:
         raise InvalidResponseError(f"{provider} response has no choices", provider=provider)
     return next((choice for choice in choices if choice.get("index") == 0), choices[0])
-
-
-def thought_signature(call: object) -> str | None:
-    """A Gemini thought signature on a tool call (`extra_content.google.thought_signature`)."""
-    return text(obj(obj(call, "extra_content"), "google"), "thought_signature")
-
-
-def message_parts(
-    reasoning: str, content: str, calls: Iterable[tuple[ToolCall, str | None]], by: Recipient
-) -> tuple[AssistantPart, ...]:
-    """The parts of an answer: its reasoning, its text, then each call after its signature."""
-    parts: list[AssistantPart] = []
-    if reasoning:
-        parts.append(ReasoningPart(reasoning, provider=by.provider, model=by.model or None))
-    if content:
-        parts.append(TextPart(content))
-    for call, signature in calls:
-        if signature is not None:
-            parts.append(
-                ReasoningPart(signature=signature, provider=by.provider, model=by.model or None)
-            )
-        parts.append(call)
-    return tuple(parts)
 
 
 def decode_completion(provider: str, body: JsonObject, model: str | None = None) -> ModelResponse:
