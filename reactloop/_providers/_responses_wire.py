@@ -352,7 +352,7 @@ def encode_request(
     provider, model = how.provider, how.model
     check_history(provider, request.messages)
     check_sampling(provider, model, request.settings, profile, OPENAI_DEFAULTS)
-    messages = wire_ids(request.messages)
+    messages = wire_ids(request.messages)  # the answers with the call ids they were decoded with
     start, previous = _chained(messages, how.memory) if how.store else (0, None)
     body: JsonObject = {"model": model}
     if request.instructions:
