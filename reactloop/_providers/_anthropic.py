@@ -442,6 +442,11 @@ class AnthropicModel(HttpModel):
             client=http_client, idle_timeout=idle_timeout,
         )  # fmt: skip
 
+    def takes_forced_tool_choice(self, settings: ModelSettings) -> bool:
+        """Whether a request with these settings may force a tool: the profile's
+        `forced_tool_choice`, and thinking off (Anthropic refuses forcing with thinking on)."""
+        return self.supports_forced_tool_choice and not thinking_on(settings)
+
     def strict_output_schema(self, schema: JsonObject) -> JsonObject:
         """A structured output's schema as this provider's strict mode takes it."""
         return strict_schema_anthropic(schema)

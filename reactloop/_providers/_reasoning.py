@@ -81,7 +81,10 @@ def _budget(
         rule = "None (the model thinks by effort level: set ReasoningSettings.effort)"
         raise refuse(provider, model, "budget_tokens", budget, rule)
     if not MIN_THINKING_BUDGET <= budget < max_tokens:
-        rule = f"at least {MIN_THINKING_BUDGET} and below max_tokens ({max_tokens})"
+        rule = (
+            f"at least {MIN_THINKING_BUDGET} and below max_tokens ({max_tokens}; raise it with"
+            " ModelSettings.max_output_tokens or AnthropicModel(max_tokens=))"
+        )
         raise refuse(provider, model, "budget_tokens", budget, rule)
     return {"type": "enabled", "budget_tokens": budget}
 

@@ -67,7 +67,9 @@ def test_a_budget_is_extended_thinking() -> None:
 
 @pytest.mark.parametrize("budget", [1023, 4096, 5000])
 def test_a_budget_below_1024_or_not_below_max_tokens_is_refused(budget: int) -> None:
-    with pytest.raises(ProviderConfigurationError, match=r"below max_tokens \(4096\)") as caught:
+    with pytest.raises(
+        ProviderConfigurationError, match=r"below max_tokens \(4096; raise it"
+    ) as caught:
         claude("claude-sonnet-4-5", ask(budget=budget))
     refused(caught, "budget_tokens", budget, "claude-sonnet-4-5")
 
@@ -166,6 +168,20 @@ def test_sampling_is_refused_with_thinking(settings: dict[str, Any], option: str
 def test_temperature_1_and_top_p_from_0_95_are_taken_with_thinking() -> None:
     body = claude("claude-sonnet-4-5", ask(budget=2048, temperature=1.0, top_p=0.95))
     assert (body["temperature"], body["top_p"]) == (1.0, 0.95)
+
+
+@pytest.mark.parametrize(
+    ("model", "settings", "forced"),
+    [("claude-sonnet-4-5", ModelSettings(), True),
+     ("claude-sonnet-4-5", ask(budget=2048).settings, False),
+     ("claude-sonnet-4-5", ask(effort="none").settings, True),
+     ("claude-opus-5", ModelSettings(), False)],
+)  # fmt: skip
+def test_a_forced_tool_choice_is_taken_only_without_thinking(
+    model: str, settings: ModelSettings, forced: bool
+) -> None:
+    claude = AnthropicModel(model, api_key=API_KEY, base_url="http://127.0.0.1:9")
+    assert claude.takes_forced_tool_choice(settings) is forced
 
 
 async def test_anthropic_sends_nothing_when_the_reasoning_is_refused(server: WireServer) -> None:
