@@ -4,7 +4,7 @@ request side sends back beside reasoning (`_responses_wire.ItemMemory`)."""
 
 from __future__ import annotations
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from reactloop._core import (
     AssistantPart,
@@ -97,6 +97,17 @@ class _Output:
         item_id = text(item, "id")
         if item_id is not None:
             self.ids.append((item_key(part, self.reasoning_id), item_id))
+            self._pair(item_id)
+
+    def _pair(self, item_id: str) -> None:
+        """Note on the reasoning parts just before this item the item's id, which the API pairs
+        them by, so the pair goes back as it came from a journal too (`followed_by`)."""
+        at = len(self.parts) - 1  # the item's own part
+        while at > 0 and isinstance(self.parts[at - 1], ReasoningPart):
+            at -= 1
+            reasoning = self.parts[at]
+            assert isinstance(reasoning, ReasoningPart)
+            self.parts[at] = evolve(reasoning, followed_by=item_id)
 
     def message(self, item: JsonObject) -> None:
         said: list[str] = []

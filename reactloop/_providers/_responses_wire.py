@@ -175,6 +175,8 @@ class _Turn:
 
     def item(self, part: TextPart | ToolCall) -> Iterator[JsonObject]:
         item_id = self.how.memory.item_id(*item_key(part, self.reasoning_id))
+        if item_id is None and self.pending:  # an answer this instance did not decode
+            item_id = self.pending[-1].followed_by
         if self.pending and item_id is not None:
             yield from (_reasoning_item(reasoning) for reasoning in self.pending)
             self.anchored = True

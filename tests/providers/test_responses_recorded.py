@@ -35,6 +35,8 @@ from reactloop._core._messages import (
     UserMessage,
 )
 from reactloop._core._parts import ReasoningPart, TextPart
+from reactloop._core._records import ResponseSaved
+from reactloop._durable._codec import decode, encode
 from reactloop._providers import OpenAIResponsesModel
 from tests.helpers.vendor_schemas import check_openai_responses_body
 from tests.providers.conftest import API_KEY, FIXTURES
@@ -144,6 +146,7 @@ async def test_decode_reasoning_with_summaries_and_encrypted_content(
             summary=tuple(s["text"] for s in reasoning["summary"]),
             encrypted=reasoning["encrypted_content"],
             id=reasoning["id"],
+            followed_by=message["id"],  # the API pairs the two by it
             provider="openai-responses",
             model="gpt-5",
         ),
@@ -223,6 +226,28 @@ async def test_encode_reasoning_goes_back_as_the_api_accepted_it(
     # By design: reactloop sends `store: false` (the recorded client left the vendor's default,
     # true) and leaves `stream` out of a plain request (the recorded client sent false).
     assert ours["store"] is False and "stream" not in ours
+
+
+async def test_a_run_resumed_elsewhere_sends_the_reasoning_back_as_the_api_accepted_it(
+    server: WireServer, model: OpenAIResponsesModel
+) -> None:
+    """The answer goes through the journal's codec and a fresh model instance (another process
+    resuming the run) encodes the next request: the same input items, ids and encrypted
+    reasoning included, since the part carries the id of the item that followed it."""
+    name = "test_openai_responses_model_thinking_part.yaml"
+    recorded_next = interactions(name)[1]["request"]["parsed_body"]
+    first, *_, last = recorded_next["input"]
+    (reply, *_) = served(interactions(name)[0]["response"])
+    answered = await answer(server, model, reply, ModelRequest((UserMessage(first["content"]),)))
+    stored = decode(encode(ResponseSaved(1, answered, Usage())))
+    assert isinstance(stored, ResponseSaved)
+    history = (UserMessage(first["content"]), stored.response.message, UserMessage(last["content"]))
+    settings = ModelSettings(reasoning=ReasoningSettings(effort="high", summary="detailed"))
+    server.reply_with(*served(interactions(name)[1]["response"]))
+    url = f"{server.url}/v1"
+    async with OpenAIResponsesModel("gpt-5", api_key=API_KEY, base_url=url) as elsewhere:
+        await elsewhere.request(ModelRequest(history, settings=settings))
+    assert server.requests[-1].json()["input"] == recorded_next["input"]
 
 
 CAPITAL = ToolSpec(
