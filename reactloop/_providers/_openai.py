@@ -171,8 +171,9 @@ def _calls(message: AssistantMessage, provider: str, model: str) -> list[JsonObj
 def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
     """Text as `content`; a refusal alone as a `refusal` content part, the one form the API takes
     for it (`content: null` is accepted only beside tool calls). Reasoning goes back only where
-    `to` takes it: `reasoning_content` in the current tool loop, thought signatures on their
-    calls; any other reasoning is dropped (the API has no place for it)."""
+    `to` takes it: `reasoning_content` of an answer that made tool calls (DeepSeek wants it in
+    every later request) or of the current tool loop, thought signatures on their calls; any
+    other reasoning is dropped (the API has no place for it; DeepSeek ignores earlier turns')."""
     encoded: JsonObject = {"role": "assistant", "content": None}
     if not is_blank(message.text):
         encoded["content"] = message.text
@@ -180,7 +181,7 @@ def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
             encoded["refusal"] = message.refusal
     elif message.refusal is not None and not is_blank(message.refusal):
         encoded["content"] = [{"type": "refusal", "refusal": message.refusal}]
-    if to.current_loop:
+    if to.current_loop or message.tool_calls:
         thought = reasoning_content(message, to.provider, to.model)
         if thought is not None:
             encoded["reasoning_content"] = thought

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+import attrs
 import orjson
 import pytest
 
@@ -139,15 +140,19 @@ async def test_reasoning_content_goes_back_within_the_tool_loop(
     }  # fmt: skip
 
 
-async def test_reasoning_content_of_an_earlier_turn_is_not_sent(
+async def test_an_earlier_turns_reasoning_goes_back_only_where_it_made_tool_calls(
     server: WireServer, reasoner: OpenAIModel
 ) -> None:
-    """After a new user message the earlier turn's reasoning stays out (DeepSeek documents
+    """After a new user message, the reasoning of an answer that made tool calls still goes back
+    (DeepSeek wants it in every later request); a plain answer's stays out (DeepSeek documents
     that it is not part of the next turn's context)."""
     server.reply_with(json_reply(deepseek("test_deepseek_model_thinking_part")[0]["response"]
                                  ["parsed_body"]))  # fmt: skip
-    await reasoner.request(ModelRequest(tool_loop(AssistantMessage("Cross."), UserMessage("Why?"))))
-    assert all("reasoning_content" not in message for message in sent(server)["messages"])
+    answer = AssistantMessage(parts=[attrs.evolve(THOUGHT, text="Done."), TextPart("Cross.")])
+    await reasoner.request(ModelRequest(tool_loop(answer, UserMessage("Why?"))))
+    messages = sent(server)["messages"]
+    assert messages[1]["reasoning_content"] == "I should check."
+    assert "reasoning_content" not in messages[3]
 
 
 async def test_reasoning_of_another_provider_is_dropped(

@@ -154,12 +154,6 @@ async def test_reasoning_comes_back_as_parts_of_the_assistant_messages(
     assert all(reply.reasoning for reply in replies[:2])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reactloop sends `reasoning_content` only within the current tool loop"
-    " (reactloop/_providers/_openai.py, `_assistant`: `if to.current_loop`); DeepSeek documents"
-    " it for every tool-call turn in all subsequent requests",
-)
 async def test_deepseek_gets_the_reasoning_of_an_earlier_tool_loop_in_a_later_turn(
     server: WireServer,
 ) -> None:
