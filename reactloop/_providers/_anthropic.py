@@ -63,6 +63,7 @@ from reactloop._providers._options import (
 )
 from reactloop._providers._profiles import (
     ANTHROPIC_DEFAULTS,
+    ANTHROPIC_UNKNOWN,
     ModelProfile,
     check_profile,
     check_sampling,
@@ -363,7 +364,7 @@ def encode_request(
     """The Messages body for a neutral request; a history or setting no API accepts is refused."""
     check_history(provider, request.messages)
     settings = request.settings
-    profile = model_profile(model) if profile is None else profile
+    profile = check_profile(provider, profile, model, ANTHROPIC_UNKNOWN)
     check_sampling(provider, model, settings, profile, ANTHROPIC_DEFAULTS)
     limit = settings.max_output_tokens or max_tokens
     reasoning = anthropic_reasoning(provider, model, settings, profile, limit)
@@ -418,7 +419,7 @@ class AnthropicModel(HttpModel):
             "AnthropicModel", model=model, api_key=api_key, base_url=base_url, provider=provider,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
         )  # fmt: skip
-        self.profile = check_profile("AnthropicModel", profile, model)
+        self.profile = check_profile("AnthropicModel", profile, model, ANTHROPIC_UNKNOWN)
         self.supports_native_output = self.profile.native_output  # output_config.format
         self.supports_forced_tool_choice = self.profile.forced_tool_choice
         self.model = model

@@ -82,15 +82,21 @@ PERMISSIVE = ModelProfile()
 _CLAUDE_EFFORTS = frozenset({"none", "low", "medium", "high"})
 """The `output_config.effort` levels of Claude Opus 4.5 ("none": thinking off)."""
 
-_CLAUDE = ModelProfile(reasoning_efforts=frozenset({"none"}))
-"""Claude models before Opus 4.5: sampling, forced tool choice, native output; extended thinking
-by a token budget (no effort levels)."""
+_CLAUDE = ModelProfile(sampling=False, reasoning_efforts=frozenset({"none"}))
+"""Claude models before Opus 4.5: forced tool choice, native output; extended thinking by a token
+budget (no effort levels). No Claude profile takes sampling parameters: the Messages API's own
+definitions (the anthropic SDK's request types, 2.x) have no `temperature`, `top_p` or `top_k`,
+and Anthropic answers 400 "deprecated for this model" where they were removed; `profile=` can
+still send them to a model that takes them."""
 
-_CLAUDE_OPUS_4_5 = ModelProfile(reasoning_efforts=_CLAUDE_EFFORTS, thinking=True)
+_CLAUDE_OPUS_4_5 = ModelProfile(sampling=False, reasoning_efforts=_CLAUDE_EFFORTS, thinking=True)
 """Claude Opus 4.5: a thinking budget, and `output_config.effort` beside it."""
 
 _CLAUDE_OPUS_4_6 = ModelProfile(
-    reasoning_efforts=_CLAUDE_EFFORTS | {"max"}, thinking=True, adaptive_thinking=True
+    sampling=False,
+    reasoning_efforts=_CLAUDE_EFFORTS | {"max"},
+    thinking=True,
+    adaptive_thinking=True,
 )
 """Claude Opus 4.6: adaptive thinking by effort, the thinking budget still taken."""
 
@@ -150,17 +156,28 @@ def model_family(model: str) -> str:
     return next((prefix for prefix, _ in FAMILIES if name.startswith(prefix)), name)
 
 
-def check_profile(owner: str, profile: object, model: str) -> ModelProfile:
-    """A provider's `profile=`: a `ModelProfile`, or None for the model's family profile."""
+ANTHROPIC_UNKNOWN = attrs.evolve(PERMISSIVE, sampling=False)
+"""An Anthropic model of no known family: permissive, except for the sampling parameters the
+Messages API no longer defines."""
+
+
+def check_profile(
+    owner: str, profile: object, model: str, unknown: ModelProfile = PERMISSIVE
+) -> ModelProfile:
+    """A provider's `profile=`: a `ModelProfile`, or None for the model's family profile
+    (`unknown` for a model of no known family)."""
     if profile is None:
-        return model_profile(model)
+        found = model_profile(model)
+        return unknown if found is PERMISSIVE else found
     if not isinstance(profile, ModelProfile):
         fail(f"{owner}.profile", profile, "a ModelProfile or None")
     return profile
 
 
 OPENAI_DEFAULTS = "takes only its default temperature and top_p"
-ANTHROPIC_DEFAULTS = "takes no sampling parameters (temperature, top_p, top_k)"
+ANTHROPIC_DEFAULTS = (
+    "takes no sampling parameters (temperature, top_p, top_k): the Messages API defines none"
+)
 
 
 def check_sampling(

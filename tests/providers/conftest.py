@@ -59,18 +59,13 @@ def openai_schema() -> OpenAIRequestSchema:
 
 VIOLATIONS = pytest.StashKey[list[str]]()
 
-NO_SAMPLING = (
-    "reactloop sends `temperature`/`top_p` to Anthropic, fields the anthropic SDK's"
-    " MessageCreateParams (2.14.0; none since 1.0.0) does not define"
+OVERRIDDEN = (
+    "a profile override (`profile=attrs.evolve(..., sampling=True)`) sends `temperature` to"
+    " Anthropic by the user's choice, a field the anthropic SDK's MessageCreateParams (2.14.0)"
+    " does not define: reactloop refuses it by default for that reason"
 )
 KNOWN_VIOLATIONS = {
-    "test_anthropic_wire.py::test_no_sampling_parameter_travels_unless_set": NO_SAMPLING,
-    "test_anthropic_wire.py::test_a_model_that_rejects_a_setting_on_the_wire_is_a_configuration_"
-    "error": NO_SAMPLING,
-    "test_escape_hatches.py::test_anthropic_sends_the_settings_and_extra_fields": NO_SAMPLING,
-    "test_profiles.py::test_an_override_sends_what_the_family_would_refuse": NO_SAMPLING,
-    "test_profiles.py::test_a_400_about_a_parameter_names_the_parameter_and_the_model"
-    "[*-anthropic-*]": NO_SAMPLING,
+    "test_profiles.py::test_an_override_sends_what_the_family_would_refuse": OVERRIDDEN,
 }
 """Tests whose requests break a vendor's definition today, by `file::test[params]` (`*`: any
 parameter): each is a strict xfail that only a `VendorSchemaError` satisfies, so that another

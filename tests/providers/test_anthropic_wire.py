@@ -51,10 +51,15 @@ SAMPLING = {"temperature", "top_p", "top_k"}
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("name", sorted(REQUESTS))
 def test_requests_follow_the_messages_rules(name: str, stream: bool, model: str) -> None:
-    request = REQUESTS[name]
-    if model == OPUS_4_8:  # a model without sampling parameters: the request leaves them unset
-        request = evolve(request, settings=evolve(request.settings, temperature=None))
+    request = REQUESTS[name]  # no Claude model takes sampling parameters: they are left unset
+    request = evolve(request, settings=evolve(request.settings, temperature=None))
     check_anthropic_request(encode_request(request, model, stream=stream))
+
+
+def unsampled(name: str) -> ModelRequest:
+    """An example request without its temperature (no Claude model takes one)."""
+    request = REQUESTS[name]
+    return evolve(request, settings=evolve(request.settings, temperature=None))
 
 
 def test_system_prompt_travels_apart() -> None:
@@ -110,13 +115,13 @@ def test_no_tools_anywhere_means_no_tool_fields() -> None:
 
 def test_output_limit_is_always_sent() -> None:
     plain = encode_request(REQUESTS["plain"], "claude", stream=False)
-    limited = encode_request(REQUESTS["json_schema"], "claude", stream=True)
+    limited = encode_request(unsampled("json_schema"), "claude", stream=True)
     assert (plain["max_tokens"], limited["max_tokens"]) == (DEFAULT_MAX_TOKENS, 256)
-    assert (limited["temperature"], limited["stream"]) == (0.2, True)
+    assert limited["stream"] is True
 
 
 def test_response_formats() -> None:
-    schema = encode_request(REQUESTS["json_schema"], "claude", stream=False)
+    schema = encode_request(unsampled("json_schema"), "claude", stream=False)
     json_object = encode_request(REQUESTS["json_object"], "claude", stream=False)
     assert schema["output_config"] == {"format": {"type": "json_schema", "schema": SCHEMA}}
     assert json_object["system"] == JSON_OBJECT_PROMPT
@@ -193,15 +198,18 @@ async def opus(server: WireServer) -> AsyncIterator[AnthropicModel]:
 
 
 @pytest.mark.anyio
-async def test_no_sampling_parameter_travels_unless_set(
+async def test_no_sampling_parameter_travels_and_a_set_one_is_refused_before_sending(
     server: WireServer, anthropic: AnthropicModel
 ) -> None:
+    """The Messages API defines no sampling parameters (the anthropic SDK's request types have
+    none): a temperature set for any Claude model ends the run before a request is sent."""
     server.reply_with(json_reply(anthropic_json("Hi.")))
     await ReActLoop(anthropic).run("hi")
-    await ReActLoop(anthropic, settings=ModelSettings(temperature=0.3)).run("hi")
-    default, tuned = (request.json() for request in server.requests)
+    refused = await ReActLoop(anthropic, settings=ModelSettings(temperature=0.3)).run("hi")
+    (default,) = (request.json() for request in server.requests)
     assert not SAMPLING & set(default)
-    assert tuned["temperature"] == 0.3
+    assert isinstance(refused.error, ProviderConfigurationError)
+    assert refused.error.option == "ModelSettings.temperature"
     check_anthropic_headers(server.requests[0].headers)
 
 
@@ -230,10 +238,11 @@ async def test_a_model_that_rejects_a_setting_on_the_wire_is_a_configuration_err
 ) -> None:
     error = {
         "type": "invalid_request_error",
-        "message": "`temperature` is deprecated for this model.",
+        "message": "`service_tier` is deprecated for this model.",
     }
     server.reply_with(json_reply({"type": "error", "error": error}, 400))
-    result = await ReActLoop(anthropic, settings=ModelSettings(temperature=0.3)).run("hi")
+    settings = ModelSettings(service_tier="standard_only")
+    result = await ReActLoop(anthropic, settings=settings).run("hi")
     assert isinstance(result.error, ProviderConfigurationError)
     assert "deprecated for this model" in str(result.error)
     assert "rephrase" not in (result.user_message or "")
@@ -288,4 +297,4 @@ def test_a_system_message_is_kept_in_place_only_where_anthropic_allows_it(
     kept = "system" in roles
     assert ("system" in body) is not kept
     if not kept:
-        assert body["system"] == SYSTEM.content
+        assert body["system"] == SYSTEM.text

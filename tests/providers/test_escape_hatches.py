@@ -68,7 +68,7 @@ async def test_openai_leaves_out_what_is_not_set(server: WireServer, openai: Ope
 
 
 async def test_anthropic_sends_the_settings_and_extra_fields(server: WireServer) -> None:
-    settings = ModelSettings(top_p=0.5, stop_sequences=("END",), service_tier="standard_only")
+    settings = ModelSettings(stop_sequences=("END",), service_tier="standard_only")
     thinking = {"type": "enabled", "budget_tokens": 1024}
     async with AnthropicModel(
         "claude-sonnet-4-5", api_key=API_KEY, base_url=server.url,
@@ -81,11 +81,20 @@ async def test_anthropic_sends_the_settings_and_extra_fields(server: WireServer)
     assert answer.message.text == "2 + 2 = 4"
     for sent in server.requests:
         body = sent.json()
-        assert (body["top_p"], body["stop_sequences"]) == (0.5, ["END"])
+        assert body["stop_sequences"] == ["END"] and "top_p" not in body
         assert body["service_tier"] == "standard_only"
         assert body["thinking"] == thinking
         assert sent.headers["anthropic-beta"] == "b1"
         check_anthropic_request({k: v for k, v in body.items() if k != "thinking"})
+
+
+async def test_anthropic_refuses_top_p_before_sending(
+    server: WireServer, anthropic: AnthropicModel
+) -> None:
+    """The Messages API defines no sampling parameters (the anthropic SDK's request types)."""
+    with pytest.raises(ConfigurationError, match=r"ModelSettings\.top_p .*defines none"):
+        await anthropic.request(ask(ModelSettings(top_p=0.5)))
+    assert server.requests == []
 
 
 async def test_anthropic_refuses_a_seed_before_sending(

@@ -59,12 +59,12 @@ def openai(server: WireServer, name: str, **options: Any) -> OpenAIModel:
 # -- profiles by family ---------------------------------------------------------------------
 
 NO_SAMPLING = [
+    "claude-sonnet-4-5", "claude-opus-4-1", "claude-3-7-sonnet-latest", "claude-haiku-4-5",
     "claude-opus-5", "claude-opus-5-1-20270101", "claude-sonnet-5", "claude-sonnet-5-20261001",
     "claude-haiku-5", "claude-opus-4-7", "claude-opus-4-8", "gpt-5", "gpt-5.4-mini", "o3",
     "o4-mini", "anthropic/claude-opus-5",
 ]  # fmt: skip
 SAMPLING = [
-    "claude-sonnet-4-5", "claude-opus-4-1", "claude-3-7-sonnet-latest", "claude-haiku-4-5",
     "gpt-4.1-mini", "gpt-4o", "llama-3.3-70b", "my-local-model",
 ]  # fmt: skip
 
@@ -77,6 +77,12 @@ def test_a_model_of_a_family_that_dropped_sampling_takes_none(name: str) -> None
 @pytest.mark.parametrize("name", SAMPLING)
 def test_older_families_and_unknown_models_take_sampling(name: str) -> None:
     assert model_profile(name).sampling is True
+
+
+def test_an_anthropic_model_of_no_known_family_takes_no_sampling() -> None:
+    """The Messages API defines no sampling parameters, whatever the model id."""
+    model = AnthropicModel("acme-llm", api_key=API_KEY, base_url="http://127.0.0.1:9")
+    assert model.profile == attrs.evolve(ModelProfile(), sampling=False)
 
 
 def test_an_unknown_model_gets_the_permissive_profile() -> None:
@@ -158,7 +164,7 @@ ANTHROPIC_400 = {
     "type": "error",
     "error": {
         "type": "invalid_request_error",
-        "message": "`temperature` is deprecated for this model.",
+        "message": "`service_tier` is deprecated for this model.",
     },
 }
 
@@ -168,20 +174,24 @@ ANTHROPIC_400 = {
 async def test_a_400_about_a_parameter_names_the_parameter_and_the_model(
     server: WireServer, vendor: str, mode: str
 ) -> None:
-    # An id of no known family: the temperature is sent, and the vendor judges.
+    # An id of no known family: what the user set is sent, and the vendor judges (a service
+    # tier on Anthropic, whose API defines no sampling parameters at all).
     if vendor == "openai":
         server.reply_with(json_reply(OPENAI_400, 400))
         model: OpenAIModel | AnthropicModel = openai(server, "future-model-9")
+        request, name, value = HOT, "temperature", 0.5
     else:
         server.reply_with(json_reply(ANTHROPIC_400, 400))
         model = anthropic(server, "future-model-9")
+        tier = ModelSettings(service_tier="standard_only")
+        request, name, value = attrs.evolve(HOT, settings=tier), "service_tier", "standard_only"
     async with model:
         with pytest.raises(ConfigurationError) as caught:
-            await call(model, HOT, mode)
+            await call(model, request, mode)
     error = caught.value
     assert isinstance(error, ProviderConfigurationError)
-    assert error.option == "temperature" and error.value == 0.5
-    assert "'future-model-9' does not take the parameter 'temperature'" in str(error)
+    assert error.option == name and error.value == value
+    assert f"'future-model-9' does not take the parameter '{name}'" in str(error)
     assert error.status == 400
 
 

@@ -154,19 +154,26 @@ def test_a_profile_override_takes_an_effort_the_family_refuses() -> None:
     assert body["thinking"] == {"type": "adaptive"}
 
 
+SAMPLING_ON = attrs.evolve(model_profile("claude-sonnet-4-5"), sampling=True)
+"""A user's override for a Claude model that still takes sampling parameters (none by default:
+the Messages API defines none); thinking still refuses them."""
+
+
 @pytest.mark.parametrize(
     ("settings", "option"),
     [({"temperature": 0.2}, "ModelSettings.temperature"), ({"top_p": 0.5}, "ModelSettings.top_p")],
 )
 def test_sampling_is_refused_with_thinking(settings: dict[str, Any], option: str) -> None:
     with pytest.raises(ProviderConfigurationError, match="while thinking is on") as caught:
-        claude("claude-sonnet-4-5", ask(budget=2048, **settings))
+        claude("claude-sonnet-4-5", ask(budget=2048, **settings), profile=SAMPLING_ON)
     assert caught.value.option == option
     assert "claude-sonnet-4-5" in str(caught.value)
 
 
 def test_temperature_1_and_top_p_from_0_95_are_taken_with_thinking() -> None:
-    body = claude("claude-sonnet-4-5", ask(budget=2048, temperature=1.0, top_p=0.95))
+    body = claude(
+        "claude-sonnet-4-5", ask(budget=2048, temperature=1.0, top_p=0.95), profile=SAMPLING_ON
+    )
     assert (body["temperature"], body["top_p"]) == (1.0, 0.95)
 
 
