@@ -114,9 +114,12 @@ class StrictResponses(StrictFake):
             "status": "completed",
             "model": self.model,
             "output": output,
+            "parallel_tool_calls": body.get("parallel_tool_calls", True),
+            "tool_choice": body.get("tool_choice", "auto"),
+            "tools": body.get("tools", []),
             "usage": {
                 "input_tokens": 12,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
                 "output_tokens": 7,
                 "output_tokens_details": {"reasoning_tokens": 3},
                 "total_tokens": 19,
