@@ -63,7 +63,13 @@ from reactloop._policies._stop import (
     ToolCalled,
 )
 from reactloop._policies._tokens import MessageTokenEstimator
-from reactloop._providers import AnthropicModel, ModelProfile, OpenAIModel, model_from_string
+from reactloop._providers import (
+    AnthropicModel,
+    ModelProfile,
+    OpenAIModel,
+    OpenAIResponsesModel,
+    model_from_string,
+)
 from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
 from reactloop._telemetry._settings import Telemetry
 from reactloop._tools._mcp._servers import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
@@ -418,6 +424,14 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         },
     ),
     AnthropicModel: ({"model": "m", "api_key": "k"}, {**HTTP_BAD, "max_tokens": COUNTS}),
+    OpenAIResponsesModel: (
+        {"model": "m", "api_key": "k"},
+        {
+            **HTTP_BAD,
+            "conversation": ["stored", 5, None, True],
+            "extra_body": ["k=5", {1: "a"}, {"model": "m"}, {"input": []}, {"x": object()}],
+        },
+    ),
     ModelProfile: (
         {},
         {
