@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reactloop import ReActLoop, tool
+from reactloop import ContextWindow, ReActLoop, tool
 from reactloop._core import (
     AssistantMessage,
     ModelSettings,
@@ -195,3 +195,23 @@ async def test_a_provider_that_drops_reasoning_fails_as_in_production(
     assert result.error is not None
     assert len(fake.rejections) == 1
     assert fake.rejections[0] in str(result.error)
+
+
+@pytest.mark.parametrize("vendor", sorted(SETUPS))
+async def test_a_trimmed_history_still_sends_the_current_loops_reasoning(
+    server: WireServer, vendor: str
+) -> None:
+    """A context window too small for the earlier conversation: trimming drops it (pair-safe),
+    never the reasoning of the tool loop under way, and the vendor takes every request."""
+    padding = "An earlier, long question. " * 400
+    async with strict(server, vendor) as (fake, loop):
+        first = await loop.run(padding + QUESTION)
+        trimmed = ReActLoop(
+            loop.config.model,
+            tools=[get_weather, get_time],
+            settings=loop.config.settings,
+            context_window=ContextWindow(max_tokens=2000, reserved_output=200),
+        )
+        later = await trimmed.run(QUESTION, history=first.messages)
+    check(later, fake)
+    assert padding not in server.requests[-1].body.decode()
