@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import orjson
 import pytest
 import yaml
 
+from reactloop._core import ModelRequest, UserMessage
+from reactloop._providers import OpenAIModel
 from tests.helpers.vendor_schemas import (
     VendorSchemaError,
     check_anthropic_body,
@@ -21,6 +24,8 @@ from tests.helpers.vendor_schemas import (
     check_openai_responses_body,
     wire_problems,
 )
+from tests.providers.conftest import API_KEY, VIOLATIONS
+from tests.providers.wire_server import WireServer, json_reply
 
 JsonObject = dict[str, Any]
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded"
@@ -247,3 +252,42 @@ def test_every_request_a_vendor_accepted_on_record_passes(
 ) -> None:
     """The checkers refuse nothing the vendors took: each recorded request (a 200) passes."""
     assert wire_problems(path, orjson.dumps(body)) == [], where
+
+
+ANSWER = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "gpt-4o",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"},
+                 "finish_reason": "stop"}],
+}  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_the_wire_hook_notes_a_body_the_vendor_refuses(
+    server: WireServer, request: pytest.FixtureRequest
+) -> None:
+    """The conftest checks what reaches the wire server (noted, then failing the test: here the
+    note is read and cleared, so that the test itself passes)."""
+    server.reply_with(json_reply(ANSWER))
+    async with httpx.AsyncClient(base_url=server.url) as client:
+        await client.post("/v1/chat/completions", json={**CHAT, "bogus": 1})
+    noted = request.node.stash[VIOLATIONS]
+    assert len(noted) == 1
+    assert "$.bogus: unknown field of CompletionCreateParamsStreaming" in noted[0]
+    noted.clear()
+
+
+@pytest.mark.anyio
+async def test_the_wire_hook_exempts_only_what_extra_body_adds(
+    server: WireServer, request: pytest.FixtureRequest
+) -> None:
+    server.reply_with(json_reply(ANSWER))
+    extra = {"x_vendor_flag": True}
+    async with OpenAIModel(
+        "gpt-4o", api_key=API_KEY, base_url=f"{server.url}/v1", extra_body=extra
+    ) as model:
+        await model.request(ModelRequest((UserMessage("hi"),)))
+    assert server.requests[0].json()["x_vendor_flag"] is True
+    assert request.node.stash[VIOLATIONS] == []
