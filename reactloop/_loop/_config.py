@@ -568,7 +568,7 @@ def config_with_output(
     if output_type is None:
         raise ConfigurationError.invalid("output_type", None, "a type (or a JSON schema)")
     tools = {name: tool for name, tool in config.tools.items() if name != FINAL_TOOL}
-    output = _output(output_type, config.model, checked, options)
+    output = _output(output_type, config.model, {**checked, "settings": config.settings}, options)
     _offer_final_tool(tools, output)
     return attrs.evolve(
         config,
@@ -611,6 +611,7 @@ def _output(
         strategy=checked.get("output_strategy", OutputStrategy.AUTO),
         retries=checked.get("output_retries", 2),
         validators=checked.get("output_validators", ()),
+        settings=checked.get("settings"),
     )
 
 

@@ -191,24 +191,31 @@ def output_validator(option: str, value: object) -> OutputValidator:
     return value
 
 
-def can_force_tools(model: Model) -> bool:
+def can_force_tools(model: Model, settings: ModelSettings | None = None) -> bool:
     """False for a model that declares it refuses a forced tool choice (e.g. a model that thinks
-    before it answers, where the vendor refuses forcing); a model that says nothing can."""
+    before it answers, where the vendor refuses forcing), or refuses it with these `settings`
+    (its `takes_forced_tool_choice(settings)`: Anthropic with thinking on); a model that says
+    nothing can."""
+    takes = getattr(model, "takes_forced_tool_choice", None)
+    if settings is not None and callable(takes):
+        return takes(settings) is True
     return getattr(model, "supports_forced_tool_choice", True) is not False
 
 
-def _fallback(model: Model) -> OutputStrategy:
+def _fallback(model: Model, settings: ModelSettings | None) -> OutputStrategy:
     """TOOL where no native format fits, unless the model refuses forcing it: then PROMPTED."""
-    return OutputStrategy.TOOL if can_force_tools(model) else OutputStrategy.PROMPTED
+    return OutputStrategy.TOOL if can_force_tools(model, settings) else OutputStrategy.PROMPTED
 
 
-def resolve_strategy(strategy: OutputStrategy, model: Model) -> OutputStrategy:
+def resolve_strategy(
+    strategy: OutputStrategy, model: Model, settings: ModelSettings | None = None
+) -> OutputStrategy:
     """AUTO becomes NATIVE for a model that declares native structured outputs, else TOOL (or
-    PROMPTED for a model that refuses a forced tool choice)."""
+    PROMPTED for a model that refuses a forced tool choice, with the loop's `settings`)."""
     if strategy is not OutputStrategy.AUTO:
         return strategy
     native = getattr(model, "supports_native_output", False) is True
-    return OutputStrategy.NATIVE if native else _fallback(model)
+    return OutputStrategy.NATIVE if native else _fallback(model, settings)
 
 
 def build_output(
@@ -218,6 +225,7 @@ def build_output(
     strategy: object = OutputStrategy.AUTO,
     retries: object = 2,
     validators: object = (),
+    settings: ModelSettings | None = None,
 ) -> Output:
     """The structured output for a loop or a run, every option checked. NATIVE takes the
     provider's strict form of the schema; AUTO falls back to TOOL when there is none."""
@@ -227,7 +235,7 @@ def build_output(
     checked: Sequence[OutputValidator] = sequence_of(
         "output_validators", validators, output_validator, "functions"
     )
-    resolved = resolve_strategy(chosen, model)
+    resolved = resolve_strategy(chosen, model, settings)
     native = None
     if resolved is OutputStrategy.NATIVE:
         try:
@@ -235,8 +243,9 @@ def build_output(
         except StrictSchemaError:
             if chosen is OutputStrategy.NATIVE:
                 raise
-            resolved = _fallback(model)
-    return Output(spec, resolved, count, tuple(checked), native, can_force_tools(model))
+            resolved = _fallback(model, settings)
+    forcing = can_force_tools(model, settings)
+    return Output(spec, resolved, count, tuple(checked), native, forcing)
 
 
 def strict_form(model: Model, schema: JsonObject) -> JsonObject:
