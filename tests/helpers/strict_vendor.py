@@ -12,7 +12,7 @@ message). The rules, as the vendors document them:
   loop must send back that response's `thinking` / `redacted_thinking` blocks first, unchanged, in
   their order (a thinking block's `signature` must verify against its text: here an HMAC); the last
   assistant turn of a tool loop must start with a thinking block. Any thinking block sent must
-  verify, wherever it is.
+  verify, wherever it is. With thinking on, `tool_choice` may not force a tool (`any`, `tool`).
 - DeepSeek (`StrictChat("deepseek")`; api-docs.deepseek.com, thinking mode, tool calls): "for turns
   that do perform tool calls, the reasoning_content must be fully passed back to the API in all
   subsequent requests", else a 400.
@@ -177,6 +177,8 @@ class StrictAnthropic(StrictFake):
                 _check_signatures(number, _blocks(turn))
         if not _thinking_on(body):
             return
+        if (body.get("tool_choice") or {}).get("type") in ("any", "tool"):
+            raise Violation("Thinking may not be enabled when tool_choice forces tool use.")
         start = _loop_start(messages)
         for number in range(start, len(messages)):
             if messages[number]["role"] == "assistant":

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import attrs
 import pytest
 
 from reactloop import ContextWindow, ReActLoop, tool
@@ -215,3 +216,34 @@ async def test_a_trimmed_history_still_sends_the_current_loops_reasoning(
         later = await trimmed.run(QUESTION, history=first.messages)
     check(later, fake)
     assert padding not in server.requests[-1].body.decode()
+
+
+@attrs.frozen
+class Forecast:
+    city: str
+    celsius: int
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_structured_output_with_thinking_never_forces_a_tool(
+    server: WireServer, stream: bool
+) -> None:
+    """Anthropic refuses a forced tool_choice with thinking on: the structured output's strategy
+    must pick another way, and every request of the run is accepted."""
+    answer = '{"city": "Paris", "celsius": 18}'
+    fake = StrictAnthropic((STEPS[0], Step("Paris is 18 C.", answer)))
+    server.handler = fake.handle
+    async with AnthropicModel("claude-sonnet-4-5", api_key=API_KEY, base_url=server.url) as model:
+        loop = ReActLoop(model, tools=[get_weather], output_type=Forecast, settings=THINKING)
+        result: RunResult[Any]
+        if stream:
+            async with loop.stream(QUESTION) as events:
+                finished = [event async for event in events][-1]
+            assert isinstance(finished, RunFinished)
+            result = finished.result
+        else:
+            result = await loop.run(QUESTION)
+    assert fake.rejections == []
+    assert result.output == Forecast("Paris", 18)
+    assert all(request.json().get("tool_choice", {}).get("type") in (None, "auto", "none")
+               for request in server.requests)  # fmt: skip

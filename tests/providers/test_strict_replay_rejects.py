@@ -130,6 +130,18 @@ async def test_anthropic_refuses_a_final_tool_turn_that_starts_without_thinking(
     assert message.startswith(f"messages.1.content.0.type: {expected}")
 
 
+@pytest.mark.parametrize("choice", [{"type": "any"}, {"type": "tool", "name": "weather"}])
+async def test_anthropic_refuses_a_forced_tool_with_thinking(
+    server: WireServer, choice: JsonObject
+) -> None:
+    server.handler = StrictAnthropic(STEPS).handle
+    body = {**anthropic_body(), "tool_choice": choice}
+    message = anthropic_refusal(await post(server, "/v1/messages", body))
+    assert message == "Thinking may not be enabled when tool_choice forces tool use."
+    answer = await post(server, "/v1/messages", {**body, "thinking": {"type": "disabled"}})
+    assert answer.status_code == 200, answer.text
+
+
 async def test_anthropic_without_thinking_takes_a_tool_turn_without_it(server: WireServer) -> None:
     blocks = await anthropic_first(server, StrictAnthropic(STEPS))
     answer = await post(server, "/v1/messages", anthropic_next(blocks[2:], thinking=False))
