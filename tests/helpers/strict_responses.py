@@ -26,10 +26,10 @@ JsonObject = dict[str, Any]
 class StrictResponses(StrictFake):
     """The Responses API with reasoning items; every request must be stateless (`store: false`)."""
 
-    model: str = "gpt-5"
-    reasoning_of: dict[str, JsonObject] = field(factory=dict)
+    model: str = field(default="gpt-5", kw_only=True)
+    reasoning_of: dict[str, JsonObject] = field(factory=dict, kw_only=True)
     """By call_id: the reasoning item (id, encrypted_content) that came before the call."""
-    response_of: dict[str, str] = field(factory=dict)
+    response_of: dict[str, str] = field(factory=dict, kw_only=True)
     """By item id or call_id: the response that issued the item."""
 
     def check(self, body: JsonObject) -> None:

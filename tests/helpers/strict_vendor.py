@@ -94,10 +94,10 @@ class StrictFake:
     """What the three fakes share: the script, the counter of ids, what was refused."""
 
     steps: Sequence[Step]
-    model: str = "model"
-    rejections: list[str] = field(factory=list)
-    answered: int = 0
-    _ids: Iterator[int] = field(factory=lambda: itertools.count(1))
+    model: str = field(default="model", kw_only=True)
+    rejections: list[str] = field(factory=list, kw_only=True)
+    answered: int = field(default=0, kw_only=True)
+    _ids: Iterator[int] = field(factory=lambda: itertools.count(1), kw_only=True)
 
     def next_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids):04d}"
@@ -162,8 +162,8 @@ def _blocks(turn: JsonObject) -> list[JsonObject]:
 class StrictAnthropic(StrictFake):
     """The Messages API (`/v1/messages`) with extended thinking; see the module doc."""
 
-    model: str = "claude-sonnet-4-5"
-    issued: dict[str, list[JsonObject]] = field(factory=dict)
+    model: str = field(default="claude-sonnet-4-5", kw_only=True)
+    issued: dict[str, list[JsonObject]] = field(factory=dict, kw_only=True)
     """By tool_use id: the thinking / redacted_thinking blocks of the response that issued it."""
 
     def error(self, violation: Violation) -> Reply:
@@ -318,10 +318,10 @@ ChatVendor = Literal["deepseek", "gemini"]
 class StrictChat(StrictFake):
     """A Chat Completions server (`/chat/completions`) of DeepSeek or Gemini; see the module doc."""
 
-    vendor: ChatVendor = "deepseek"
-    reasoning: dict[str, str] = field(factory=dict)
+    vendor: ChatVendor = field(default="deepseek", kw_only=True)
+    reasoning: dict[str, str] = field(factory=dict, kw_only=True)
     """DeepSeek: by tool call id, the reasoning_content of the message that issued it."""
-    signatures: dict[str, str] = field(factory=dict)
+    signatures: dict[str, str] = field(factory=dict, kw_only=True)
     """Gemini: by tool call id, the thought signature it was issued with."""
 
     def error(self, violation: Violation) -> Reply:

@@ -1,6 +1,7 @@
 """A real `ReActLoop` over the strict fakes (tests/helpers/strict_vendor.py): three model steps
 with reasoning (one with two parallel tool calls), streaming and not, on each provider that replays
-reasoning: Anthropic with thinking, DeepSeek and Gemini over Chat Completions, OpenAI Responses.
+reasoning: Anthropic with thinking (a budget, or adaptive with an effort), DeepSeek and Gemini over
+Chat Completions, OpenAI Responses.
 The run finishes only if the fake took every request, that is, if reasoning went back as the
 vendor documents it; a regression fails here with the vendor's own 400."""
 
@@ -70,6 +71,13 @@ def anthropic(server: WireServer) -> tuple[StrictFake, Model, ModelSettings | No
     return StrictAnthropic(STEPS), model, THINKING
 
 
+def anthropic_adaptive(server: WireServer) -> tuple[StrictFake, Model, ModelSettings | None]:
+    """A model that thinks adaptively (`thinking: {"type": "adaptive"}`, an effort)."""
+    model = AnthropicModel("claude-opus-5", api_key=API_KEY, base_url=server.url)
+    settings = ModelSettings(reasoning=ReasoningSettings(effort="high"))
+    return StrictAnthropic(STEPS, model="claude-opus-5"), model, settings
+
+
 def deepseek(server: WireServer) -> tuple[StrictFake, Model, ModelSettings | None]:
     model = OpenAIModel(
         "deepseek-reasoner",
@@ -77,7 +85,7 @@ def deepseek(server: WireServer) -> tuple[StrictFake, Model, ModelSettings | Non
         base_url=f"{server.url}/v1",
         provider="openai-compatible",
     )
-    return StrictChat(STEPS, "deepseek-reasoner", vendor="deepseek"), model, None
+    return StrictChat(STEPS, model="deepseek-reasoner", vendor="deepseek"), model, None
 
 
 def gemini(server: WireServer) -> tuple[StrictFake, Model, ModelSettings | None]:
@@ -87,7 +95,7 @@ def gemini(server: WireServer) -> tuple[StrictFake, Model, ModelSettings | None]
         base_url=f"{server.url}/v1beta/openai",
         provider="openai-compatible",
     )
-    return StrictChat(STEPS, "gemini-3-pro-preview", vendor="gemini"), model, None
+    return StrictChat(STEPS, model="gemini-3-pro-preview", vendor="gemini"), model, None
 
 
 def responses(server: WireServer) -> tuple[StrictFake, Model, ModelSettings | None]:
@@ -96,7 +104,13 @@ def responses(server: WireServer) -> tuple[StrictFake, Model, ModelSettings | No
     return StrictResponses(STEPS), model, settings
 
 
-SETUPS = {"anthropic": anthropic, "deepseek": deepseek, "gemini": gemini, "responses": responses}
+SETUPS = {
+    "anthropic": anthropic,
+    "anthropic-adaptive": anthropic_adaptive,
+    "deepseek": deepseek,
+    "gemini": gemini,
+    "responses": responses,
+}
 
 
 @asynccontextmanager
