@@ -2,8 +2,9 @@
 
 The rule (platform.openai.com, reasoning models, "Keeping reasoning items in context", stateless
 use with `store: false` and `include: ["reasoning.encrypted_content"]`): a `function_call` item
-that followed a reasoning item in a response must be sent back with that reasoning item (same id,
-same `encrypted_content`) right before it (only items of the same response between them);
+(by its call_id) or a `message` sent back with its id, that followed a reasoning item in a
+response, must be sent back with that reasoning item (same id, same `encrypted_content`) right
+before it (only items of the same response between them);
 otherwise the API answers 400 "Item 'fc_...' of type 'function_call' was provided without its
 required 'reasoning' item: 'rs_...'.". Encrypted content that was changed does not verify.
 """
@@ -50,15 +51,17 @@ class StrictResponses(StrictFake):
                     f"input[{position}].encrypted_content",
                     "invalid_encrypted_content",
                 )
-            if item.get("type") == "function_call":
-                self._check_call(items, position)
+            if item.get("type") in ("function_call", "message"):
+                self._check_paired(items, position)
 
-    def _check_call(self, items: list[JsonObject], position: int) -> None:
-        call = items[position]
-        wanted = self.reasoning_of.get(call.get("call_id", ""))
+    def _check_paired(self, items: list[JsonObject], position: int) -> None:
+        """A call (by call_id) or a message sent with its id, that followed a reasoning item in
+        its response, comes right after that reasoning item."""
+        item = items[position]
+        wanted = self.reasoning_of.get(_key(item))
         if wanted is None:
             return
-        response = self.response_of[call["call_id"]]
+        response = self.response_of[_key(item)]
         for before in reversed(items[:position]):
             if before.get("type") == "reasoning" and before.get("id") == wanted["id"]:
                 if before.get("encrypted_content") == wanted["encrypted_content"]:
@@ -66,9 +69,9 @@ class StrictResponses(StrictFake):
                 break
             if self.response_of.get(_key(before)) != response:
                 break
-        name = call.get("id") or call.get("call_id")
+        name = item.get("id") or item.get("call_id")
         raise Violation(
-            f"Item '{name}' of type 'function_call' was provided without its required"
+            f"Item '{name}' of type '{item['type']}' was provided without its required"
             f" 'reasoning' item: '{wanted['id']}'.",
             "input",
         )
@@ -86,6 +89,8 @@ class StrictResponses(StrictFake):
         if step.text:
             text = {"type": "output_text", "text": step.text, "annotations": [], "logprobs": []}
             message_id = self.next_id("msg_")
+            if reasoning is not None:
+                self.reasoning_of[message_id] = reasoning
             output.append({"type": "message", "id": message_id, "status": "completed",
                            "role": "assistant", "content": [text]})  # fmt: skip
         for name, arguments in step.calls:

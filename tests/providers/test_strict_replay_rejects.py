@@ -298,16 +298,40 @@ async def test_responses_takes_the_reasoning_item_right_before_its_call(
     assert answer.status_code == 200, answer.text
 
 
+def without_reasoning(body: JsonObject, message_id: bool) -> JsonObject:
+    """The body with its reasoning item left out; its message with or without the item id."""
+    items = [item for item in body["input"] if item.get("type") != "reasoning"]
+    if not message_id:
+        items = [
+            {"role": "assistant", "content": "Let me look."}
+            if item.get("type") == "message"
+            else item
+            for item in items
+        ]
+    return {**body, "input": items}
+
+
 async def test_responses_refuses_a_call_without_its_reasoning_item(server: WireServer) -> None:
     output = await responses_first(server)
-    body = responses_next(output)
-    body["input"] = [item for item in body["input"] if item.get("type") != "reasoning"]
+    body = without_reasoning(responses_next(output), message_id=False)
     error = openai_refusal(await post(server, "/v1/responses", body))
     assert error["message"] == (
         f"Item '{output[2]['call_id']}' of type 'function_call' was provided without its"
         f" required 'reasoning' item: '{output[0]['id']}'."
     )
     assert error["param"] == "input"
+
+
+async def test_responses_refuses_a_message_sent_with_its_id_without_its_reasoning_item(
+    server: WireServer,
+) -> None:
+    output = await responses_first(server)
+    body = without_reasoning(responses_next(output), message_id=True)
+    error = openai_refusal(await post(server, "/v1/responses", body))
+    assert error["message"] == (
+        f"Item '{output[1]['id']}' of type 'message' was provided without its required"
+        f" 'reasoning' item: '{output[0]['id']}'."
+    )
 
 
 async def test_responses_refuses_a_reasoning_item_not_right_before_its_call(
