@@ -183,15 +183,25 @@ async def test_deepseek_gets_the_reasoning_of_an_earlier_tool_loop_in_a_later_tu
     assert later.output == "You're welcome."
 
 
-@pytest.mark.parametrize("vendor", ["anthropic", "gemini", "responses"])
-async def test_a_later_turn_after_a_tool_loop_is_accepted(server: WireServer, vendor: str) -> None:
+@pytest.mark.parametrize("fresh", [False, True], ids=["same-model", "fresh-model"])
+@pytest.mark.parametrize("vendor", sorted(SETUPS))
+async def test_a_later_turn_after_a_tool_loop_is_accepted(
+    server: WireServer, vendor: str, fresh: bool
+) -> None:
     """The next user message starts a new tool loop: what the vendor still checks of the earlier
-    one (Anthropic: any thinking block sent verifies; Responses: every call keeps its reasoning
-    item) is sent as it came."""
+    one (Anthropic: any thinking block sent verifies; DeepSeek: the reasoning_content of its tool
+    calls; Responses: every call keeps its reasoning item) is sent as it came, also by a model
+    instance that did not see the earlier answers (a history from elsewhere)."""
     async with strict(server, vendor) as (fake, loop):
         first = await loop.run(QUESTION)
         fake.steps = (*STEPS[:1], Step("Done.", "You're welcome."))
-        later = await loop.run("And Paris again?", history=first.messages)
+        _, other, settings = SETUPS[vendor](server)
+        async with other:
+            model = other if fresh else loop.config.model
+            again = ReActLoop(
+                model, tools=[get_weather, get_time], settings=settings or ModelSettings()
+            )
+            later = await again.run("And Paris again?", history=first.messages)
     assert fake.rejections == []
     assert later.output == "You're welcome."
 
