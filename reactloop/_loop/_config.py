@@ -483,6 +483,8 @@ def build_config(
     toolsets = loop_toolsets(checked.get("tools", ()))
     output = _output(output_type, model, checked, options)
     _offer_final_tool(tools, output)
+    settings = checked.get("settings", ModelSettings())
+    _settings_taken(model, _request_settings(output, settings) or settings)
     holds = _holds_calls(checked.get("approval"), [*tools.values(), *_toolsets_of(toolsets)])
     store = checked.get("store")
     keys = checked.get("state_key") or signing_keys(None)  # None: the environment's key
@@ -537,6 +539,15 @@ def _traced_prepare(tracing: Tracing | None, prepare: PrepareStep | None) -> Pre
 
 def _toolsets_of(toolsets: LoopToolsets | None) -> tuple[Toolset, ...]:
     return () if toolsets is None else toolsets.toolsets
+
+
+def _settings_taken(model: Model, settings: ModelSettings | None) -> None:
+    """Refuse, when the loop is built, settings the model says it does not take (a provider's
+    `check_settings`: the checks each of its requests makes, such as a reasoning level or a
+    temperature its profile refuses), rather than at the first model call."""
+    check = getattr(model, "check_settings", None)
+    if settings is not None and callable(check):
+        check(settings)
 
 
 def _request_settings(output: Output | None, settings: ModelSettings) -> ModelSettings | None:

@@ -49,11 +49,11 @@ from reactloop._providers._anthropic_stream import (
     decode_message,
     joined,
 )
+from reactloop._providers._base import HttpModel
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
     AuthScheme,
     HttpChannel,
-    HttpModel,
     resolve_key,
 )
 from reactloop._providers._options import (

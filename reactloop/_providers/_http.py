@@ -15,7 +15,7 @@ import re
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, Self, TypeVar, assert_never
+from typing import Any, TypeVar, assert_never
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
@@ -595,29 +595,3 @@ async def _abandon(chunks: AsyncIterator[bytes]) -> None:
                 pass
         except httpx.RequestError:
             return
-
-
-class HttpModel:
-    """What every HTTP provider shares: its channel, name, base URL, and closing (`async with`)."""
-
-    _channel: HttpChannel
-
-    @property
-    def provider(self) -> str:
-        """The provider name errors carry."""
-        return self._channel.provider
-
-    @property
-    def base_url(self) -> str:
-        """The server's base URL (without the endpoint's path)."""
-        return self._channel.base_url
-
-    async def aclose(self) -> None:
-        """Close the connection pool (unless the caller passed its own `http_client`)."""
-        await self._channel.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

@@ -48,6 +48,7 @@ from reactloop._errors import (
     InvalidResponseError,
     ProviderUnavailableError,
 )
+from reactloop._providers._base import HttpModel
 from reactloop._providers._chat_reasoning import (
     OUTSIDE_LOOP,
     Recipient,
@@ -58,7 +59,6 @@ from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
     AuthScheme,
     HttpChannel,
-    HttpModel,
     error_detail,
     parse_json,
     resolve_key,
@@ -546,21 +546,21 @@ class OpenAIModel(HttpModel):
     def __repr__(self) -> str:
         return f"OpenAIModel(model={self.model!r}, base_url={redacted(self.base_url)!r})"
 
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        """One plain call: the whole response at once."""
-        body = encode_request(
-            request, self.model, stream=False, options=self.options, provider=self.provider,
+    def _body(self, request: ModelRequest, *, stream: bool) -> JsonObject:
+        return encode_request(
+            request, self.model, stream=stream, options=self.options, provider=self.provider,
             profile=self.profile,
         )  # fmt: skip
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """One plain call: the whole response at once."""
+        body = self._body(request, stream=False)
         answer = await self._channel.post_json(PATH, self.extra_body.apply(body))
         return decode_completion(self.provider, answer, self.model)
 
     async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
         """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
-        body = encode_request(
-            request, self.model, stream=True, options=self.options, provider=self.provider,
-            profile=self.profile,
-        )  # fmt: skip
+        body = self._body(request, stream=True)
         accumulator = ChatStream(self.provider, on_delta, self.model)
         await self._channel.post_stream(PATH, self.extra_body.apply(body), accumulator.handle)
         return accumulator.response()

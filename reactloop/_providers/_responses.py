@@ -25,11 +25,11 @@ from reactloop._core import (
     ModelResponse,
 )
 from reactloop._errors import ConfigurationError
+from reactloop._providers._base import HttpModel
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
     AuthScheme,
     HttpChannel,
-    HttpModel,
     error_detail,
     resolve_key,
     stream_error,

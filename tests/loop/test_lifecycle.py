@@ -194,7 +194,7 @@ async def test_a_run_cut_short_keeps_the_results_its_calls_already_had(first: st
     assert result.stop_reason is StopReason.STREAM_CLOSED
     kept, cut = [m for m in result.messages if isinstance(m, ToolMessage)]
     assert content in kept.text and kept.is_error is is_error
-    assert (kept.call_id, kept.text) == (seen[0].call_id, seen[0].text)
+    assert (kept.call_id, kept.text) == (seen[0].call_id, seen[0].content)
     assert cut.text.startswith("cut short") and cut.call_id != kept.call_id
     (step,) = result.steps
     assert [r.call_id for r in step.tool_results] == [kept.call_id, cut.call_id]

@@ -19,6 +19,7 @@ from reactloop._core._messages import (
     UserMessage,
 )
 from reactloop._core._parts import ReasoningPart, TextPart
+from reactloop._core._plan import StepPlan
 from reactloop._errors import (
     ConfigurationError,
     ErrorCode,
@@ -36,6 +37,7 @@ from reactloop._providers._anthropic import (
     encode_request,
 )
 from reactloop._resolver import DEFAULT_MESSAGES
+from reactloop.testing import ScriptedModel
 from tests.providers.conftest import API_KEY
 from tests.providers.examples import REQUESTS, SCHEMA
 from tests.providers.protocol import check_anthropic_headers, check_anthropic_request
@@ -205,11 +207,11 @@ async def test_no_sampling_parameter_travels_and_a_set_one_is_refused_before_sen
     none): a temperature set for any Claude model ends the run before a request is sent."""
     server.reply_with(json_reply(anthropic_json("Hi.")))
     await ReActLoop(anthropic).run("hi")
-    refused = await ReActLoop(anthropic, settings=ModelSettings(temperature=0.3)).run("hi")
+    with pytest.raises(ProviderConfigurationError) as refused:  # when the loop is built
+        ReActLoop(anthropic, settings=ModelSettings(temperature=0.3))
     (default,) = (request.json() for request in server.requests)
     assert not SAMPLING & set(default)
-    assert isinstance(refused.error, ProviderConfigurationError)
-    assert refused.error.option == "ModelSettings.temperature"
+    assert refused.value.option == "ModelSettings.temperature"
     check_anthropic_headers(server.requests[0].headers)
 
 
@@ -217,8 +219,16 @@ async def test_no_sampling_parameter_travels_and_a_set_one_is_refused_before_sen
 async def test_a_model_without_sampling_refuses_a_temperature_before_sending(
     server: WireServer, opus: AnthropicModel
 ) -> None:
+    """A model switched in for a step (`prepare_step`) is checked by its request: the run ends
+    with the typed error, nothing sent."""
     server.reply_with(json_reply(anthropic_json("Hi.")))
-    result = await ReActLoop(opus, settings=ModelSettings(temperature=0.3)).run("hi")
+
+    def to_opus(run: object, plan: StepPlan) -> StepPlan:
+        return evolve(plan, model=opus)
+
+    scripted = ScriptedModel(["unused"])
+    hot = ModelSettings(temperature=0.3)
+    result = await ReActLoop(scripted, settings=hot, prepare_step=to_opus).run("hi")
     assert result.stop_reason is StopReason.ERROR
     error = result.error
     assert isinstance(error, ProviderConfigurationError)

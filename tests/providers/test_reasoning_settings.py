@@ -19,6 +19,7 @@ from reactloop._core._messages import (
     UserMessage,
 )
 from reactloop._errors import ConfigurationError, ProviderConfigurationError
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel, OpenAIModel
 from reactloop._providers._anthropic import encode_request as anthropic_body
 from reactloop._providers._openai import encode_request as openai_body
@@ -266,3 +267,17 @@ def test_a_profile_takes_the_levels_as_a_set() -> None:
 def test_every_effort_level_is_known_to_the_profiles() -> None:
     levels = {effort.value for effort in ReasoningEffort}
     assert model_profile("claude-opus-5").reasoning_efforts == frozenset(levels - {"minimal"})
+
+
+@pytest.mark.parametrize(
+    ("model", "reasoning", "field"),
+    [("claude-opus-5", ReasoningSettings(budget_tokens=2048), "budget_tokens"),
+     ("claude-sonnet-4-5", ReasoningSettings(effort="xhigh"), "effort")],
+)  # fmt: skip
+def test_a_loop_refuses_a_reasoning_setting_its_model_does_not_take_when_built(
+    model: str, reasoning: ReasoningSettings, field: str
+) -> None:
+    claude = AnthropicModel(model, api_key=API_KEY, base_url="http://127.0.0.1:9")
+    with pytest.raises(ProviderConfigurationError) as caught:
+        ReActLoop(claude, settings=ModelSettings(max_output_tokens=8000, reasoning=reasoning))
+    assert caught.value.option == f"ModelSettings.reasoning.{field}" and model in str(caught.value)
