@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
-from reactloop import ContextWindow, ReActLoop, tool
+from reactloop import ContextWindow, ReActLoop, SqliteStore, tool
 from reactloop._core import (
     AssistantMessage,
     ModelSettings,
@@ -24,6 +25,7 @@ from reactloop._core import (
 )
 from reactloop._core._events import Event, RunFinished
 from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
+from reactloop.approval import ApprovalOptions, Approve
 from tests.helpers.strict_responses import StrictResponses
 from tests.helpers.strict_vendor import Step, StrictAnthropic, StrictChat, StrictFake
 from tests.providers.conftest import API_KEY
@@ -271,3 +273,54 @@ async def test_a_structured_output_with_thinking_never_forces_a_tool(
     assert result.output == Forecast("Paris", 18)
     assert all(request.json().get("tool_choice", {}).get("type") in (None, "auto", "none")
                for request in server.requests)  # fmt: skip
+
+
+@tool(requires_approval=True)
+def held_weather(city: str) -> str:
+    """The weather in a city, once a person approved the call.
+
+    Args:
+        city: The city's name.
+    """
+    return {"Paris": "18 C", "Rome": "21 C"}[city]
+
+
+@pytest.mark.parametrize("via", ["state", "store"])
+@pytest.mark.parametrize("vendor", sorted(SETUPS))
+async def test_a_run_paused_mid_loop_resumes_with_its_reasoning_on_a_fresh_model(
+    server: WireServer, vendor: str, via: str, tmp_path: Path
+) -> None:
+    """Each weather call waits for an approval: the run pauses inside the tool loop (twice) and
+    is resumed by a new loop on a new model instance, from the sealed state token or from the
+    SQLite journal; the reasoning of the loop under way still goes back as the vendor requires."""
+    fake, first_model, settings = SETUPS[vendor](server)
+    server.handler = fake.handle
+    steps = tuple(
+        Step(s.reasoning, s.text, tuple(("held_weather" if n == "get_weather" else n, a)
+                                        for n, a in s.calls), s.redacted)
+        for s in STEPS
+    )  # fmt: skip
+    fake.steps = steps
+    options: dict[str, Any] = {
+        "tools": [held_weather, get_time],
+        "settings": settings or ModelSettings(),
+        "approval": ApprovalOptions(state_key="k" * 32),
+    }
+    if via == "store":
+        options["store"] = SqliteStore(tmp_path / "runs.db")
+    async with first_model:
+        result = await ReActLoop(first_model, **options).run(QUESTION)
+    pauses = 0
+    while result.paused:
+        pauses += 1
+        decisions = {pending.call_id: Approve() for pending in result.pending}
+        _, model, _ = SETUPS[vendor](server)
+        async with model:
+            loop = ReActLoop(model, **options)
+            if via == "state":
+                result = await loop.resume(state=result.state, decisions=decisions)
+            else:
+                result = await loop.resume(result.run_id, decisions=decisions)
+    assert pauses == 2
+    assert fake.rejections == []
+    assert result.output == FINAL
