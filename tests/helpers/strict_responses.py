@@ -108,7 +108,9 @@ class StrictResponses(StrictFake):
 
     def answer(self, body: JsonObject) -> Reply:
         items = body["input"] if isinstance(body["input"], list) else []
-        done = len({self.response_of[k] for k in map(_key, items) if k in self.response_of})
+        users = [n for n, item in enumerate(items) if item.get("role") == "user"]
+        loop = items[users[-1] + 1 :] if users else items
+        done = len({self.response_of[k] for k in map(_key, loop) if k in self.response_of})
         response_id = self.next_id("resp_")
         encrypted = "reasoning.encrypted_content" in (body.get("include") or [])
         output = self.issue(self.step(done), response_id, encrypted)

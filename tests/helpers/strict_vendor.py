@@ -103,6 +103,8 @@ class StrictFake:
         return f"{prefix}{next(self._ids):04d}"
 
     def step(self, index: int) -> Step:
+        """The scripted turn after `index` answers of the current tool loop (the script starts
+        over at each user message; its last turn repeats)."""
         return self.steps[min(index, len(self.steps) - 1)]
 
     def handle(self, request: Request) -> Reply:
@@ -231,7 +233,8 @@ class StrictAnthropic(StrictFake):
         return blocks, "tool_use" if step.calls else "end_turn"
 
     def answer(self, body: JsonObject) -> Reply:
-        done = sum(turn["role"] == "assistant" for turn in body["messages"])
+        loop = body["messages"][_loop_start(body["messages"]) :]
+        done = sum(turn["role"] == "assistant" for turn in loop)
         blocks, stop = self.issue(self.step(done), _thinking_on(body))
         message = {
             "id": self.next_id("msg_"),
@@ -392,7 +395,9 @@ class StrictChat(StrictFake):
         return message
 
     def answer(self, body: JsonObject) -> Reply:
-        done = sum(message["role"] == "assistant" for message in body["messages"])
+        messages = body["messages"]
+        start = max((n for n, m in enumerate(messages) if m["role"] == "user"), default=-1)
+        done = sum(message["role"] == "assistant" for message in messages[start + 1 :])
         message = self.issue(self.step(done))
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         usage = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}

@@ -206,6 +206,7 @@ async def test_a_later_turn_after_a_tool_loop_is_accepted(
             later = await again.run("And Paris again?", history=first.messages)
     assert fake.rejections == []
     assert later.output == "You're welcome."
+    assert [len(step.tool_results) for step in later.steps] == [1, 0]
 
 
 @pytest.mark.parametrize("vendor", sorted(SETUPS))
@@ -324,3 +325,27 @@ async def test_a_run_paused_mid_loop_resumes_with_its_reasoning_on_a_fresh_model
     assert pauses == 2
     assert fake.rejections == []
     assert result.output == FINAL
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("anthropic", "deepseek"),
+        ("anthropic", "responses"),
+        ("deepseek", "anthropic"),
+        ("gemini", "anthropic-adaptive"),
+        ("responses", "anthropic"),
+        ("responses", "gemini"),
+    ],
+)
+async def test_a_conversation_moved_to_another_vendor_is_accepted_there(
+    server: WireServer, before: str, after: str
+) -> None:
+    """Reasoning goes back only to the vendor and family that produced it: the next vendor's
+    strict fake sees no thinking it cannot verify, and takes the next tool loop's requests."""
+    async with strict(server, before) as (fake, loop):
+        first = await loop.run(QUESTION)
+    check(first, fake)
+    async with strict(server, after) as (other, loop):
+        later = await loop.run("And Paris again?", history=first.messages)
+    check(later, other)
