@@ -250,6 +250,24 @@ async def test_gemini_refuses_a_changed_signature(server: WireServer) -> None:
     assert reply.startswith("Corrupted thought signature")
 
 
+async def test_gemini_refuses_a_signature_it_never_issued(server: WireServer) -> None:
+    """A signature on a call the fake issued without one (the second of parallel calls, or
+    another model's) does not verify."""
+    fake = StrictChat(
+        (Step("", "", (("weather", WEATHER), ("weather", WEATHER))),), vendor="gemini"
+    )
+    message = await chat_first(server, fake, GEMINI)
+    second = message["tool_calls"][1]
+    assert "extra_content" not in second
+    second["extra_content"] = {"google": {"thought_signature": "b3RoZXI="}}
+    results = [
+        {"role": "tool", "tool_call_id": c["id"], "content": "rain"} for c in message["tool_calls"]
+    ]
+    body = chat_body(GEMINI, message, *results)
+    reply = gemini_refusal(await post(server, "/chat/completions", body))
+    assert reply.startswith("Corrupted thought signature")
+
+
 async def test_gemini_checks_only_the_current_turn(server: WireServer) -> None:
     """Gemini validates the signatures of the current turn only (since the last user message)."""
     message = await chat_first(server, StrictChat(STEPS, vendor="gemini"), GEMINI)
