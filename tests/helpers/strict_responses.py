@@ -18,7 +18,7 @@ import orjson
 from attrs import define, field
 
 from tests.helpers.strict_vendor import Step, StrictFake, Violation, seal, sse, unsealed
-from tests.providers.wire_server import Reply, json_reply, sse_reply
+from tests.providers.wire_server import Reply, json_reply
 
 JsonObject = dict[str, Any]
 
@@ -133,7 +133,7 @@ class StrictResponses(StrictFake):
             },
         }
         if body.get("stream") is True:
-            return sse_reply(list(_events(response)))
+            return self.stream(_events(response))
         return json_reply(response)
 
 

@@ -28,7 +28,7 @@ import base64
 import hashlib
 import hmac
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 import orjson
@@ -98,6 +98,9 @@ class StrictFake:
     rejections: list[str] = field(factory=list, kw_only=True)
     answered: int = field(default=0, kw_only=True)
     _ids: Iterator[int] = field(factory=lambda: itertools.count(1), kw_only=True)
+    piece: int | None = field(default=None, kw_only=True)
+    """Cut a stream into pieces of this many bytes (an event, a line, a UTF-8 character cut
+    anywhere), else one piece per event."""
 
     def next_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids):04d}"
@@ -117,6 +120,14 @@ class StrictFake:
             return self.error(violation)
         self.answered += 1
         return self.answer(body)
+
+    def stream(self, events: Iterable[bytes]) -> Reply:
+        """A 200 SSE reply of these events, in pieces as `piece` says."""
+        chunks = list(events)
+        if self.piece is not None:
+            data = b"".join(chunks)
+            chunks = [data[at : at + self.piece] for at in range(0, len(data), self.piece)]
+        return sse_reply(chunks)
 
     def check(self, body: JsonObject) -> None:
         raise NotImplementedError
@@ -247,7 +258,7 @@ class StrictAnthropic(StrictFake):
             "usage": {"input_tokens": 12, "output_tokens": 7},
         }
         if body.get("stream") is True:
-            return sse_reply(list(_anthropic_events(message)))
+            return self.stream(_anthropic_events(message))
         return json_reply(message)
 
 
@@ -405,7 +416,7 @@ class StrictChat(StrictFake):
         usage = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
         head = {"id": self.next_id("chatcmpl-"), "created": 1, "model": self.model}
         if body.get("stream") is True:
-            return sse_reply(list(_chat_events(head, message, finish, usage)))
+            return self.stream(_chat_events(head, message, finish, usage))
         choice = {"index": 0, "message": message, "finish_reason": finish}
         return json_reply(
             {**head, "object": "chat.completion", "choices": [choice], "usage": usage}

@@ -159,6 +159,22 @@ async def test_a_streamed_run_with_reasoning_is_accepted_request_after_request(
     assert fake.answered == len(server.requests) == 3
 
 
+@pytest.mark.parametrize("piece", [3, 7, 64])
+@pytest.mark.parametrize("vendor", sorted(SETUPS))
+async def test_a_stream_cut_anywhere_still_brings_back_what_the_vendor_checks(
+    server: WireServer, vendor: str, piece: int
+) -> None:
+    """Streams in pieces of 3, 7 and 64 bytes (signatures, encrypted content and thought
+    signatures cut mid-value): the opaque values are reassembled byte for byte, or the next
+    request would be refused."""
+    async with strict(server, vendor) as (fake, loop):
+        fake.piece = piece
+        async with loop.stream(QUESTION) as stream:
+            finished = [event async for event in stream][-1]
+    assert isinstance(finished, RunFinished)
+    check(finished.result, fake)
+
+
 @pytest.mark.parametrize("vendor", sorted(SETUPS))
 async def test_reasoning_comes_back_as_parts_of_the_assistant_messages(
     server: WireServer, vendor: str
