@@ -35,7 +35,11 @@ pytestmark = pytest.mark.anyio
 
 FINAL = "Paris 18 C, Rome 21 C, at 12:00."
 STEPS = (
-    Step("Paris first.", "Let me look.", (("get_weather", {"city": "Paris"}),)),
+    Step(
+        "Paris first — d'abord ☔ 東京じゃない.",
+        "Let me look.",
+        (("get_weather", {"city": "Paris"}),),
+    ),
     Step(
         "Rome and the time, together.",
         "",
