@@ -9,6 +9,7 @@ import pytest
 from reactloop import ConfigurationError, ToolCall
 from reactloop.messages import (
     AssistantMessage,
+    AssistantPart,
     ReasoningPart,
     SystemMessage,
     TextPart,
@@ -41,7 +42,8 @@ def test_text_calls_and_reasoning_are_read_from_the_parts_in_order() -> None:
     thought = ReasoningPart("first", signature="sig-1")
     later = ReasoningPart(redacted="opaque")
     calls = (ToolCall("a", "{}", "c1"), ToolCall("b", "{}", "c2"))
-    parts = [thought, TextPart("one "), calls[0], later, TextPart("two"), calls[1]]
+    parts: list[AssistantPart] = [thought, TextPart("one "), calls[0], later, TextPart("two")]
+    parts.append(calls[1])
     message = AssistantMessage(parts=parts)
     assert (message.text, message.tool_calls, message.reasoning) == (
         "one two",

@@ -36,9 +36,7 @@ def result(call_id: str, name: str = "search") -> ToolMessage:
 
 def is_synthesized(message: Message) -> bool:
     return (
-        isinstance(message, ToolMessage)
-        and message.is_error
-        and message.text == INTERRUPTED_RESULT
+        isinstance(message, ToolMessage) and message.is_error and message.text == INTERRUPTED_RESULT
     )
 
 

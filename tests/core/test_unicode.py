@@ -47,7 +47,7 @@ async def test_a_tool_result_is_repaired_noted_and_kept(any_store: Store, return
     assert (result.stop_reason, result.error) == (StopReason.COMPLETED, None)
     content = result.steps[0].tool_results[0].content
     assert SHOWN in content and "not valid Unicode" in content  # the model is told
-    assert SHOWN in model.requests[1].messages[-1].text  # type: ignore[union-attr]
+    assert SHOWN in model.requests[1].messages[-1].text
     [note] = result.repairs
     assert (note.kind, note.tool_name, note.index) == (RepairKind.INVALID_UNICODE, returns.name, 2)
     assert note.call_id == result.steps[0].tool_results[0].call_id

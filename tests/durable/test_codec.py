@@ -7,6 +7,7 @@ from hypothesis import given, settings
 
 from reactloop._core._messages import (
     AssistantMessage,
+    AssistantPart,
     Message,
     ModelResponse,
     SystemMessage,
@@ -78,7 +79,7 @@ def test_a_plain_assistant_message_is_written_as_0_1_wrote_it() -> None:
 
 
 def test_an_assistant_message_with_reasoning_keeps_its_parts_order_and_opaque_values() -> None:
-    parts = [
+    parts: list[AssistantPart] = [
         ReasoningPart("why", signature="EqQBCkYIBxgCKkB+/=="),
         ToolCall("search", "{}", "c1"),
         ReasoningPart(redacted="ErUB\u2028opaque", provider="anthropic", model="claude-opus-5"),

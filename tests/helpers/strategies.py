@@ -569,6 +569,8 @@ _offered = st.one_of(st.none(), st.lists(tool_names, max_size=3).map(tuple))
 recorded_requests = st.builds(
     RecordedRequest, message_lists(6).map(tuple), _maybe_texts, _offered, _tool_choices
 )
+
+
 @st.composite
 def _recorded_answers(draw: st.DrawFn) -> AssistantMessage:
     calls = tuple(draw(st.lists(tool_calls, max_size=2)))

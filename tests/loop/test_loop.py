@@ -83,9 +83,7 @@ async def test_run_returns_output_steps_usage_and_tools_used() -> None:
     assert result.usage == Usage(30, 9)
     assert result.tools_used == ("get_weather",)
     assert [len(step.tool_results) for step in result.steps] == [1, 0]
-    assert (
-        isinstance(result.messages[2], ToolMessage) and result.messages[2].text == "Paris: 21°C"
-    )
+    assert isinstance(result.messages[2], ToolMessage) and result.messages[2].text == "Paris: 21°C"
 
 
 async def test_stream_yields_typed_events_ending_with_the_result() -> None:
@@ -384,9 +382,7 @@ async def test_stored_history_with_an_open_call_is_repaired() -> None:
     result = await ReActLoop(model, tools=[FakeTool("t")]).run("again", history=crashed)
     repaired = model.requests[0].messages[2]
     assert (
-        isinstance(repaired, ToolMessage)
-        and repaired.is_error
-        and "interrupted" in repaired.text
+        isinstance(repaired, ToolMessage) and repaired.is_error and "interrupted" in repaired.text
     )
     assert [note.kind for note in result.repairs] == [RepairKind.INTERRUPTED_CALL]
 

@@ -11,6 +11,7 @@ from reactloop import ReActLoop, SqliteStore, ToolMessage
 from reactloop.approval import ApprovalOptions, Approve
 from reactloop.events import ReasoningStreamed, TextStreamed
 from reactloop.messages import AssistantMessage, ReasoningPart
+from reactloop.models import ModelRequest, ModelResponse
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
@@ -61,9 +62,9 @@ async def test_a_journaled_run_reads_back_its_reasoning_byte_for_byte(tmp_path: 
 async def test_a_paused_run_keeps_its_reasoning_in_the_sealed_token() -> None:
     pay = FakeTool("pay", requires_approval=True)
 
-    def answer(request: object) -> object:
-        messages = request.messages  # type: ignore[attr-defined]
-        return "paid" if answered(messages) else reply("", call("pay"), reasoning=THOUGHT)
+    def answer(request: ModelRequest) -> ModelResponse | str:
+        paid = answered(request.messages)
+        return "paid" if paid else reply("", call("pay"), reasoning=THOUGHT)
 
     def loop() -> ReActLoop:
         approval = ApprovalOptions(state_key="k" * 32)

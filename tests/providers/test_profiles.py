@@ -176,6 +176,7 @@ async def test_a_400_about_a_parameter_names_the_parameter_and_the_model(
 ) -> None:
     # An id of no known family: what the user set is sent, and the vendor judges (a service
     # tier on Anthropic, whose API defines no sampling parameters at all).
+    value: object
     if vendor == "openai":
         server.reply_with(json_reply(OPENAI_400, 400))
         model: OpenAIModel | AnthropicModel = openai(server, "future-model-9")

@@ -11,6 +11,7 @@ import pytest
 from reactloop._core._messages import (
     AssistantMessage,
     ForcedTool,
+    Message,
     ModelRequest,
     ModelSettings,
     ReasoningSettings,
@@ -286,7 +287,8 @@ async def test_items_after_the_first_go_with_their_ids_once_reasoning_went(
 ) -> None:
     calls = (ToolCall("get_time", "{}", "call_1"), ToolCall("get_time", "{}", "call_2"))
     message = await answered(server, responses, responses_json("", calls, reasoning=True))
-    history = (*HI, message, *(ToolMessage(c.id, "get_time", "12:00") for c in calls))
+    results = (ToolMessage(c.id, "get_time", "12:00") for c in calls)
+    history: tuple[Message, ...] = (*HI, message, *results)
     body = await sent(server, responses, ModelRequest(history, tools=(CLOCK,)))
     assert [item.get("id") for item in body["input"][1:4]] == ["rs_1", "fc_1", "fc_2"]
 

@@ -26,7 +26,8 @@ PINNED: dict[str, set[str]] = {
         "AgentCall", "NestedEvent", "Event", "HookFailed", "ModelRetrying", "PhaseFinished",
         "RunFailed", "RunFinished",
         "OutputStreamed", "RunPaused", "RunStarted", "StepFinished", "StepStarted", "TextStreamed",
-        "ReasoningStreamed", "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed", "ToolResultDiscarded"
+        "ReasoningStreamed", "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed",
+        "ToolResultDiscarded"
     },
     "reactloop.output": {
         "FINAL_TOOL", "OutputOptions", "OutputPhase", "OutputRetry", "OutputStrategy",
@@ -54,7 +55,8 @@ PINNED: dict[str, set[str]] = {
         "user_message"
     },
     "reactloop.messages": {
-        "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind", "RepairNote", "RepairedHistory",
+        "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind",
+        "RepairNote", "RepairedHistory",
         "SystemMessage", "ToolCall", "ToolMessage", "Usage", "UserMessage", "repair_history"
     },
     "reactloop.models": {
