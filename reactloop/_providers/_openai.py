@@ -482,6 +482,33 @@ class ChatStream:
         return ModelResponse(message, self.usage, finish, self.model, self.id)
 
 
+def openai_channel(
+    owner: str,
+    provider: str,
+    model: str,
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    http_client: httpx.AsyncClient | None,
+    idle_timeout: float | None,
+    extra_headers: dict[str, str] | None,
+) -> HttpChannel:
+    """The channel of an OpenAI API: the base URL from `base_url`, `OPENAI_BASE_URL` or
+    OpenAI's; the key from `api_key` or `OPENAI_API_KEY` (needed only on OpenAI's own URL)."""
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+    check_base_url(owner, url)
+    secret = resolve_key(api_key, "OPENAI_API_KEY")
+    if secret is None and url.rstrip("/") == OPENAI_BASE_URL:
+        raise ConfigurationError(
+            f"{provider} model {model!r} needs an API key: pass api_key= or set OPENAI_API_KEY"
+        )
+    headers = {"content-type": "application/json", **(extra_headers or {})}
+    return HttpChannel(
+        provider, url, headers, secret=secret, auth=AuthScheme.BEARER,
+        client=http_client, idle_timeout=idle_timeout,
+    )  # fmt: skip
+
+
 @checked_arguments
 class OpenAIModel(HttpModel):
     """A model served over OpenAI Chat Completions: OpenAI itself or a compatible server.
@@ -526,17 +553,9 @@ class OpenAIModel(HttpModel):
             boolean("OpenAIModel.include_usage", include_usage),
         )
         self.extra_body = check_extra_body("OpenAIModel", extra_body, OWNED)
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
-        check_base_url("OpenAIModel", url)
-        secret = resolve_key(api_key, "OPENAI_API_KEY")
-        if secret is None and url.rstrip("/") == OPENAI_BASE_URL:
-            raise ConfigurationError(
-                f"{provider} model {model!r} needs an API key: pass api_key= or set OPENAI_API_KEY"
-            )
-        headers = {"content-type": "application/json", **(extra_headers or {})}
-        self._channel = HttpChannel(
-            provider, url, headers, secret=secret, auth=AuthScheme.BEARER,
-            client=http_client, idle_timeout=idle_timeout,
+        self._channel = openai_channel(
+            "OpenAIModel", provider, model, api_key=api_key, base_url=base_url,
+            http_client=http_client, idle_timeout=idle_timeout, extra_headers=extra_headers,
         )  # fmt: skip
 
     def strict_output_schema(self, schema: JsonObject) -> JsonObject:

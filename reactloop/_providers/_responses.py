@@ -11,7 +11,6 @@ vendor, and a run resumed elsewhere from reactloop's journal sends its whole his
 from __future__ import annotations
 
 import enum
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,19 +23,14 @@ from reactloop._core import (
     ModelRequest,
     ModelResponse,
 )
-from reactloop._errors import ConfigurationError
 from reactloop._providers._base import HttpModel
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
-    AuthScheme,
-    HttpChannel,
     error_detail,
-    resolve_key,
     stream_error,
 )
-from reactloop._providers._openai import OPENAI_BASE_URL
+from reactloop._providers._openai import openai_channel
 from reactloop._providers._options import (
-    check_base_url,
     check_extra_body,
     check_http_options,
 )
@@ -117,17 +111,9 @@ class OpenAIResponsesModel(HttpModel):
         self.conversation = member(f"{owner}.conversation", conversation, ResponsesConversation)
         self.extra_body = check_extra_body(owner, extra_body, OWNED)
         self.memory = ItemMemory()
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
-        check_base_url(owner, url)
-        secret = resolve_key(api_key, "OPENAI_API_KEY")
-        if secret is None and url.rstrip("/") == OPENAI_BASE_URL:
-            raise ConfigurationError(
-                f"{provider} model {model!r} needs an API key: pass api_key= or set OPENAI_API_KEY"
-            )
-        headers = {"content-type": "application/json", **(extra_headers or {})}
-        self._channel = HttpChannel(
-            provider, url, headers, secret=secret, auth=AuthScheme.BEARER,
-            client=http_client, idle_timeout=idle_timeout,
+        self._channel = openai_channel(
+            owner, provider, model, api_key=api_key, base_url=base_url,
+            http_client=http_client, idle_timeout=idle_timeout, extra_headers=extra_headers,
         )  # fmt: skip
 
     def strict_output_schema(self, schema: JsonObject) -> JsonObject:
