@@ -16,6 +16,7 @@ from reactloop.errors import ProviderConfigurationError
 from reactloop.messages import ToolCall, ToolMessage, UserMessage
 from reactloop.models import ModelDelta, ModelRequest, ModelSettings, ReasoningSettings, ToolSpec
 from reactloop.providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
+from tests.helpers.vendor_schemas import wire_problems
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
 from tests.providers.render_responses import responses_json, responses_stream
 from tests.providers.wire_server import WireServer, json_reply, sse_reply
@@ -186,6 +187,8 @@ async def test_each_cell_says_what_the_provider_does(
 ) -> None:
     found = await PROBES[column](ROWS[provider], server)
     assert table()[provider][column] == found
+    sent = [wire_problems(r.path, r.body) for r in server.requests if r.method == "POST"]
+    assert [problem for problems in sent for problem in problems] == []  # the vendors' types
 
 
 @pytest.fixture
