@@ -46,6 +46,13 @@ from reactloop._core import (
 from reactloop._durable import from_url
 from reactloop._errors import ConfigurationError
 from reactloop._loop._run import Instructions, LoopConfig
+from reactloop._loop._tool_options import (
+    ToolLike,
+    loop_toolsets,
+    tool_item,
+    tool_registry,
+    tool_selection,
+)
 from reactloop._output import (
     FINAL_TOOL,
     Output,
@@ -74,10 +81,7 @@ from reactloop._providers import model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._telemetry import Telemetry, telemetry_option, tracing_for
 from reactloop._tools import (
-    FunctionTool,
     LoopToolsets,
-    RelevanceSelector,
-    StepSelection,
     ToolSelection,
 )
 from reactloop._validate import (
@@ -94,13 +98,10 @@ from reactloop._validate import (
     optional_number,
     reject_unknown,
     sequence_of,
-    text,
 )
 
 if TYPE_CHECKING:
     from reactloop._telemetry._otel import Tracing
-
-ToolLike = Tool | Callable[..., Any]
 
 
 class DeprecatedLoopOptions(TypedDict, total=False):
@@ -204,67 +205,6 @@ HOMES = {flat: moved.home() for flat, moved in MOVED.items()}
 """How a did-you-mean hint names a deprecated flat key: by its new home."""
 
 
-_TOOL_ITEM_RULE = "a Tool, a function, or a Toolset (an MCP server)"
-
-
-def _tool_item(option: str, item: object) -> ToolLike | Toolset:
-    if isinstance(item, type):
-        raise ConfigurationError.invalid(option, item, _TOOL_ITEM_RULE)
-    if isinstance(item, Toolset | Tool) or callable(item):
-        return item
-    raise ConfigurationError.invalid(option, item, _TOOL_ITEM_RULE)
-
-
-def _as_tool(item: ToolLike) -> Tool:
-    return item if isinstance(item, Tool) else FunctionTool.from_function(item)
-
-
-def _check_tool(tool: Tool) -> None:
-    """A tool object's own settings (a `@tool` function's are checked when it is made)."""
-    name = text("tools[].name", tool.name)
-    optional_number(f"tools[{name!r}].timeout", tool.timeout)
-    boolean(f"tools[{name!r}].exclusive", tool.exclusive)
-    for flag in ("idempotent", "requires_approval", "external"):
-        boolean(f"tools[{name!r}].{flag}", getattr(tool, flag, False))
-
-
-def tool_registry(items: Sequence[ToolLike | Toolset]) -> dict[str, Tool]:
-    """Tools by name (toolsets left out); plain functions are wrapped with `@tool`; names must
-    be unique."""
-    registry: dict[str, Tool] = {}
-    for item in sequence_of("tools", items, _tool_item, "tools, functions or toolsets"):
-        if isinstance(item, Toolset):
-            continue
-        tool = _as_tool(item)
-        _check_tool(tool)
-        if tool.name in registry:
-            raise ConfigurationError.invalid(
-                "tools", tool.name, f"unique tool names ({tool.name!r} appears twice)"
-            )
-        registry[tool.name] = tool
-    return registry
-
-
-def loop_toolsets(items: Sequence[object]) -> LoopToolsets | None:
-    """The toolsets among the loop's tools, each once; None when there are none."""
-    toolsets = tuple(item for item in items if isinstance(item, Toolset))
-    for index, toolset in enumerate(toolsets):
-        if any(other is toolset for other in toolsets[:index]):
-            rule = "each toolset given once (the same server object appears twice)"
-            raise ConfigurationError.invalid("tools", toolset, rule)
-    return LoopToolsets(toolsets) if toolsets else None
-
-
-def tool_selection(options: Mapping[str, Any]) -> StepSelection | None:
-    """The loop's selector and cap; None when neither is given (every tool, every step). A cap
-    alone ranks with `RelevanceSelector` (cutting the list in declared order would drop tools
-    for where they were written, not for what the conversation needs)."""
-    selector, limit = options.get("tool_selector"), options.get("max_tools_per_request")
-    if selector is None and limit is None:
-        return None
-    return StepSelection(selector or RelevanceSelector(), limit)
-
-
 def stop_conditions(
     max_iterations: int, max_tool_calls: int | None, stop_when: StopCondition | None
 ) -> StopCondition:
@@ -345,7 +285,7 @@ def _approval(option: str, value: object) -> ApprovalOptions | None:
 Check = Callable[[str, object], object]
 
 CHECKS: dict[str, Check] = {
-    "tools": lambda o, v: sequence_of(o, v, _tool_item, "tools, functions or toolsets"),
+    "tools": lambda o, v: sequence_of(o, v, tool_item, "tools, functions or toolsets"),
     "limits": lambda o, v: instance(o, v, Limits, "a Limits"),
     "tool_selection": lambda o, v: optional_instance(o, v, ToolSelection, "a ToolSelection"),
     "output": lambda o, v: instance(o, v, OutputOptions, "an OutputOptions"),
