@@ -106,6 +106,7 @@ from reactloop._core._messages import (
     fresh_call_id,
     is_blank,
     new_call_id,
+    only_reasoning,
 )
 from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._core._plan import PrepareStep, StepPlan
@@ -285,6 +286,7 @@ __all__ = [
     "new_call_id",
     "not_a_decision",
     "not_async",
+    "only_reasoning",
     "pair_calls",
     "publish",
     "repair_history",

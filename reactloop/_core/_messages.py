@@ -509,8 +509,19 @@ def blank_reason(message: Message) -> str | None:
             return "its text is blank" if is_blank(message.text) else None
         case AssistantMessage():
             said = not (is_blank(message.text) and is_blank(message.refusal))
-            return None if said or message.tool_calls else "it has no text, tool call or refusal"
+            if said or message.tool_calls or message.reasoning:
+                return None
+            return "it has no text, tool call, refusal or reasoning"
         case ToolMessage():
             return None  # an empty result is still the call's answer: see tool_result_text
         case _:
             assert_never(message)
+
+
+def only_reasoning(message: Message) -> bool:
+    """True for an answer that holds reasoning and nothing else (cut off while thinking).
+    Providers leave it out of a request: the vendors want reasoning back only beside what
+    followed it, and drop an earlier turn's reasoning themselves (ADR-0026)."""
+    if not isinstance(message, AssistantMessage) or message.tool_calls:
+        return False
+    return is_blank(message.text) and is_blank(message.refusal) and bool(message.reasoning)

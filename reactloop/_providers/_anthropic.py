@@ -38,6 +38,7 @@ from reactloop._core import (
     ToolMessage,
     UserMessage,
     is_blank,
+    only_reasoning,
 )
 from reactloop._errors import ConfigurationError
 from reactloop._providers._anthropic_stream import (
@@ -210,8 +211,9 @@ def encode_messages(
     """System texts apart, and the turns with consecutive same-role turns merged.
 
     With `system_turns`, a `SystemMessage` that Anthropic's placement rules allow where it stands
-    stays there as a `system` turn; any other goes to the system texts. No message is dropped;
-    reasoning goes back as `_reasoning_blocks` says (`provider`, `model`: who is asked).
+    stays there as a `system` turn; any other goes to the system texts. No message is dropped but
+    an answer holding only reasoning (`only_reasoning`); reasoning goes back as
+    `_reasoning_blocks` says (`provider`, `model`: who is asked).
     """
     system: list[str] = []
     turns: list[JsonObject] = []
@@ -223,7 +225,8 @@ def encode_messages(
             else:
                 system.append(message.text)
             continue
-        _append(turns, *_turn(message, provider, model))
+        if not only_reasoning(message):
+            _append(turns, *_turn(message, provider, model))
     return system, turns
 
 

@@ -42,6 +42,7 @@ from reactloop._core import (
     UserMessage,
     is_blank,
     new_call_id,
+    only_reasoning,
 )
 from reactloop._errors import (
     ConfigurationError,
@@ -215,6 +216,7 @@ def encode_messages(messages: tuple[Message, ...], provider: str, model: str) ->
     return [
         encode_message(message, Recipient(provider, model, index > last_user))
         for index, message in enumerate(messages)
+        if not only_reasoning(message)  # nothing the API takes without what followed it
     ]
 
 

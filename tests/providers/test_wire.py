@@ -15,6 +15,7 @@ from reactloop._core._messages import (
     ToolMessage,
     UserMessage,
 )
+from reactloop._core._parts import ReasoningPart
 from reactloop._errors import ConfigurationError, InvalidRequestError
 from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
@@ -22,6 +23,7 @@ from reactloop._providers._wire import EMPTY_TOOL_RESULT
 from tests.providers.examples import REQUESTS
 from tests.providers.protocol import OpenAIRequestSchema, check_anthropic_request
 from tests.providers.render import anthropic_json, openai_json
+from tests.providers.render_responses import responses_json
 from tests.providers.wire_server import WireServer, json_reply
 
 pytestmark = pytest.mark.anyio
@@ -35,7 +37,7 @@ REFUSED: list[tuple[tuple[Message, ...], str]] = [
     ((UserMessage("hi"), SystemMessage("  ")), r"messages\[1\] \(SystemMessage\)"),
     (
         (UserMessage("hi"), AssistantMessage(""), UserMessage("again")),
-        r"messages\[1\] \(AssistantMessage\): it has no text, tool call or refusal",
+        r"messages\[1\] \(AssistantMessage\): it has no text, tool call, refusal or reasoning",
     ),
     ((UserMessage("hi"), AssistantMessage(" ", refusal=" ")), r"messages\[1\]"),
 ]
@@ -119,3 +121,21 @@ async def test_a_blank_message_handed_to_the_provider_itself_is_never_sent(
     with pytest.raises(InvalidRequestError, match=r"messages\[1\] \(AssistantMessage\)"):
         await model.request(request)
     assert server.requests == []
+
+
+async def test_an_answer_holding_only_reasoning_is_left_out_by_every_provider(
+    server: WireServer, model: Model
+) -> None:
+    """An answer cut off while the model thought (reasoning, nothing else) does not brick the
+    conversation: each provider leaves it out, as the vendors drop an earlier turn's reasoning."""
+    replies = {OpenAIModel: openai_json, AnthropicModel: anthropic_json}
+    server.reply_with(json_reply(replies.get(type(model), responses_json)("Sure.")))
+    thought = ReasoningPart("Let me think about", signature="sig", provider="x", model="y")
+    cut = AssistantMessage(parts=[thought])
+    history = (UserMessage("hi"), cut)
+    result = await ReActLoop(model).run("and now?", history=history)
+    assert result.output == "Sure."
+    sent = server.requests[0].json()
+    turns: list[dict[str, object]] = sent.get("messages") or sent["input"]
+    assert "assistant" not in [turn.get("role") for turn in turns]  # user turns (Claude: merged)
+    assert "Let me think" not in server.requests[0].body.decode()
