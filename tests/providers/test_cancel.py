@@ -1,17 +1,20 @@
-"""Cancelling a call closes its HTTP response: a pool of ONE connection keeps serving afterwards."""
+"""Cancelling a call closes its HTTP response: a pool of ONE connection keeps serving afterwards,
+on every provider."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import anyio
 import httpx
 import pytest
 
 from reactloop._core._messages import ModelDelta, ModelRequest, UserMessage
-from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
 from tests.providers.conftest import API_KEY
-from tests.providers.render import openai_json, openai_stream
+from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
+from tests.providers.render_responses import responses_json, responses_stream
 from tests.providers.wire_server import Ending, Reply, Request, WireServer, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
@@ -24,14 +27,49 @@ LIMITS = httpx.Limits(max_connections=1, max_keepalive_connections=1)
 TRANSPORT: dict[str, httpx.AsyncHTTPTransport] = {}
 
 
-@pytest.fixture
-async def narrow(server: WireServer) -> AsyncIterator[OpenAIModel]:
-    """A model over a pool of one connection that gives up waiting for it after 2 s."""
+Provider = OpenAIModel | AnthropicModel | OpenAIResponsesModel
+Build = Callable[[str, httpx.AsyncClient], Provider]
+Render = Callable[[str], Any]
+WIRES: dict[str, tuple[Build, Render, Callable[[str], list[bytes]]]] = {
+    "openai": (
+        lambda url, client: OpenAIModel(
+            "m", api_key=API_KEY, base_url=f"{url}/v1", http_client=client
+        ),
+        openai_json,
+        openai_stream,
+    ),
+    "anthropic": (
+        lambda url, client: AnthropicModel("m", api_key=API_KEY, base_url=url, http_client=client),
+        anthropic_json,
+        anthropic_stream,
+    ),
+    "openai-responses": (
+        lambda url, client: OpenAIResponsesModel(
+            "gpt-5", api_key=API_KEY, base_url=f"{url}/v1", http_client=client
+        ),
+        responses_json,
+        responses_stream,
+    ),
+}
+"""Each provider: how to build it over a client, and its answers (whole, and as a stream)."""
+
+
+@pytest.fixture(params=sorted(WIRES))
+async def narrow(request: pytest.FixtureRequest, server: WireServer) -> AsyncIterator[Provider]:
+    """Each provider's model over a pool of one connection that gives up waiting for it after
+    2 s."""
+    build = WIRES[request.param][0]
     transport = httpx.AsyncHTTPTransport(limits=LIMITS)
     TRANSPORT["current"] = transport
     timeout = httpx.Timeout(5.0, pool=2.0)
     async with httpx.AsyncClient(transport=transport, timeout=timeout) as client:
-        yield OpenAIModel("m", api_key=API_KEY, base_url=f"{server.url}/v1", http_client=client)
+        yield build(server.url, client)
+
+
+def answers(model: Provider) -> tuple[Render, Callable[[str], list[bytes]]]:
+    """The answers in `model`'s wire format: a whole one, and a stream."""
+    _, whole, stream = WIRES[model.provider]
+    return whole, stream
 
 
 def assert_pool_quiet() -> None:
@@ -41,15 +79,16 @@ def assert_pool_quiet() -> None:
     assert all(c.is_idle() or c.is_closed() for c in pool.connections)
 
 
-async def still_serves(server: WireServer, model: OpenAIModel) -> None:
-    server.reply_with(json_reply(openai_json("still here")))
+async def still_serves(server: WireServer, model: Provider) -> None:
+    server.reply_with(json_reply(answers(model)[0]("still here")))
     assert (await model.request(REQUEST)).message.text == "still here"
 
 
 async def test_cancelling_between_chunks_frees_the_connection(
-    server: WireServer, narrow: OpenAIModel
+    server: WireServer, narrow: Provider
 ) -> None:
-    server.reply_with(sse_reply(openai_stream("Hello there, this is long")[:4], Ending.STALL))
+    stream = answers(narrow)[1]("Hello there, this is long")
+    server.reply_with(sse_reply(stream[:4], Ending.STALL))
     for _ in range(ROUNDS):
         with anyio.CancelScope() as scope:
 
@@ -63,9 +102,9 @@ async def test_cancelling_between_chunks_frees_the_connection(
 
 
 async def test_cancelling_inside_the_delta_sink_frees_the_connection(
-    server: WireServer, narrow: OpenAIModel
+    server: WireServer, narrow: Provider
 ) -> None:
-    server.reply_with(sse_reply(openai_stream("Hello there, this is long")))
+    server.reply_with(sse_reply(answers(narrow)[1]("Hello there, this is long")))
     for _ in range(ROUNDS):
         with anyio.CancelScope() as scope:
 
@@ -81,7 +120,7 @@ async def test_cancelling_inside_the_delta_sink_frees_the_connection(
 
 @pytest.mark.parametrize("streamed", [False, True])
 async def test_cancelling_while_waiting_for_the_answer_frees_the_connection(
-    server: WireServer, narrow: OpenAIModel, streamed: bool
+    server: WireServer, narrow: Provider, streamed: bool
 ) -> None:
     arrived = anyio.Event()
 
@@ -100,7 +139,7 @@ async def test_cancelling_while_waiting_for_the_answer_frees_the_connection(
     await still_serves(server, narrow)
 
 
-async def _call(model: OpenAIModel, streamed: bool) -> None:
+async def _call(model: Provider, streamed: bool) -> None:
     async def ignore(delta: ModelDelta) -> None:
         return None
 
@@ -110,8 +149,11 @@ async def _call(model: OpenAIModel, streamed: bool) -> None:
         await model.request(REQUEST)
 
 
-async def test_leaving_the_block_closes_the_own_client(server: WireServer) -> None:
-    async with AnthropicModel("m", api_key=API_KEY, base_url=server.url) as model:
+@pytest.mark.parametrize("cls", [OpenAIModel, AnthropicModel, OpenAIResponsesModel])
+async def test_leaving_the_block_closes_the_own_client(
+    server: WireServer, cls: type[Provider]
+) -> None:
+    async with cls("m", api_key=API_KEY, base_url=server.url) as model:
         client = model._channel.client
     assert client.is_closed
 
