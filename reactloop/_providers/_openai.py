@@ -377,11 +377,17 @@ def decode_completion(provider: str, body: JsonObject, model: str | None = None)
     refusal = text(message, "refusal")
     finish = decode_finish(choice.get("finish_reason"), refusal, bool(calls))
     by = Recipient(provider, model or "")
-    reasoning, content = text(message, "reasoning_content") or "", text(message, "content") or ""
+    reasoning, content = reasoning_of(message) or "", text(message, "content") or ""
     parts = message_parts(reasoning, content, calls, by)
     assistant = AssistantMessage(parts=parts, refusal=refusal)
     usage = decode_usage(body.get("usage"))
     return ModelResponse(assistant, usage, finish, text(body, "model"), text(body, "id"))
+
+
+def reasoning_of(value: JsonObject) -> str | None:
+    """The reasoning text of a message or delta: DeepSeek's `reasoning_content`, else the
+    `reasoning` that OpenRouter, vLLM, Ollama and Groq send."""
+    return text(value, "reasoning_content") or text(value, "reasoning")
 
 
 class ChatStream:
@@ -421,7 +427,7 @@ class ChatStream:
 
     async def _choice(self, choice: JsonObject) -> None:
         delta = obj(choice, "delta")
-        thought = text(delta, "reasoning_content")
+        thought = reasoning_of(delta)
         if thought:
             self.reasoning.append(thought)
             await self.on_delta(ReasoningDelta(thought))

@@ -35,6 +35,7 @@ from tests.providers.recorded import (
     stream_bytes,
     three_ways,
 )
+from tests.providers.render import openai_json, sse
 from tests.providers.wire_server import Reply, WireServer, json_reply, split_at, sse_reply
 
 pytestmark = pytest.mark.anyio
@@ -111,6 +112,33 @@ async def test_streamed_reasoning_content_is_reasoning_deltas(
         assert "".join(d.text for d in deltas.seen if isinstance(d, ReasoningDelta)) == thought
         mine, theirs = sent(server), chat_view(interaction["request"]["parsed_body"])
         assert mine == theirs
+
+
+# -- `reasoning` (OpenRouter, vLLM, Ollama, Groq) ------------------------------------------------
+
+
+async def test_a_reasoning_field_is_read_like_reasoning_content(server: WireServer) -> None:
+    """Servers that name the field `reasoning` give the same part, whole and streamed."""
+    body = openai_json("Cross at the light.")
+    body["choices"][0]["message"]["reasoning"] = "Safety first."
+    chunks = [
+        sse({"choices": [{"index": 0, "delta": {"role": "assistant", "reasoning": "Safety "}}]}),
+        sse({"choices": [{"index": 0, "delta": {"reasoning": "first."}}]}),
+        sse({"choices": [{"index": 0, "delta": {"content": "Cross at the light."}}]}),
+        sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        b"data: [DONE]\n\n",
+    ]
+    expected = (ReasoningPart("Safety first.", provider="local", model="qwen3"),
+                TextPart("Cross at the light."))  # fmt: skip
+    url = f"{server.url}/v1"
+    async with OpenAIModel("qwen3", api_key="k", base_url=url, provider="local") as local:
+        server.reply_with(json_reply(body))
+        whole = await local.request(ModelRequest((UserMessage("How?"),)))
+        server.reply_with(sse_reply(chunks))
+        deltas = Deltas()
+        streamed = await local.stream(ModelRequest((UserMessage("How?"),)), deltas)
+    assert whole.message.parts == expected and streamed.message.parts == expected
+    assert [d.text for d in deltas.seen if isinstance(d, ReasoningDelta)] == ["Safety ", "first."]
 
 
 THOUGHT = ReasoningPart("I should check.", provider="deepseek", model=DEEPSEEK)
