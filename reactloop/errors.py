@@ -6,6 +6,7 @@ from reactloop._errors import (
     AgentRunError,
     AuthenticationError,
     ConfigurationError,
+    ContentTooLargeError,
     ContextTooLongError,
     ContractError,
     ErrorCode,
@@ -36,6 +37,7 @@ from reactloop._errors import (
     ToolsetError,
     ToolTimeoutError,
     UnknownToolError,
+    UnsupportedContentError,
 )
 from reactloop._output import OutputValidationError
 from reactloop._resolver import (
@@ -73,6 +75,7 @@ __all__ = [
     "CassetteFormatError",
     "CassetteMismatchError",
     "ConfigurationError",
+    "ContentTooLargeError",
     "ContextTooLongError",
     "ContractError",
     "DecisionError",
@@ -120,6 +123,7 @@ __all__ = [
     "UnknownToolError",
     "UnreadableRunError",
     "UnrecordedCallError",
+    "UnsupportedContentError",
     "user_message",
 ]
 

@@ -1,8 +1,14 @@
-"""The conversation: messages, tool calls, usage, and history repair."""
+"""The conversation: messages and their parts (text, reasoning, images, documents, audio),
+tool calls, usage, and history repair."""
 
 from reactloop._core import (
     AssistantMessage,
     AssistantPart,
+    AudioPart,
+    ContentPart,
+    DocumentPart,
+    ImageDetail,
+    ImagePart,
     Message,
     ReasoningPart,
     RepairedHistory,
@@ -21,6 +27,11 @@ from reactloop._core import (
 __all__ = [
     "AssistantMessage",
     "AssistantPart",
+    "AudioPart",
+    "ContentPart",
+    "DocumentPart",
+    "ImageDetail",
+    "ImagePart",
     "Message",
     "ReasoningPart",
     "RepairKind",

@@ -38,7 +38,12 @@ from reactloop._core import (
     ToolResult,
     UserMessage,
 )
-from reactloop._durable import keep_call_ids, keep_message_layout, keep_sub_runs_apart
+from reactloop._durable import (
+    keep_call_ids,
+    keep_content_parts,
+    keep_message_layout,
+    keep_sub_runs_apart,
+)
 from reactloop._errors import ConfigurationError
 from reactloop._loop import message as checked_message
 from reactloop._stored_errors import CassetteFormatError, CassetteMismatchError
@@ -49,6 +54,7 @@ CASSETTE_VERSION = 1
 """The version of the cassette file layout; `Cassette.load` reads this version only."""
 
 _converter = make_converter(omit_if_default=True)
+keep_content_parts(_converter)
 keep_sub_runs_apart(_converter)
 keep_call_ids(_converter)
 keep_message_layout(_converter)

@@ -108,7 +108,20 @@ from reactloop._core._messages import (
     new_call_id,
     only_reasoning,
 )
-from reactloop._core._parts import ReasoningPart, TextPart
+from reactloop._core._parts import (
+    CONTENT_PART_TYPES,
+    AudioPart,
+    BinaryPart,
+    ContentPart,
+    DocumentPart,
+    ImageDetail,
+    ImagePart,
+    ReasoningPart,
+    TextPart,
+    describe,
+    sniff_image_type,
+    text_of,
+)
 from reactloop._core._plan import PrepareStep, StepPlan
 from reactloop._core._public import publish
 from reactloop._core._records import (
@@ -158,6 +171,7 @@ from reactloop._core._state import (
 
 __all__ = [
     "ALLOWED",
+    "CONTENT_PART_TYPES",
     "DECISION_TYPES",
     "INTERRUPTED_RESULT",
     "NO_USAGE",
@@ -169,16 +183,20 @@ __all__ = [
     "Approve",
     "AssistantMessage",
     "AssistantPart",
+    "AudioPart",
+    "BinaryPart",
     "CallStarted",
     "CallsHeld",
     "CheckPoint",
     "Clock",
+    "ContentPart",
     "Decision",
     "DecisionLike",
     "DecisionScope",
     "DecisionsSaved",
     "DeltaSink",
     "Deny",
+    "DocumentPart",
     "Edit",
     "Event",
     "ExternalFailure",
@@ -192,6 +210,8 @@ __all__ = [
     "HookFailed",
     "HookFailure",
     "HookPoint",
+    "ImageDetail",
+    "ImagePart",
     "InputGuard",
     "InstructionsSaved",
     "JsonObject",
@@ -279,6 +299,7 @@ __all__ = [
     "UserMessage",
     "blank_reason",
     "deltas_of",
+    "describe",
     "ended_record",
     "fresh_call_id",
     "interrupted_result",
@@ -291,7 +312,9 @@ __all__ = [
     "publish",
     "repair_history",
     "reraise",
+    "sniff_image_type",
     "standing_of",
     "status_after",
+    "text_of",
     "unwrap_single_error",
 ]

@@ -15,7 +15,13 @@ from typing import Any, TypeAlias, assert_never
 
 from attrs import evolve, field, frozen
 
-from reactloop._core._parts import ReasoningPart, TextPart
+from reactloop._core._parts import (
+    CONTENT_PART_TYPES,
+    ContentPart,
+    ReasoningPart,
+    TextPart,
+    text_of,
+)
 from reactloop._errors import ConfigurationError
 from reactloop._unicode import json_text
 from reactloop._validate import (
@@ -141,7 +147,7 @@ def unique_calls(message: AssistantMessage, used: dict[str, None]) -> AssistantM
     return message if calls is None else message.with_tool_calls(calls)
 
 
-def _text_of(owner: str, text: str | None, content: str | None) -> str:
+def _text_of(owner: str, text: str | None, content: str | None, stacklevel: int = 3) -> str:
     """The message's text, from `text` or the deprecated `content` keyword (not both)."""
     if content is None:
         if text is None:
@@ -154,7 +160,7 @@ def _text_of(owner: str, text: str | None, content: str | None) -> str:
         f"{owner}(content=...) is deprecated: use {owner}(text=...) (every message names its"
         " text `text`)",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return content
 
@@ -183,20 +189,63 @@ class SystemMessage:
         return self.text
 
 
+def _content_parts(
+    owner: str, text: str | None, parts: Iterable[str | ContentPart] | None, content: str | None
+) -> tuple[ContentPart, ...]:
+    """A user or tool message's parts: its text as one part, or the parts given (strings in them
+    become text parts); never both."""
+    if parts is None:
+        return (TextPart(_text_of(owner, text, content, stacklevel=5)),)
+    if text is not None or content is not None:
+        rule = "given alone: the text is read from the parts"
+        raise ConfigurationError.invalid(f"{owner}.parts", parts, rule)
+    if isinstance(parts, str | bytes):
+        raise ConfigurationError.invalid(f"{owner}.parts", parts, "a list of parts")
+    return tuple(_content_part(owner, part) for part in parts)
+
+
+def _content_part(owner: str, part: object) -> ContentPart:
+    if isinstance(part, str):
+        return TextPart(part)
+    if isinstance(part, CONTENT_PART_TYPES):
+        return part
+    rule = "a str, TextPart, ImagePart, DocumentPart or AudioPart"
+    raise ConfigurationError.invalid(f"{owner}.parts", part, rule)
+
+
 @frozen(init=False)
 class UserMessage:
-    """What the user said."""
+    """What the user said: text, or ordered parts (text, images, documents, audio).
 
-    text: str
+    `UserMessage("hi")` holds one text part; `UserMessage(parts=["What is this?", image])` any
+    mix. `text` is the text parts joined; two messages are equal when their parts are.
+    """
 
-    def __init__(self, text: str | None = None, *, content: str | None = None) -> None:
-        self.__attrs_init__(_text_of("UserMessage", text, content))
+    parts: tuple[ContentPart, ...]
+    text: str = field(init=False, eq=False, repr=False)
+
+    def __init__(
+        self,
+        text: str | None = None,
+        *,
+        parts: Iterable[str | ContentPart] | None = None,
+        content: str | None = None,
+    ) -> None:
+        self.__attrs_init__(_content_parts("UserMessage", text, parts, content))
+        object.__setattr__(
+            self, "text", text if parts is None and text is not None else text_of(self.parts)
+        )
 
     @property
     def content(self) -> str:
         """Deprecated: the old name of `text`."""
         _content_warning("UserMessage")
         return self.text
+
+    @property
+    def is_plain(self) -> bool:
+        """True when the message is one text part (what 0.1 could say)."""
+        return len(self.parts) == 1 and isinstance(self.parts[0], TextPart)
 
 
 AssistantPart: TypeAlias = TextPart | ReasoningPart | ToolCall
@@ -261,12 +310,14 @@ class AssistantMessage:
 
 @frozen(init=False)
 class ToolMessage:
-    """The result of one tool call, as the model will read it."""
+    """The result of one tool call, as the model will read it: text, or ordered parts (a tool
+    may return images, documents and audio). `text` is the text parts joined."""
 
     call_id: str
     name: str
-    text: str
+    parts: tuple[ContentPart, ...]
     is_error: bool
+    text: str = field(init=False, eq=False, repr=False)
 
     def __init__(
         self,
@@ -275,15 +326,26 @@ class ToolMessage:
         text: str | None = None,
         is_error: bool = False,
         *,
+        parts: Iterable[str | ContentPart] | None = None,
         content: str | None = None,
     ) -> None:
-        self.__attrs_init__(call_id, name, _text_of("ToolMessage", text, content), is_error)
+        self.__attrs_init__(
+            call_id, name, _content_parts("ToolMessage", text, parts, content), is_error
+        )
+        object.__setattr__(
+            self, "text", text if parts is None and text is not None else text_of(self.parts)
+        )
 
     @property
     def content(self) -> str:
         """Deprecated: the old name of `text`."""
         _content_warning("ToolMessage")
         return self.text
+
+    @property
+    def is_plain(self) -> bool:
+        """True when the result is one text part (what 0.1 could say)."""
+        return len(self.parts) == 1 and isinstance(self.parts[0], TextPart)
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage

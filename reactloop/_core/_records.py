@@ -12,7 +12,8 @@ from attrs import field, frozen
 
 from reactloop._core._approvals import GivenDecision, PendingCall
 from reactloop._core._decisions import StopReason
-from reactloop._core._messages import Message, ModelResponse, Usage
+from reactloop._core._messages import Message, ModelResponse, Usage, UserMessage
+from reactloop._core._parts import ContentPart
 from reactloop._core._repair import RepairNote
 from reactloop._core._state import RunResult, Step, ToolResult
 from reactloop._errors import ErrorCode
@@ -55,6 +56,11 @@ class RunCreated:
     user_id: str | None = None
     session_id: str | None = None
     standing: tuple[GivenDecision, ...] = ()  # session-wide "always" decisions it inherited
+    input_parts: tuple[ContentPart, ...] = ()  # the input's parts, when it was not only text
+
+    def input_message(self) -> UserMessage:
+        """The user's message the run started from."""
+        return UserMessage(parts=self.input_parts) if self.input_parts else UserMessage(self.input)
 
 
 @frozen

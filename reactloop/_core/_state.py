@@ -27,6 +27,7 @@ from reactloop._core._messages import (
     UserMessage,
     unique_calls,
 )
+from reactloop._core._parts import ContentPart
 from reactloop._core._repair import RepairKind, RepairNote
 from reactloop._errors import ContractError, ErrorCode, ReactLoopError
 from reactloop._unicode import note, repaired, repaired_record
@@ -79,6 +80,9 @@ class RunContext(Generic[DepsT]):
 class ToolResult:
     """The outcome of one tool call: its content as the model reads it, and whether it failed.
 
+    `content` is its text; a tool that returned images, documents or audio has them in `parts`
+    (all its parts in order, text included), which the model reads instead.
+
     A call of an agent tool (`loop.as_tool()`) ran a sub-run: `usage` is what it spent (counted
     in this run's usage too), `sub_run_id` its run id (stored, so its transcript can be loaded
     from the store), and `sub_run` its whole result (in memory only: None once read back from a
@@ -94,9 +98,12 @@ class ToolResult:
     usage: Usage = _NO_USAGE
     sub_run_id: str | None = None
     sub_run: RunResult[Any] | None = field(default=None, eq=False, repr=False)
+    parts: tuple[ContentPart, ...] = ()
 
     def to_message(self) -> ToolMessage:
         """The transcript message for this result."""
+        if self.parts:
+            return ToolMessage(self.call_id, self.name, is_error=self.is_error, parts=self.parts)
         return ToolMessage(self.call_id, self.name, self.content, self.is_error)
 
 

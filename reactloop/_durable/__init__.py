@@ -6,6 +6,7 @@ What other packages may use is imported here; the rest is private to the package
 from reactloop._durable._codec import (
     dump_json,
     keep_call_ids,
+    keep_content_parts,
     keep_message_layout,
     keep_sub_runs_apart,
     structure_records,
@@ -33,6 +34,7 @@ __all__ = [
     "dump_json",
     "from_url",
     "keep_call_ids",
+    "keep_content_parts",
     "keep_message_layout",
     "keep_sub_runs_apart",
     "leased",

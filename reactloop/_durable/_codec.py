@@ -29,9 +29,21 @@ from reactloop._core import (
     ToolResult,
     UserMessage,
 )
+from reactloop._durable._parts import ContentParts, content_parts, read_content_parts
 from reactloop._errors import ContractError
 from reactloop._stored_errors import UnreadableRunError
 from reactloop._unicode import dumps
+
+
+def keep_content_parts(converter: Converter) -> None:
+    """Make `converter` write content parts tagged by kind, bytes as base64 (a tool result's
+    `parts`, a run's input parts); before any hook that is generated for a class holding them."""
+
+    def is_parts(kind: object) -> bool:  # a tuple of a union: no class to dispatch on
+        return kind == ContentParts
+
+    converter.register_unstructure_hook_func(is_parts, content_parts)
+    converter.register_structure_hook_func(is_parts, lambda v, _: read_content_parts(v))
 
 
 def keep_sub_runs_apart(converter: Converter) -> None:
@@ -67,10 +79,12 @@ _TEXT_KEY = "content"  # the stored name of a system, user or tool message's tex
 def keep_message_layout(converter: Converter) -> None:
     """Make `converter` write messages as 0.1 did (a user message's text under `content`; an
     assistant message as `text` and `tool_calls` unless its parts need their order kept, then
-    as `parts`), and read both, so what 0.1 stored still loads and reads back equal."""
-    for cls in (SystemMessage, UserMessage):
-        converter.register_unstructure_hook(cls, lambda m: {_TEXT_KEY: m.text})
-        converter.register_structure_hook(cls, lambda v, cls: cls(_stored_text(v)))
+    as `parts`), and read both, so what 0.1 stored still loads and reads back equal. A user or
+    tool message with more than one text part is written as tagged `parts`."""
+    converter.register_unstructure_hook(SystemMessage, lambda m: {_TEXT_KEY: m.text})
+    converter.register_structure_hook(SystemMessage, lambda v, _: SystemMessage(_stored_text(v)))
+    converter.register_unstructure_hook(UserMessage, _user_message)
+    converter.register_structure_hook(UserMessage, lambda v, _: _read_user_message(v))
     converter.register_unstructure_hook(ToolMessage, _tool_message)
     converter.register_structure_hook(ToolMessage, lambda v, _: _read_tool_message(v))
     converter.register_unstructure_hook(AssistantMessage, lambda m: _assistant(converter, m))
@@ -82,9 +96,24 @@ def _stored_text(value: dict[str, Any]) -> str:
     return text
 
 
+def _user_message(message: UserMessage) -> dict[str, Any]:
+    if message.is_plain:
+        return {_TEXT_KEY: message.text}
+    return {"parts": content_parts(message.parts)}
+
+
+def _read_user_message(value: dict[str, Any]) -> UserMessage:
+    if "parts" in value:
+        return UserMessage(parts=read_content_parts(value["parts"]))
+    return UserMessage(_stored_text(value))
+
+
 def _tool_message(message: ToolMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"call_id": message.call_id, "name": message.name}
-    out[_TEXT_KEY] = message.text
+    if message.is_plain:
+        out[_TEXT_KEY] = message.text
+    else:
+        out["parts"] = content_parts(message.parts)
     if message.is_error:
         out["is_error"] = True
     return out
@@ -92,6 +121,9 @@ def _tool_message(message: ToolMessage) -> dict[str, Any]:
 
 def _read_tool_message(value: dict[str, Any]) -> ToolMessage:
     error = value.get("is_error", False)
+    if "parts" in value:
+        parts = read_content_parts(value["parts"])
+        return ToolMessage(value["call_id"], value["name"], is_error=error, parts=parts)
     return ToolMessage(value["call_id"], value["name"], _stored_text(value), error)
 
 
@@ -146,6 +178,7 @@ _PART_TYPES = {"text": TextPart, "reasoning": ReasoningPart, "tool_call": ToolCa
 
 
 _converter = make_converter(omit_if_default=True)
+keep_content_parts(_converter)
 keep_sub_runs_apart(_converter)
 keep_call_ids(_converter)
 keep_message_layout(_converter)

@@ -34,7 +34,6 @@ from reactloop._core import (
     ToolMessage,
     ToolResult,
     Usage,
-    UserMessage,
     interrupted_result,
     standing_of,
     status_after,
@@ -270,7 +269,7 @@ def _stored(
 ) -> StoredRun:
     created = records[0]
     assert isinstance(created, RunCreated)
-    messages: list[Message] = [*created.history, UserMessage(created.input)]
+    messages: list[Message] = [*created.history, created.input_message()]
     steps = []
     usage = Usage() if counters is None else counters.setup_usage
     for log in logs:
@@ -305,7 +304,7 @@ def resume_state(replayed: Replayed, prefix: Sequence[Message], now: float) -> R
     closed steps, and its open step (response in the transcript, saved results recovered)."""
     stored, counters = replayed.stored, replayed.counters
     created = stored.created
-    messages: list[Message] = [*prefix, *created.history, UserMessage(created.input)]
+    messages: list[Message] = [*prefix, *created.history, created.input_message()]
     steps: list[Step] = []
     usage = Usage() if counters is None else counters.setup_usage
     for log in replayed.closed:

@@ -12,7 +12,7 @@ from typing import Any, Generic, Unpack
 from reactloop._core import Message, OutputT, RunResult, unwrap_single_error
 from reactloop._loop._agent_tool import DEFAULT_MAX_DEPTH, AgentTool, agent_tool
 from reactloop._loop._handle import Drive, RunHandle, RunStream, open_handle, open_stream
-from reactloop._loop._lifecycle import Departure, LoopResources, start_run
+from reactloop._loop._lifecycle import Departure, LoopResources, RunInput, start_run
 from reactloop._loop._resume import Resumed, ResumeOptions, resume_any
 from reactloop._loop._run import LoopConfig, Run
 from reactloop._loop._run_ids import existing_run
@@ -28,10 +28,12 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
         """Execute a prepared run to its end."""
 
     async def run(
-        self, text: str, *, history: Sequence[Message] = (), **context: Any
+        self, text: RunInput, *, history: Sequence[Message] = (), **context: Any
     ) -> RunResult[OutputT]:
-        """Run to the end and return the result; `context` takes deps, user_id, session_id, and
-        `run_id` (a stored run of that id is resumed, or `if_exists="error"` refuses it)."""
+        """Run to the end and return the result. `text` is the user's input: a string, a
+        `UserMessage`, or a list of parts (`["What is this?", ImagePart(...)]`); `context` takes
+        deps, user_id, session_id, and `run_id` (a stored run of that id is resumed, or
+        `if_exists="error"` refuses it)."""
         begun = await begin(self.config, text, history, context)
         if isinstance(begun, Resumed):
             return begun.result or await self._complete(begun.run)
@@ -52,7 +54,7 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
 
     @asynccontextmanager
     async def start(
-        self, text: str, *, history: Sequence[Message] = (), **context: Any
+        self, text: RunInput, *, history: Sequence[Message] = (), **context: Any
     ) -> AsyncIterator[RunHandle[OutputT]]:
         """Run in the background of this block: `handle.interrupt()`, `await handle.result()`;
         a `run_id` naming a stored run gives that run, as `run()` does."""
@@ -63,7 +65,7 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
 
     @asynccontextmanager
     async def stream(
-        self, text: str, *, history: Sequence[Message] = (), **context: Any
+        self, text: RunInput, *, history: Sequence[Message] = (), **context: Any
     ) -> AsyncIterator[RunStream[OutputT]]:
         """A new run, yielding typed events; `await events.result()` gives its `RunResult`.
 
@@ -76,7 +78,7 @@ class RunEntryPoints(LoopResources, Generic[OutputT]):
                 yield events
 
     async def _begin(
-        self, text: str, history: Sequence[Message], context: dict[str, Any]
+        self, text: RunInput, history: Sequence[Message], context: dict[str, Any]
     ) -> tuple[Run, Drive]:
         """A new run and how to drive it; or the stored run a caller-chosen `run_id` names, and
         how to go on with it (driven on, or its stored end replayed when it finished)."""
@@ -122,7 +124,7 @@ def raise_if_strict(config: LoopConfig, result: RunResult[Any]) -> RunResult[Any
 
 
 async def begin(
-    config: LoopConfig, text: str, history: Sequence[Message], context: Mapping[str, Any]
+    config: LoopConfig, text: RunInput, history: Sequence[Message], context: Mapping[str, Any]
 ) -> Run | Resumed:
     """A new run, or the stored run a caller-chosen `run_id` names. Two callers starting one
     id at once: the store lets one create it (`RunExistsError` for the other), and the other

@@ -8,7 +8,7 @@ import inspect
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import nullcontext
-from typing import Any, Self
+from typing import Any, Self, TypeAlias
 
 import anyio
 import attrs
@@ -16,6 +16,7 @@ import attrs
 from reactloop._approval import with_state
 from reactloop._core import (
     AssistantMessage,
+    ContentPart,
     HookPoint,
     Message,
     RunContext,
@@ -68,23 +69,38 @@ def message(option: str, value: object) -> Message:
     return value
 
 
+RunInput: TypeAlias = str | UserMessage | Sequence[str | ContentPart]
+"""What a run starts from: the user's text, their message, or its parts (text, images, ...)."""
+
+
 def check_input(
     text: object, history: object, context: Mapping[str, object]
-) -> tuple[str, tuple[Message, ...]]:
+) -> tuple[UserMessage, tuple[Message, ...]]:
     """The arguments of `run()`, `start()` and `stream()`, checked before anything runs.
 
-    The text must be a string, the history a sequence of messages, and `context` holds only
-    `deps`, `user_id` and `session_id` (a misspelled keyword fails with a suggestion). Empty text
-    is not refused here: it is the end user's data, refused by a built-in input guard.
+    The input is text, a `UserMessage` or a list of parts (strings and content parts), the
+    history a sequence of messages, and `context` holds only `deps`, `user_id` and `session_id`
+    (a misspelled keyword fails with a suggestion). Empty text is not refused here: it is the end
+    user's data, refused by a built-in input guard.
     """
-    if not isinstance(text, str):
-        raise ConfigurationError.invalid("text", text, "a string (the user's input)")
     allowed = (*CONTEXT_KEYWORDS, *RUN_ID_KEYWORDS, "history")
     reject_unknown("run()/start()/stream()", context, allowed)
     chosen_run_id(context)
     optional_identifier("user_id", context.get("user_id"))
     optional_identifier("session_id", context.get("session_id"))
-    return text, sequence_of("history", history, message, "messages")
+    return input_message(text), sequence_of("history", history, message, "messages")
+
+
+def input_message(given: object) -> UserMessage:
+    """The user's message a run starts from (see `RunInput`)."""
+    if isinstance(given, str):
+        return UserMessage(given)
+    if isinstance(given, UserMessage):
+        return given
+    if isinstance(given, list | tuple):
+        return UserMessage(parts=given)
+    rule = "a string, a UserMessage, or a list of parts (str, ImagePart, ...): the user's input"
+    raise ConfigurationError.invalid("text", given, rule)
 
 
 STREAM_CLOSED_DETAIL = "the consumer left the stream before the run ended"
@@ -92,7 +108,7 @@ STREAM_CLOSED_DETAIL = "the consumer left the stream before the run ended"
 
 async def start_run(
     config: LoopConfig,
-    text: str,
+    text: RunInput,
     *,
     history: Sequence[Message] = (),
     sink: EventSink | None = None,
@@ -103,10 +119,10 @@ async def start_run(
     `context` takes `deps`, `user_id` and `session_id`; the input is checked before anything runs.
     """
     context = {} if context is None else context
-    text, history = check_input(text, history, context)
+    said, history = check_input(text, history, context)
     session = await enter_session(config, history, context)
     try:
-        return await _prepared(config, text, session, sink, context)
+        return await _prepared(config, said, session, sink, context)
     except BaseException:
         if session.release is not None:
             session.release()
@@ -115,7 +131,7 @@ async def start_run(
 
 async def _prepared(
     config: LoopConfig,
-    text: str,
+    said: UserMessage,
     session: Session,
     sink: EventSink | None,
     context: Mapping[str, Any],
@@ -126,15 +142,15 @@ async def _prepared(
     if config.output is not None:
         instructions = config.output.instructions(instructions)
     repaired = repair_history(session.history)
-    messages: list[Message] = [*repaired.messages, UserMessage(text)]
+    messages: list[Message] = [*repaired.messages, said]
     state = RunState(run_id, messages, instructions, started_at=config.clock())
     state.repairs.extend(repaired.notes)
-    text = state.repair_input()  # invalid Unicode replaced and noted (adr/0022)
+    state.repair_input()  # invalid Unicode replaced and noted (adr/0022)
     window = config.context_window.tracker() if config.context_window is not None else None
     run = Run(state, config, run_context, sink, window=window)
     if broken is not None:
         run.pending_stop = Stop(StopReason.ERROR, broken.message, error=broken)
-    await open_journal(run, text, session)
+    await open_journal(run, session)
     return run
 
 

@@ -33,6 +33,7 @@ from reactloop._core import (
     RunStore,
     RunUnparked,
     StoredRun,
+    UserMessage,
     repair_history,
     standing_of,
 )
@@ -121,15 +122,17 @@ async def _session_standing(
     return replay((await store.load(newest[0].run_id)).records).session_wide
 
 
-async def open_journal(run: Run, text: str, session: Session) -> None:
+async def open_journal(run: Run, session: Session) -> None:
     """Record the new run in the store and give it a journal (nothing without a store)."""
     store, state = journal_store(run.config), run.state
     if store is None:
         return
     own_history = () if session.release is not None else tuple(state.messages[:-1])
+    said = state.messages[-1]  # the run's input comes last
+    plain = not isinstance(said, UserMessage) or said.is_plain
     created = RunCreated(
         state.run_id,
-        text,
+        said.text if isinstance(said, UserMessage) else "",
         state.instructions,
         tuple(run.config.tools),
         time.time(),
@@ -138,6 +141,7 @@ async def open_journal(run: Run, text: str, session: Session) -> None:
         run.context.user_id,
         run.context.session_id,
         session.standing,
+        () if plain or not isinstance(said, UserMessage) else said.parts,
     )
     state.standing.update((given.tool, given.decision) for given in session.standing)
     await store.create_run(created)

@@ -12,6 +12,7 @@ from reactloop.errors import MovedNameError, ReactLoopError
 PINNED: dict[str, set[str]] = {
     "reactloop": {
         "AnthropicModel", "ApprovalPolicy", "Approve", "AssistantMessage", "CapPolicy",
+        "AudioPart", "DocumentPart", "ImagePart",
         "Deny", "Edit", "ConfigurationError",
         "ContextWindow", "Event", "FinalAnswerMarker", "FunctionTool", "Hook", "Limits",
         "MCPServerHTTP", "MCPServerStdio", "RelevanceSelector",
@@ -52,10 +53,11 @@ PINNED: dict[str, set[str]] = {
         "StateTokenReason", "StoreError", "UnreadableRunError",
         "ToolArgumentsError", "ToolDefinitionError", "ToolError",
         "ToolExecutionError", "ToolRefusedError", "ToolTimeoutError", "UnknownToolError",
-        "user_message"
+        "user_message", "UnsupportedContentError", "ContentTooLargeError",
     },
     "reactloop.messages": {
         "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind",
+        "AudioPart", "ContentPart", "DocumentPart", "ImageDetail", "ImagePart",
         "RepairNote", "RepairedHistory",
         "SystemMessage", "ToolCall", "ToolMessage", "Usage", "UserMessage", "repair_history"
     },
