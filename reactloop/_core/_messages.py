@@ -195,7 +195,7 @@ def _content_parts(
     """A user or tool message's parts: its text as one part, or the parts given (strings in them
     become text parts); never both."""
     if parts is None:
-        return (TextPart(_text_of(owner, text, content, stacklevel=5)),)
+        return (TextPart(_text_of(owner, text, content, stacklevel=4)),)
     if text is not None or content is not None:
         rule = "given alone: the text is read from the parts"
         raise ConfigurationError.invalid(f"{owner}.parts", parts, rule)

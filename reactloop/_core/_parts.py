@@ -15,6 +15,7 @@ from typing import Literal, TypeAlias
 from attrs import field, frozen
 
 from reactloop._errors import ConfigurationError
+from reactloop._validate import checked_arguments, optional_text
 
 
 def _tuple_of(value: object) -> object:
@@ -24,7 +25,8 @@ def _tuple_of(value: object) -> object:
 
 @frozen
 class TextPart:
-    """Text the model said, in its place among the message's other parts."""
+    """Text in its place among a message's other parts (what the model or the user said, what a
+    tool returned)."""
 
     text: str
 
@@ -124,6 +126,7 @@ def _read(path: str | os.PathLike[str]) -> bytes:
         return file.read()
 
 
+@checked_arguments
 @frozen
 class ImagePart:
     """An image the model looks at: its bytes (`data`) or a `url` the vendor fetches.
@@ -138,8 +141,10 @@ class ImagePart:
     detail: ImageDetail | None = None
 
     def __attrs_post_init__(self) -> None:
-        _one_source("ImagePart", data=self.data, url=self.url)
         object.__setattr__(self, "data", _bytes_or_none("ImagePart", self.data))
+        optional_text("ImagePart.url", self.url)
+        optional_text("ImagePart.media_type", self.media_type)
+        _one_source("ImagePart", data=self.data, url=self.url)
         if self.data is not None and self.media_type is None:
             sniffed = sniff_image_type(self.data)
             if sniffed is None:
@@ -159,6 +164,7 @@ class ImagePart:
         return cls(_read(path), detail=detail)
 
 
+@checked_arguments
 @frozen
 class DocumentPart:
     """A document the model reads: a PDF's bytes (`data`) or `url`, or plain `text`.
@@ -174,8 +180,12 @@ class DocumentPart:
     title: str | None = None
 
     def __attrs_post_init__(self) -> None:
-        _one_source("DocumentPart", data=self.data, url=self.url, text=self.text)
         object.__setattr__(self, "data", _bytes_or_none("DocumentPart", self.data))
+        optional_text("DocumentPart.url", self.url)
+        optional_text("DocumentPart.text", self.text, blank=True)
+        optional_text("DocumentPart.media_type", self.media_type)
+        optional_text("DocumentPart.title", self.title)
+        _one_source("DocumentPart", data=self.data, url=self.url, text=self.text)
         if self.media_type is None:
             media_type = "text/plain" if self.text is not None else "application/pdf"
             object.__setattr__(self, "media_type", media_type)
@@ -189,6 +199,7 @@ class DocumentPart:
         return cls(text=_read(path).decode("utf-8"), title=title or name)
 
 
+@checked_arguments
 @frozen
 class AudioPart:
     """Audio the model listens to: its bytes and their `format` (`wav`, `mp3`, ...)."""
@@ -201,7 +212,7 @@ class AudioPart:
         if data is None:
             raise _invalid("AudioPart.data", None, "bytes")
         object.__setattr__(self, "data", data)
-        if self.format not in _AUDIO_FORMATS:
+        if not isinstance(self.format, str) or self.format not in _AUDIO_FORMATS:
             raise _invalid("AudioPart.format", self.format, f"one of {sorted(_AUDIO_FORMATS)}")
 
     @property

@@ -4,19 +4,37 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from reactloop._core import PROCEED, HookPoint, PhaseDecision, Stop, StopReason, UserMessage
+from reactloop._core import (
+    PROCEED,
+    HookPoint,
+    InputGuard,
+    PhaseDecision,
+    Stop,
+    StopReason,
+    UserMessage,
+)
 from reactloop._errors import ContractError, GuardRejectedError
 from reactloop._phases.applier import park_stop
+from reactloop._policies import NON_EMPTY_INPUT
 
 if TYPE_CHECKING:
     from reactloop._loop import Run
 
 
-def _user_input(run: Run) -> str:
+def _user_input(run: Run) -> UserMessage | None:
     for message in reversed(run.state.messages):
         if isinstance(message, UserMessage):
-            return message.text
-    return ""
+            return message
+    return None
+
+
+def _guards(run: Run, said: UserMessage | None) -> tuple[InputGuard, ...]:
+    """The input guards for this input: an input of images, documents or audio without text is
+    not empty, so the built-in non-empty check does not judge it (the others read its text)."""
+    guards = run.config.input_guards
+    if said is None or said.text or said.is_plain:
+        return guards
+    return tuple(guard for guard in guards if guard is not NON_EMPTY_INPUT)
 
 
 def _guard_name(guard: object) -> str:
@@ -39,8 +57,9 @@ class RunStart:
         if unprepared is not None:
             run.pending_stop = None
             return unprepared
-        text = _user_input(run)
-        for guard in run.config.input_guards:
+        said = _user_input(run)
+        text = "" if said is None else said.text
+        for guard in _guards(run, said):
             reason = guard(text)
             if reason is not None:
                 if not isinstance(reason, str):

@@ -31,6 +31,7 @@ from reactloop._core._messages import (
     ResponseFormatKind,
     ToolSpec,
 )
+from reactloop._core._parts import AudioPart, DocumentPart, ImagePart
 from reactloop._core._state import Step
 from reactloop._durable._leases import StoreTimeouts
 from reactloop._durable._stores import MemoryStore, PostgresStore, SqliteStore, store_from_url
@@ -89,6 +90,7 @@ from reactloop.testing import (
 )
 
 NAN, INF = float("nan"), float("inf")
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)
 COUNTS: list[object] = [0, -1, 1.5, True, "3", None, NAN]
 """Wrong values for an int >= 1."""
 SECONDS: list[object] = [0, -1, NAN, INF, True, "5", None]
@@ -396,6 +398,29 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "service_tier": ["", 5, b"flex"],
             "reasoning": ["high", 5, {"effort": "high"}, ReasoningSettings, ReasoningEffort.HIGH],
         },
+    ),
+    ImagePart: (
+        {"data": PNG},
+        {
+            "data": ["iVBORw0KGgo=", 5],
+            "url": [5, ""],
+            "media_type": ["text/plain", 5, ""],
+            "detail": ["ultra", 5],
+        },
+    ),
+    DocumentPart: (
+        {"text": "the text"},
+        {
+            "data": ["JVBERi0=", 5],
+            "url": [5, ""],
+            "text": [5, b"bytes"],
+            "media_type": [5, ""],
+            "title": [5, ""],
+        },
+    ),
+    AudioPart: (
+        {"data": b"RIFF", "format": "wav"},
+        {"data": ["UklGRg==", None, 5], "format": ["aiff", 5, None]},
     ),
     ReasoningSettings: (
         {},
