@@ -121,6 +121,17 @@ def _bytes_or_none(owner: str, value: object) -> bytes | None:
     raise _invalid(f"{owner}.data", value, "bytes (the file's content, not base64 text)")
 
 
+def _as_bytes(value: bytes | bytearray | memoryview | None) -> bytes | None:
+    """A bytearray or memoryview given for bytes, as bytes (anything else left for the check)."""
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    return value
+
+
+def _as_some_bytes(value: bytes | bytearray | memoryview) -> bytes:
+    return bytes(value) if isinstance(value, bytearray | memoryview) else value
+
+
 def _read(path: str | os.PathLike[str]) -> bytes:
     with open(path, "rb") as file:
         return file.read()
@@ -135,7 +146,7 @@ class ImagePart:
     when not given; `detail` asks OpenAI models for a low- or high-resolution look.
     """
 
-    data: bytes | None = field(default=None, repr=_size)
+    data: bytes | None = field(default=None, repr=_size, converter=_as_bytes)
     url: str | None = None
     media_type: str | None = None
     detail: ImageDetail | None = None
@@ -173,7 +184,7 @@ class DocumentPart:
     `title` names it to the model (and is the file name OpenAI is sent).
     """
 
-    data: bytes | None = field(default=None, repr=_size)
+    data: bytes | None = field(default=None, repr=_size, converter=_as_bytes)
     url: str | None = None
     text: str | None = None
     media_type: str | None = None
@@ -204,7 +215,7 @@ class DocumentPart:
 class AudioPart:
     """Audio the model listens to: its bytes and their `format` (`wav`, `mp3`, ...)."""
 
-    data: bytes = field(repr=_size)
+    data: bytes = field(repr=_size, converter=_as_some_bytes)
     format: str
 
     def __attrs_post_init__(self) -> None:
