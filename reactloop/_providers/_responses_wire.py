@@ -7,6 +7,8 @@ before the item that followed it. The API pairs a reasoning item with that follo
 item's id, so a reasoning item is sent only when the item after it goes out with its id (known
 from `ItemMemory`), and an item goes with its id only after a reasoning item of its answer went;
 otherwise the reasoning is dropped and the items go without ids (text as a plain input message).
+User messages and tool results holding images or files go as lists of items
+(`_responses_content`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from reactloop._providers._profiles import (
     check_sampling,
 )
 from reactloop._providers._reasoning import check_effort, refuse
+from reactloop._providers._responses_content import FileBudget, tool_output, user_item
 from reactloop._providers._responses_decode import Decoded, item_key
 from reactloop._providers._wire import (
     check_history,
@@ -202,21 +205,28 @@ def assistant_items(message: AssistantMessage, how: Encoding) -> Iterator[JsonOb
         yield {"role": "assistant", "content": message.refusal}
 
 
+def _tool_item(message: ToolMessage, budget: FileBudget) -> JsonObject:
+    """A tool result: its text as `output`, or a list of items when it holds images or files."""
+    parts = tool_output(message, budget)
+    output = tool_result_text(message) if parts is None else parts
+    return {"type": "function_call_output", "call_id": message.call_id, "output": output}
+
+
 def input_items(messages: tuple[Message, ...], how: Encoding) -> list[JsonObject]:
-    """The `input` items of a history."""
+    """The `input` items of the messages a request sends; their files count against one
+    per-request budget (`FILES_LIMIT`), so parts are refused before anything is sent."""
     out: list[JsonObject] = []
+    budget = FileBudget(how.provider)
     for message in messages:
         match message:
             case SystemMessage():
                 out.append({"role": "system", "content": message.text})
             case UserMessage():
-                out.append({"role": "user", "content": message.text})
+                out.append(user_item(message, budget))
             case AssistantMessage():
                 out.extend(assistant_items(message, how))
             case ToolMessage():
-                output = tool_result_text(message)
-                out.append({"type": "function_call_output", "call_id": message.call_id,
-                            "output": output})  # fmt: skip
+                out.append(_tool_item(message, budget))
             case _:
                 assert_never(message)
     return out
