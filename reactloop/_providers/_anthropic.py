@@ -4,11 +4,13 @@ current version of the Messages API).
 The system prompt travels apart (`instructions`, then any `SystemMessage`, joined), except that a
 model that accepts mid-conversation system messages gets a later `SystemMessage` in place, where
 Anthropic's placement rules allow it. Tool results are `tool_result` blocks of a user turn;
-consecutive turns of one role are merged, so parallel results share one turn. Sampling settings
-are sent only when set, and refused before sending for a model that rejects them. A stream is
-complete once `message_delta` brought the stop reason: `message_stop` is not waited for (the last
-event of a cut stream is lost by SSE rules); the decode side is `_anthropic_stream`. An assistant
-turn is sent from its parts in order: its own thinking back byte for byte, first in the turn.
+consecutive turns of one role are merged, so parallel results share one turn. A user message or
+tool result made of parts (images, documents) is sent as `_anthropic_content` says. Sampling
+settings are sent only when set, and refused before sending for a model that rejects them. A
+stream is complete once `message_delta` brought the stop reason: `message_stop` is not waited for
+(the last event of a cut stream is lost by SSE rules); the decode side is `_anthropic_stream`. An
+assistant turn is sent from its parts in order: its own thinking back byte for byte, first in the
+turn.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from reactloop._core import (
     only_reasoning,
 )
 from reactloop._errors import ConfigurationError
+from reactloop._providers._anthropic_content import TOOL_RESULT, USER_MESSAGE, content_blocks
 from reactloop._providers._anthropic_stream import (
     MAX_CONTINUATIONS,
     PAUSE_TURN,
@@ -107,11 +110,14 @@ def _tool_use(call: ToolCall) -> JsonObject:
     return {"type": "tool_use", "id": call.id, "name": call.name, "input": input_}
 
 
-def _tool_result(message: ToolMessage) -> JsonObject:
+def _tool_result(message: ToolMessage, provider: str) -> JsonObject:
+    """A `tool_result` block: a plain result's text, or its parts as text, image and document
+    blocks (an all-blank result still says it returned nothing)."""
+    blocks = [] if message.is_plain else content_blocks(provider, message.parts, TOOL_RESULT)
     block: JsonObject = {
         "type": "tool_result",
         "tool_use_id": message.call_id,
-        "content": tool_result_text(message),
+        "content": blocks or tool_result_text(message),
     }
     if message.is_error:
         block["is_error"] = True
@@ -162,11 +168,11 @@ def _turn(
 ) -> tuple[Role, list[JsonObject]]:
     match message:
         case UserMessage():
-            return Role.USER, _text_blocks(message.text)
+            return Role.USER, content_blocks(provider, message.parts, USER_MESSAGE)
         case AssistantMessage():
             return Role.ASSISTANT, _assistant_blocks(message, provider, model)
         case ToolMessage():
-            return Role.USER, [_tool_result(message)]
+            return Role.USER, [_tool_result(message, provider)]
         case _:
             assert_never(message)
 
