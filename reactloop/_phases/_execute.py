@@ -23,7 +23,14 @@ from reactloop._core import (
 from reactloop._errors import ErrorCode, ToolError, ToolExecutionError, ToolTimeoutError
 from reactloop._phases.applier import park_stop
 from reactloop._stored_errors import LeaseLostError
-from reactloop._tools import CALLING, READS_CALLING, SubRunOutcome, error_result, render
+from reactloop._tools import (
+    CALLING,
+    READS_CALLING,
+    SubRunOutcome,
+    error_result,
+    render,
+    result_of,
+)
 
 if TYPE_CHECKING:
     from reactloop._loop import Run
@@ -88,11 +95,9 @@ async def _invoke(run: Run, item: Admitted) -> ToolResult:
         return await _delegated(run, item, value, duration)
     if error is None:
         try:
-            content = render(value, run.config.max_result_chars)
+            return result_of(call, value, run.config.max_result_chars, duration)
         except (TypeError, orjson.JSONEncodeError) as exc:
             error = ToolExecutionError(tool.name, TypeError(f"its result cannot be shown: {exc}"))
-        else:
-            return ToolResult(call.id, call.name, content, duration=duration)
     await run.config.hooks.on_error(run, error)
     return error_result(call, error, duration)
 

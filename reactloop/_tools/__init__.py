@@ -14,7 +14,7 @@ from reactloop._tools._nesting import (
     sub_runs_of,
 )
 from reactloop._tools._options import ToolSelection
-from reactloop._tools._results import error_result, jsonable, render
+from reactloop._tools._results import error_result, jsonable, parts_of, render, result_of
 from reactloop._tools._selection import RelevanceSelector
 from reactloop._tools._tool import FunctionTool, tool
 from reactloop._tools._toolsets import LoopToolsets, RunCatalog, StepSelection, run_toolsets
@@ -36,8 +36,10 @@ __all__ = [
     "interrupt_run",
     "jsonable",
     "nested",
+    "parts_of",
     "path_of",
     "render",
+    "result_of",
     "run_toolsets",
     "sub_runs_of",
     "tool",

@@ -2,12 +2,14 @@
 
 `python -m tests.helpers.mcp_server http` serves it over streamable HTTP on 127.0.0.1 (a free port,
 printed on its first line of output); `python -m tests.helpers.mcp_server stdio` serves it over
-stdio. Its tools echo, fail (isError), return structured content and an image, hang, exit the
-process mid-call, add a tool and announce it, and report what reached the server (environment,
-headers, pid, the calls the client cancelled)."""
+stdio. Its tools echo, fail (isError), return structured content, an image and other media
+(audio, an embedded PDF, a resource link), hang, exit the process mid-call, add a tool and announce
+it, and report what reached the server (environment, headers, pid, the calls the client
+cancelled)."""
 
 from __future__ import annotations
 
+import base64
 import os
 import socket
 import sys
@@ -18,9 +20,20 @@ import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
-from mcp_types import ToolListChangedNotification
+from mcp_types import (
+    AudioContent,
+    BlobResourceContents,
+    EmbeddedResource,
+    ResourceLink,
+    TextResourceContents,
+    ToolListChangedNotification,
+)
 
-PNG = bytes.fromhex("89504e470d0a1a0a") + bytes(12_000)
+from tests.helpers.images import png
+
+PNG = png(64, 48)
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + bytes(28)
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n"
 server: MCPServer[Any] = MCPServer("reactloop-test", log_level="WARNING")
 cancelled: list[str] = []
 
@@ -47,6 +60,27 @@ def measure(text: str) -> dict[str, int]:
 def picture() -> list[Any]:
     """An image and a caption."""
     return ["a blank picture", Image(data=PNG, format="png")]
+
+
+@server.tool(structured_output=False)
+def media() -> list[Any]:
+    """Audio (WAV, and of a type no part takes), an embedded PDF, an embedded text resource and
+    a resource link."""
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    pdf = BlobResourceContents(
+        uri="file:///docs/report.pdf", blob=b64(PDF), mime_type="application/pdf"
+    )
+    notes = TextResourceContents(uri="file:///docs/notes.txt", text="the notes")
+    return [
+        AudioContent(data=b64(WAV), mime_type="audio/wav"),
+        AudioContent(data=b64(bytes(300)), mime_type="audio/x-tracker"),
+        EmbeddedResource(resource=pdf),
+        EmbeddedResource(resource=notes),
+        ResourceLink(uri="file:///docs/big.csv", name="big"),
+    ]
 
 
 @server.tool(structured_output=False)

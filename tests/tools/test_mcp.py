@@ -29,6 +29,7 @@ from reactloop._errors import (
 from reactloop._tools._mcp._connection import Connection, server_errlog
 from reactloop._tools._mcp._servers import ServerRestartPolicy
 from reactloop._tools._mcp._tools import MCPTool
+from reactloop.messages import AudioPart, DocumentPart, ImagePart, TextPart
 from reactloop.testing import make_run
 from tests.helpers.mcp_helpers import (
     alive,
@@ -40,6 +41,7 @@ from tests.helpers.mcp_helpers import (
     stdio_server,
     time_server,
 )
+from tests.helpers.mcp_server import PDF, PNG, WAV
 
 pytestmark = pytest.mark.anyio
 
@@ -116,13 +118,25 @@ async def test_a_time_server_error_is_an_mcp_tool_error_with_its_text() -> None:
 
 
 @over_http
-async def test_text_results_are_joined_and_an_image_becomes_a_placeholder(mcp_url: str) -> None:
+async def test_text_results_are_text_and_an_image_is_an_image_part(mcp_url: str) -> None:
     async with http(mcp_url).connect() as source:
         tools = by_remote(await source.list_tools())
         assert await invoke(tools["echo"], text="ab", times=2) == "abab"
         assert await invoke(tools["measure"], text="a b c") == '{"length":5,"words":3}'
         picture = await invoke(tools["picture"])
-    assert picture == "a blank picture\n[image/png, 12 kB, not shown]"
+    assert picture == [TextPart("a blank picture"), ImagePart(PNG, media_type="image/png")]
+
+
+async def test_audio_an_embedded_pdf_and_a_link_reach_the_tool_as_parts_and_notes() -> None:
+    async with stdio_server().connect() as source:
+        tools = by_remote(await source.list_tools())
+        media = await invoke(tools["media"])
+    assert media == [
+        AudioPart(WAV, "wav"),
+        TextPart("[audio/x-tracker, 300 bytes, not shown: no content part takes this media type]"),
+        DocumentPart(PDF, media_type="application/pdf", title="report.pdf"),
+        TextPart("the notes\n[resource link file:///docs/big.csv (big), not fetched]"),
+    ]
 
 
 @over_http

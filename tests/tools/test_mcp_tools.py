@@ -1,5 +1,5 @@
 """MCP tools without a server: offered names, filters, approval, argument schemas, results as
-text; and the servers' options, checked at construction."""
+text or content parts; and the servers' options, checked at construction."""
 
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ from reactloop._tools._mcp._tools import (
     needs_approval,
     offered_name,
     result_text,
+    result_value,
 )
+from reactloop.messages import AudioPart, DocumentPart, ImagePart, TextPart
+from tests.helpers.images import png
 from tests.helpers.mcp_helpers import ROOT
 
 
@@ -91,27 +94,100 @@ def test_text_parts_are_joined_by_newlines() -> None:
     assert result_text(_result(*parts)) == "one\ntwo"
 
 
+def _blob(mime: str, data: bytes, uri: str = "file:///docs/a.bin") -> mcp_types.EmbeddedResource:
+    encoded = base64.b64encode(data).decode()
+    return mcp_types.EmbeddedResource(
+        resource=mcp_types.BlobResourceContents(uri=uri, blob=encoded, mime_type=mime)
+    )
+
+
+def _image(data: bytes, mime: str = "image/png") -> mcp_types.ImageContent:
+    return mcp_types.ImageContent(data=base64.b64encode(data).decode(), mime_type=mime)
+
+
+def _audio(mime: str, size: int = 300) -> mcp_types.AudioContent:
+    return mcp_types.AudioContent(data=_b64(size), mime_type=mime)
+
+
+def test_an_image_becomes_an_image_part_of_its_decoded_bytes() -> None:
+    picture = png(4, 3)
+    value = result_value(_result(mcp_types.TextContent(text="see"), _image(picture)))
+    assert value == [TextPart("see"), ImagePart(picture, media_type="image/png")]
+
+
+@pytest.mark.parametrize(
+    ("mime", "audio_format"),
+    [("audio/wav", "wav"), ("audio/x-wav", "wav"), ("audio/mpeg", "mp3"), ("audio/ogg", "ogg"),
+     ("audio/flac", "flac"), ("audio/mp4", "m4a"), ("audio/webm", "webm"), ("audio/aac", "aac")],
+)  # fmt: skip
+def test_audio_becomes_an_audio_part_of_the_format_its_media_type_names(
+    mime: str, audio_format: str
+) -> None:
+    assert result_value(_result(_audio(mime))) == [AudioPart(bytes(300), audio_format)]
+
+
+def test_audio_of_a_type_no_part_takes_stays_a_note_that_says_so() -> None:
+    value = result_text(_result(_audio("audio/x-tracker")))
+    assert value == "[audio/x-tracker, 300 bytes, not shown: no content part takes this media type]"
+
+
+def test_an_embedded_pdf_becomes_a_document_part_named_by_its_uri() -> None:
+    value = result_value(_result(_blob("application/pdf", b"%PDF-1.4", "file:///d/report.pdf")))
+    assert value == [DocumentPart(b"%PDF-1.4", media_type="application/pdf", title="report.pdf")]
+
+
+def test_an_embedded_image_becomes_an_image_part() -> None:
+    picture = png(2, 2)
+    value = result_value(_result(_blob("image/png", picture)))
+    assert value == [ImagePart(picture, media_type="image/png")]
+
+
 @pytest.mark.parametrize(
     ("block", "shown"),
     [
-        (mcp_types.ImageContent(data=_b64(12_000), mime_type="image/png"), "[image/png, 12 kB"),
-        (mcp_types.AudioContent(data=_b64(300), mime_type="audio/wav"), "[audio/wav, 300 bytes"),
         (
-            mcp_types.EmbeddedResource(
-                resource=mcp_types.BlobResourceContents(
-                    uri="file:///a.bin", blob=_b64(2_000), mime_type="application/pdf"
-                )
-            ),
-            "[resource file:///a.bin, application/pdf, 2 kB",
+            _blob("application/zip", bytes(2_000)),
+            "[resource file:///docs/a.bin, application/zip, 2 kB, not shown",
+        ),
+        (_image(bytes(10), "image/svg+xml"), "[image/svg+xml, 10 bytes, not shown"),
+        (
+            mcp_types.ImageContent(data="not base64!", mime_type="image/png"),
+            "[image/png, 11 bytes, not shown: its data is not valid base64]",
         ),
         (
             mcp_types.ResourceLink(uri="file:///notes.md", name="notes"),
-            "[resource link file:///notes.md (notes)",
+            "[resource link file:///notes.md (notes), not fetched]",
         ),
     ],
-)
-def test_content_a_model_cannot_read_becomes_a_placeholder(block: Any, shown: str) -> None:
-    assert result_text(_result(block)).startswith(shown)
+)  # fmt: skip
+def test_content_no_part_takes_becomes_a_note(block: Any, shown: str) -> None:
+    value = result_value(_result(block))
+    assert isinstance(value, str) and value.startswith(shown)
+
+
+def test_text_only_results_stay_text_even_with_a_link() -> None:
+    link = mcp_types.ResourceLink(uri="file:///a", name="a")
+    assert result_value(_result(mcp_types.TextContent(text="one"), link)) == (
+        "one\n[resource link file:///a (a), not fetched]"
+    )
+
+
+def test_structured_content_goes_first_in_place_of_the_text_beside_an_image() -> None:
+    picture = png(2, 2)
+    blocks = (mcp_types.TextContent(text='{"a": 1}'), _image(picture))
+    value = result_value(_result(*blocks, structured={"a": 1}))
+    assert value == [TextPart('{"a":1}'), ImagePart(picture, media_type="image/png")]
+
+
+def test_text_blocks_between_parts_are_joined_by_newlines() -> None:
+    picture = png(2, 2)
+    blocks = [mcp_types.TextContent(text=t) for t in ("one", "two")]
+    value = result_value(_result(*blocks, _image(picture), mcp_types.TextContent(text="three")))
+    assert value == [TextPart("one\ntwo"), ImagePart(picture), TextPart("three")]
+
+
+def test_an_error_results_image_is_described_in_its_text() -> None:
+    assert result_text(_result(_image(png(2, 2)))).startswith("[image image/png, ")
 
 
 def test_an_embedded_text_resource_is_read_as_text() -> None:

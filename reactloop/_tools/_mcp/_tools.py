@@ -1,9 +1,11 @@
 """An MCP server's tools as reactloop `Tool`s: names, filters, argument checks, results.
 
 Each listed tool keeps the server's description and input schema as they are; its arguments are
-checked against that schema (compiled once per tool) before the call goes out. Results become
-text: structured content as JSON when there is some, else the text parts joined, with a short
-placeholder for what a model cannot read (images, audio, binary resources). This module needs
+checked against that schema (compiled once per tool) before the call goes out. A result of text
+alone becomes text: structured content as JSON when there is some, else the text blocks joined.
+Images, audio and embedded PDFs, images or audio become content parts the model is given (see
+`block_part`); what no part takes (an unknown audio type, a zip) is named in a short note, and a
+resource link by its URI (it is not fetched). This module needs
 the `mcp` extra; `reactloop._tools._mcp._servers` imports it only when a server is connected.
 """
 
@@ -20,7 +22,16 @@ import mcp_types
 import orjson
 from attrs import frozen
 
-from reactloop._core import RunContext, ToolSpec
+from reactloop._core import (
+    AudioPart,
+    ContentPart,
+    DocumentPart,
+    ImagePart,
+    RunContext,
+    TextPart,
+    ToolSpec,
+    describe,
+)
 from reactloop._errors import MCPToolError, ToolArgumentsError
 from reactloop._schema import Converter, Invalid, compile_raw
 
@@ -78,10 +89,10 @@ class MCPTool:
     async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
         """Call the tool on its server; an `isError` answer raises `MCPToolError`."""
         result = await self._caller.call(self.remote_name, arguments)
-        text = result_text(result)
         if result.is_error:
+            text = result_text(result)
             raise MCPToolError(self.name, text or "(the server gave no details)")
-        return text
+        return result_value(result)
 
 
 def _any_object(value: Any, path: str) -> Any:
@@ -127,40 +138,109 @@ def needs_approval(remote: str, approval: Approval) -> bool:
     return remote in approval
 
 
-def _size(data: str) -> str:
+_AUDIO_FORMATS = {
+    "audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/vnd.wave": "wav",
+    "audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/flac": "flac", "audio/x-flac": "flac",
+    "audio/ogg": "ogg", "audio/mp4": "m4a", "audio/m4a": "m4a", "audio/x-m4a": "m4a",
+    "audio/webm": "webm", "audio/aac": "aac", "audio/pcm": "pcm16", "audio/l16": "pcm16",
+}  # fmt: skip
+"""Audio media types an `AudioPart` takes, by the format it names; other audio stays a note."""
+_IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
+"""The image types every vendor reads (an SVG or a TIFF stays a note)."""
+
+
+def _decoded(data: str) -> bytes | None:
     try:
-        count = len(base64.b64decode(data, validate=False))
+        return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
-        count = len(data)
+        return None
+
+
+def _size(count: int) -> str:
     return f"{count} bytes" if count < 1000 else f"{count / 1000:.0f} kB"
 
 
-def _resource(resource: mcp_types.TextResourceContents | mcp_types.BlobResourceContents) -> str:
+def _note(what: str, mime: str | None, data: str, why: str) -> TextPart:
+    """A part the model cannot be given, named in its place."""
+    raw = _decoded(data)
+    size = _size(len(raw) if raw is not None else len(data))
+    return TextPart(f"[{what}{mime or 'binary'}, {size}, not shown: {why}]")
+
+
+def _binary(mime: str | None, data: str, title: str | None, what: str = "") -> ContentPart:
+    """Base64 content of a media type as an image, a PDF or audio part, else a note."""
+    raw = _decoded(data)
+    kind = (mime or "").lower().split(";")[0].strip()
+    if raw is None:
+        return _note(what, mime, data, "its data is not valid base64")
+    if kind in _IMAGE_TYPES:
+        return ImagePart(raw, media_type=kind)
+    if kind == "application/pdf":
+        return DocumentPart(raw, media_type=kind, title=title)
+    audio = _AUDIO_FORMATS.get(kind)
+    if audio is not None:
+        return AudioPart(raw, audio)
+    return _note(what, mime, data, "no content part takes this media type")
+
+
+def _resource(
+    resource: mcp_types.TextResourceContents | mcp_types.BlobResourceContents,
+) -> ContentPart:
     if isinstance(resource, mcp_types.TextResourceContents):
-        return resource.text
-    mime = resource.mime_type or "binary"
-    return f"[resource {resource.uri}, {mime}, {_size(resource.blob)}, not shown]"
+        return TextPart(resource.text)
+    title = resource.uri.rstrip("/").rsplit("/", 1)[-1] or None
+    return _binary(resource.mime_type, resource.blob, title, f"resource {resource.uri}, ")
 
 
-def block_text(block: mcp_types.ContentBlock) -> str:
-    """One content block as the model reads it: text as it is, a placeholder for the rest."""
+def block_part(block: mcp_types.ContentBlock) -> ContentPart:
+    """One content block as a part: text, an image, audio, an embedded resource (a PDF, an
+    image, audio, or its text), a link named by its URI; a note for what no part takes."""
     if isinstance(block, mcp_types.TextContent):
-        return block.text
+        return TextPart(block.text)
     if isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-        return f"[{block.mime_type}, {_size(block.data)}, not shown]"
+        return _binary(block.mime_type, block.data, None)
     if isinstance(block, mcp_types.EmbeddedResource):
         return _resource(block.resource)
     if isinstance(block, mcp_types.ResourceLink):
-        return f"[resource link {block.uri} ({block.name}), not fetched]"
-    return f"[{getattr(block, 'type', type(block).__name__)} content, not shown]"
+        return TextPart(f"[resource link {block.uri} ({block.name}), not fetched]")
+    return TextPart(f"[{getattr(block, 'type', type(block).__name__)} content, not shown]")
+
+
+def block_text(block: mcp_types.ContentBlock) -> str:
+    """One content block as text: its text, or a one-line description of what it holds."""
+    part = block_part(block)
+    return part.text if isinstance(part, TextPart) else f"[{describe(part)}]"
+
+
+def _structured(result: mcp_types.CallToolResult) -> str:
+    return orjson.dumps(result.structured_content, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def result_text(result: mcp_types.CallToolResult) -> str:
-    """The result as the model reads it: the structured content as JSON when present, else the
-    content blocks' text joined by newlines."""
+    """The result as text (an error's message): the structured content as JSON when present,
+    else the content blocks' text (binary ones described) joined by newlines."""
     if result.structured_content is not None:
-        return orjson.dumps(result.structured_content, option=orjson.OPT_NON_STR_KEYS).decode()
+        return _structured(result)
     return "\n".join(block_text(block) for block in result.content)
+
+
+def result_value(result: mcp_types.CallToolResult) -> str | list[ContentPart]:
+    """The result as the model reads it: text (`result_text`) when it holds only text, else
+    its parts in order, text parts separated by newlines (the structured content as JSON, when
+    present, in place of the text blocks)."""
+    parts = [block_part(block) for block in result.content]
+    binary = [part for part in parts if not isinstance(part, TextPart)]
+    if not binary:
+        return result_text(result)
+    if result.structured_content is not None:
+        return [TextPart(_structured(result)), *binary]
+    shown: list[ContentPart] = []
+    for part in parts:
+        if isinstance(part, TextPart) and shown and isinstance(shown[-1], TextPart):
+            shown[-1] = TextPart(f"{shown[-1].text}\n{part.text}")
+        else:
+            shown.append(part)
+    return shown
 
 
 def same_tools(old: Sequence[MCPTool], new: Sequence[MCPTool]) -> bool:
