@@ -31,6 +31,7 @@ from reactloop._core import (
     UserMessage,
 )
 from reactloop._errors import ContentTooLargeError, UnsupportedContentError
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel
 from reactloop._providers._anthropic_content import (
     IMAGE_LIMIT,
@@ -183,6 +184,25 @@ async def test_images_in_a_tool_result_are_sent_as_recorded(
     tools = (ToolSpec("get_images", "", NO_ARGUMENTS),)
     await sonnet.request(ModelRequest(history, tools=tools))
     assert sent(server) == recorded(second)
+
+
+async def test_a_tool_returning_images_runs_the_recorded_loop(
+    server: WireServer, sonnet: AnthropicModel
+) -> None:
+    """End to end: a `ReActLoop` whose tool returns the two images sends both requests as
+    recorded and ends with the recorded answer."""
+    first, second = anthropic(IMAGES)
+    server.reply_with(json_reply(answer_of(first)), json_reply(answer_of(second)))
+    images = recorded_images(second)
+
+    def get_images() -> list[ImagePart]:
+        """The images to look at."""
+        return images
+
+    loop = ReActLoop(sonnet, tools=[get_images])
+    result = await loop.run(first["request"]["parsed_body"]["messages"][0]["content"][0]["text"])
+    assert result.output == "Kiwi"
+    assert (sent(server, 0), sent(server, 1)) == (recorded(first), recorded(second))
 
 
 # -- block shapes ------------------------------------------------------------------------------
