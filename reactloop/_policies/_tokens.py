@@ -4,25 +4,38 @@ The default needs no tokenizer download and errs on the generous side for script
 tokenizers split finely: about 4 characters per token for Latin text, 1.5 for CJK, Hangul and kana,
 1 token per emoji and 3 characters per token for every other script. The `TokenLedger` estimates
 each message once and keeps a running total, so budgeting a step costs O(new messages).
+
+Images, PDFs and audio are counted by the vendor's published rules (`media_tokens`), with sizes
+read from the file's own header (`reactloop._policies._media`); `MessageTokenEstimator(vendor=)`
+picks the vendor, and the default, "generic", takes the largest of the three estimates.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
-from typing import Protocol, assert_never, runtime_checkable
+from typing import Literal, Protocol, TypeAlias, assert_never, runtime_checkable
 
 import orjson
 from attrs import Factory, define, field, frozen
 
 from reactloop._core import (
     AssistantMessage,
+    AudioPart,
+    BinaryPart,
+    ContentPart,
+    DocumentPart,
+    ImagePart,
     Message,
     SystemMessage,
+    TextPart,
     ToolMessage,
     ToolSpec,
     UserMessage,
 )
+from reactloop._errors import ConfigurationError
+from reactloop._policies._media import Size, image_size, pdf_pages, wav_seconds
 from reactloop._validate import checked_arguments, function, integer
 
 # Weights in twelfths of a token per character, so mixed text sums exactly in integers.
@@ -64,6 +77,90 @@ def estimate_text_tokens(text: str) -> int:
     return -(-twelfths // _TWELFTHS)
 
 
+Vendor: TypeAlias = Literal["anthropic", "openai", "gemini", "generic"]
+"""Whose rules count images, PDFs and audio; "generic" takes the largest of the three."""
+VENDORS: tuple[Vendor, ...] = ("anthropic", "openai", "gemini", "generic")
+
+ANTHROPIC_IMAGE_MAX = 1_600
+"""Anthropic: an image is about width * height / 750 tokens, scaled down past ~1,600."""
+OPENAI_LOW, OPENAI_TILE = 85, 170
+"""OpenAI: 85 tokens at detail "low"; else 85 + 170 per 512 px tile of the scaled image."""
+GEMINI_TILE = 258
+"""Gemini: 258 tokens for an image within 384 x 384 px, else 258 per 768 px tile; and a page."""
+PDF_PAGE = {"anthropic": 3_000, "openai": 2_000, "gemini": GEMINI_TILE}
+"""Tokens per PDF page (its text and an image of the page, at the high end of what is seen)."""
+PDF_BYTES_PER_PAGE = 50_000
+"""A PDF whose page objects cannot be counted (compressed): one page per 50 kB, at least one."""
+URL_PAGES = 5
+"""A PDF given by URL (its size unknown here) counts as 5 pages."""
+AUDIO_PER_SECOND = {"anthropic": 32, "openai": 10, "gemini": 32}
+"""Tokens per second of audio (OpenAI about 10, Gemini 32; Anthropic takes no audio: as Gemini)."""
+AUDIO_BYTES_PER_SECOND = {"wav": 32_000, "pcm16": 48_000}
+"""Bytes per second assumed when a header does not say: 16 kHz 16-bit WAV, OpenAI's 24 kHz
+pcm16; compressed formats 8,000 (64 kbit/s, a generous guess: more seconds, more tokens)."""
+
+
+def _anthropic_image(size: Size | None) -> int:
+    if size is None:
+        return ANTHROPIC_IMAGE_MAX
+    return min(math.ceil(size[0] * size[1] / 750), ANTHROPIC_IMAGE_MAX)
+
+
+def _openai_image(size: Size | None, detail: str | None) -> int:
+    """Fit within 2048 x 2048, shortest side down to 768, then 85 + 170 per 512 px tile."""
+    if detail == "low":
+        return OPENAI_LOW
+    width, height = size if size is not None else (768, 2048)  # unknown: the most tiles
+    scale = min(1.0, 2048 / max(width, height), 768 / min(width, height))
+    tiles = math.ceil(width * scale / 512) * math.ceil(height * scale / 512)
+    return OPENAI_LOW + OPENAI_TILE * tiles
+
+
+def _gemini_image(size: Size | None) -> int:
+    width, height = size if size is not None else (1536, 1536)
+    if width <= 384 and height <= 384:
+        return GEMINI_TILE
+    return GEMINI_TILE * math.ceil(width / 768) * math.ceil(height / 768)
+
+
+def _image_tokens(part: ImagePart, vendor: str) -> int:
+    size = None if part.data is None else image_size(part.data)
+    if vendor == "anthropic":
+        return _anthropic_image(size)
+    if vendor == "openai":
+        return _openai_image(size, part.detail)
+    return _gemini_image(size)
+
+
+def _pdf_pages(part: DocumentPart) -> int:
+    if part.data is None:
+        return URL_PAGES
+    return pdf_pages(part.data) or len(part.data) // PDF_BYTES_PER_PAGE + 1
+
+
+def audio_seconds(part: AudioPart) -> float:
+    """A sound's duration: a WAV header's byte rate, else bytes at the format's assumed rate."""
+    seconds = wav_seconds(part.data) if part.format == "wav" else None
+    if seconds is not None:
+        return seconds
+    return len(part.data) / AUDIO_BYTES_PER_SECOND.get(part.format, 8_000)
+
+
+def media_tokens(part: BinaryPart, vendor: Vendor = "generic") -> int:
+    """Tokens an image, a PDF or audio takes on `vendor`'s models (see the table in the module's
+    constants); "generic" is the largest of the three vendors' estimates. A text document is
+    counted as its text by the estimator, not here (0)."""
+    if vendor == "generic":
+        return max(media_tokens(part, one) for one in ("anthropic", "openai", "gemini"))
+    if isinstance(part, ImagePart):
+        return _image_tokens(part, vendor)
+    if isinstance(part, AudioPart):
+        return math.ceil(audio_seconds(part) * AUDIO_PER_SECOND[vendor])
+    if part.text is not None:
+        return 0
+    return _pdf_pages(part) * PDF_PAGE[vendor]
+
+
 @runtime_checkable
 class TokenEstimator(Protocol):
     """Counts tokens; implement it to plug an exact tokenizer into the context budget."""
@@ -86,6 +183,12 @@ def _counter(_: object, __: object, value: Callable[[str], int]) -> None:
     function("MessageTokenEstimator.count", value, 1)
 
 
+def _vendor(_: object, __: object, value: object) -> None:
+    if value not in VENDORS:
+        rule = f"one of {', '.join(map(repr, VENDORS))}"
+        raise ConfigurationError.invalid("MessageTokenEstimator.vendor", value, rule)
+
+
 @checked_arguments
 @frozen
 class MessageTokenEstimator:
@@ -94,11 +197,14 @@ class MessageTokenEstimator:
     `count_text` defaults to the script-aware heuristic; pass an exact tokenizer's counter (for
     example `lambda text: len(encoding.encode(text))`) to count exactly. `message_overhead` is
     added once per message (role and framing) and `tool_call_overhead` once per tool call.
+    `vendor` says whose rules count images, PDFs and audio (`media_tokens`): "anthropic",
+    "openai", "gemini", or "generic" (the default: the largest of the three).
     """
 
     count: Callable[[str], int] = field(default=estimate_text_tokens, validator=_counter)
     message_overhead: int = field(default=4, validator=_non_negative)
     tool_call_overhead: int = field(default=3, validator=_non_negative)
+    vendor: Vendor = field(default="generic", validator=_vendor)
 
     def count_text(self, text: str) -> int:
         """Tokens of a bare text."""
@@ -108,12 +214,27 @@ class MessageTokenEstimator:
         """Tokens of one message, framing included."""
         return self.message_overhead + self._content_tokens(message)
 
+    def count_parts(self, parts: Sequence[ContentPart]) -> int:
+        """Tokens of a message's parts: text as text, the rest by `media_tokens`."""
+        total = 0
+        for part in parts:
+            if isinstance(part, TextPart):
+                total += self.count_text(part.text)
+            elif isinstance(part, DocumentPart) and part.text is not None:
+                total += self.count_text(part.text) + self.count_text(part.title or "")
+            else:
+                total += media_tokens(part, self.vendor)
+        return total
+
     def _content_tokens(self, message: Message) -> int:
         count = self.count_text
-        if isinstance(message, SystemMessage | UserMessage):
+        if isinstance(message, SystemMessage):
             return count(message.text)
-        if isinstance(message, ToolMessage):
-            return count(message.text) + count(message.name) + count(message.call_id)
+        if isinstance(message, UserMessage | ToolMessage):
+            said = count(message.text) if message.is_plain else self.count_parts(message.parts)
+            if isinstance(message, UserMessage):
+                return said
+            return said + count(message.name) + count(message.call_id)
         if isinstance(message, AssistantMessage):
             calls = sum(
                 self.tool_call_overhead + count(call.name) + count(call.arguments) + count(call.id)

@@ -480,6 +480,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "count": [None, 5, lambda: 1],
             "message_overhead": [-1, 1.5, True, None],
             "tool_call_overhead": [-1, 1.5, "3"],
+            "vendor": ["claude", None, 3],
         },
     ),
     ApprovalPolicy: (
