@@ -11,6 +11,7 @@ from attrs import define, evolve, field, frozen
 
 from reactloop._core import (
     AssistantMessage,
+    ContentPart,
     Event,
     HookFailed,
     Message,
@@ -29,11 +30,14 @@ from reactloop._core import (
     StepFinished,
     StepStarted,
     StopReason,
+    TextPart,
     TextStreamed,
     ToolCall,
     ToolCallFinished,
     ToolCallStarted,
+    ToolResult,
     Usage,
+    describe,
 )
 
 SHOWN_CHARS = 160
@@ -84,6 +88,19 @@ def shown_arguments(arguments: str | dict[str, object]) -> str:
         return shorten(str(arguments))
     parts = [f"{key}={orjson.dumps(item).decode()}" for key, item in value.items()]
     return shorten(", ".join(parts))
+
+
+def parts_text(parts: Sequence[ContentPart]) -> str:
+    """Parts as one text: the text parts as they are, each other part as its one-line
+    description in brackets (`[image image/png, 5,120 bytes]`); never their bytes."""
+    return " ".join(
+        part.text if isinstance(part, TextPart) else f"[{describe(part)}]" for part in parts
+    )
+
+
+def result_text(result: ToolResult) -> str:
+    """A tool result as a line shows it: its content, or its parts described."""
+    return parts_text(result.parts) if result.parts else result.content
 
 
 def call_text(call: ToolCall) -> str:
@@ -272,7 +289,8 @@ class Narrator:
             case ToolCallFinished(result=result):
                 kind, mark = (Kind.ERROR, "failed") if result.is_error else (Kind.OK, "done")
                 took = f"{result.duration * 1e3:.0f} ms"
-                return [Line(kind, f"{mark} {result.name} ({took}) -> {shorten(result.content)}")]
+                shown = shorten(result_text(result))
+                return [Line(kind, f"{mark} {result.name} ({took}) -> {shown}")]
             case StepFinished(step=step):
                 took = f"step {step.index} took {step.duration:.2f} s, {usage_text(step.usage)}"
                 return [*self._unstreamed(step), Line(Kind.USAGE, took)]

@@ -16,8 +16,10 @@ from reactloop._cli._lines import (
     answer_line,
     call_text,
     error_line,
+    parts_text,
     pending_lines,
     reasoning_text,
+    result_text,
     shorten,
     shown_arguments,
     steps_text,
@@ -75,7 +77,7 @@ def stored_lines(stored: StoredRun) -> list[Line]:
     created = stored.created
     lines = [
         Line(Kind.RUN, f"run {stored.run_id} ({stored.status.value}), {when(created.created_at)}"),
-        Line(Kind.MODEL, f"input: {shorten(created.input)}"),
+        Line(Kind.MODEL, f"input: {shorten(parts_text(created.input_parts) or created.input)}"),
     ]
     for step in stored.steps:
         lines += _step_lines(step)
@@ -96,7 +98,7 @@ def _step_lines(step: Step) -> list[Line]:
     lines += [Line(Kind.CALL, f"call {call_text(call)}") for call in step.tool_calls]
     for result in step.tool_results:
         kind = Kind.ERROR if result.is_error else Kind.OK
-        lines.append(Line(kind, f"{result.name} -> {shorten(result.content)}"))
+        lines.append(Line(kind, f"{result.name} -> {shorten(result_text(result))}"))
     return lines
 
 

@@ -8,6 +8,7 @@ the command line (`run --html`) has its phases and times measured from its event
 
 from __future__ import annotations
 
+import base64
 import importlib.resources
 from collections.abc import Sequence
 from typing import Any
@@ -19,14 +20,18 @@ from reactloop._cli._timings import PhaseMark, Timings
 from reactloop._core import (
     SCHEMA_VERSION,
     AssistantMessage,
+    ContentPart,
+    ImagePart,
     Message,
     ReasoningPart,
     RunResult,
     Step,
     StoredRun,
     SystemMessage,
+    TextPart,
     ToolMessage,
     Usage,
+    describe,
 )
 from reactloop._durable import replay, structure_records, value_json
 from reactloop._errors import ConfigurationError
@@ -34,6 +39,10 @@ from reactloop._errors import ConfigurationError
 PLACEHOLDER = "/*TRACE-DATA*/null"
 REASONING_CHARS = 2000
 """How much of a reasoning part's readable text the page holds (the rest is cut)."""
+THUMBNAIL_BYTES = 256_000
+"""Largest image the page holds, as a thumbnail (a data URL); a bigger one is described."""
+THUMBNAIL_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
+"""The image types shown as thumbnails (the ones every browser draws and no script runs in)."""
 REASONING = "ReasoningPhase"
 """The phase that calls the model: in a watched run, a model call is drawn as its span."""
 MEASURED_NOTE = (
@@ -80,9 +89,31 @@ def reasoning_of(part: ReasoningPart) -> dict[str, str]:
     return {"summary": reasoning_text([part]), "text": cut}
 
 
+def part_of(part: ContentPart) -> dict[str, str]:
+    """An image, document or audio part as the page shows it: its one-line description, and for
+    an image held as bytes of at most `THUMBNAIL_BYTES`, a data URL the page draws as a
+    thumbnail (an image by URL is not fetched: the page loads nothing from the network)."""
+    kind = type(part).__name__.removesuffix("Part").lower()
+    shown = {"kind": kind, "description": describe(part)}
+    if (
+        isinstance(part, ImagePart)
+        and part.data is not None
+        and len(part.data) <= THUMBNAIL_BYTES
+        and part.media_type in THUMBNAIL_TYPES
+    ):
+        shown["src"] = f"data:{part.media_type};base64,{base64.b64encode(part.data).decode()}"
+    return shown
+
+
+def parts_of(parts: Sequence[ContentPart]) -> list[dict[str, str]]:
+    """The parts other than text, in order (the text is the message's `text`)."""
+    return [part_of(part) for part in parts if not isinstance(part, TextPart)]
+
+
 def message_of(message: Message) -> dict[str, Any]:
-    """A transcript message as the page shows it: its role, text and calls, and an assistant
-    message's reasoning (summaries and readable text only)."""
+    """A transcript message as the page shows it: its role, text and calls, an assistant
+    message's reasoning (summaries and readable text only), and the images, documents and audio
+    of a user or tool message (`part_of`)."""
     if isinstance(message, AssistantMessage):
         calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
         reasoning = [reasoning_of(part) for part in message.reasoning]
@@ -94,9 +125,11 @@ def message_of(message: Message) -> dict[str, Any]:
             "name": message.name,
             "call_id": message.call_id,
             "error": message.is_error,
+            "parts": parts_of(message.parts),
         }
-    role = "system" if isinstance(message, SystemMessage) else "user"
-    return {"role": role, "text": message.text}
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "text": message.text}
+    return {"role": "user", "text": message.text, "parts": parts_of(message.parts)}
 
 
 def phase_segments(marks: Sequence[PhaseMark], start: float, origin: float) -> list[Any]:
@@ -130,6 +163,7 @@ def _tools(step: Step, tools_start: float, starts: dict[str, float]) -> list[Any
             "name": result.name,
             "arguments": arguments.get(result.call_id, ""),
             "content": result.content,
+            "parts": parts_of(result.parts),
             "error": result.is_error,
             "error_code": None if result.error_code is None else result.error_code.value,
             "start": starts.get(result.call_id, tools_start),

@@ -1,7 +1,8 @@
 """The trace page in headless Chromium (Debian's `chromium`, driven by playwright over the
 DevTools protocol): it renders without console errors and shows the run's steps, parallel tool
-calls side by side, the error, messages on click, and the model's reasoning (collapsed, never
-its opaque values). A screenshot is kept outside the repo."""
+calls side by side, the error, messages on click, the model's reasoning (collapsed, never
+its opaque values), and images as thumbnails (documents and big images described). A screenshot
+is kept outside the repo."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from reactloop import ReActLoop
+from reactloop import ReActLoop, tool
 from reactloop._cli import run_cli
 from reactloop._cli._runs import export_document
 from reactloop._cli._trace import read_export, stored_trace, write_trace
@@ -24,8 +25,11 @@ from reactloop._durable._stores import SqliteStore
 from reactloop.examples.demo import QUESTION, convert_currency, get_weather, scripted_model
 from reactloop.examples.planning import PlanningPhase
 from reactloop.examples.reflection import ReflectionPhase
+from reactloop.messages import DocumentPart, ImagePart
 from reactloop.phases import default_phases, default_start_phases
+from reactloop.testing import ScriptedModel, call
 from tests.cli.test_cli_reasoning import SECRETS, THOUGHT, reasoned_run
+from tests.helpers.images import png
 
 CHROMIUM = Path("/usr/bin/chromium")
 ENABLE = (
@@ -76,6 +80,38 @@ def reasoned(tmp_path: Path) -> Path:
     html = tmp_path / "reasoned.html"
     stored = read_export(anyio.run(export), "run.json")
     html.write_text(write_trace(stored_trace(stored)), encoding="utf-8")
+    return html
+
+
+BIG_IMAGE = ImagePart(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 1_100)  # over the cap
+
+
+@tool
+def snapshot() -> list[object]:
+    """A caption, a small image, one too big for a thumbnail, and a PDF."""
+    return ["the camera sees", ImagePart(png(64, 48)), BIG_IMAGE, DocumentPart(b"%PDF-1.4 x")]
+
+
+@pytest.fixture
+def pictured(tmp_path: Path) -> Path:
+    """The trace page of an exported run whose input and tool result hold images."""
+
+    async def export() -> bytes:
+        store = SqliteStore(tmp_path / "pictured.db")
+        try:
+            loop = ReActLoop(
+                ScriptedModel([call("snapshot"), "a red square"]), tools=[snapshot], store=store
+            )
+            await loop.run(["what is on camera?", ImagePart(png(20, 10, (0, 0, 255)))])
+            (summary,) = await store.list_runs()
+            stored = await store.load(summary.run_id)
+            assert stored is not None
+            return export_document(stored)
+        finally:
+            await store.aclose()
+
+    html = tmp_path / "pictured.html"
+    html.write_text(write_trace(stored_trace(read_export(anyio.run(export), "run.json"))), "utf-8")
     return html
 
 
@@ -215,4 +251,29 @@ def test_the_models_reasoning_is_shown_collapsed_and_its_opaque_values_nowhere(
     shown = page.content()
     assert not any(secret in shown for secret in SECRETS)
     page.screenshot(path=str(artifacts(tmp_path) / "trace-page-reasoning.png"), full_page=True)
+    assert problems == []
+
+
+def test_images_show_as_thumbnails_and_other_parts_as_descriptions(
+    pictured: Path, page: Any, tmp_path: Path
+) -> None:
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(f"{message.type}: {message.text}"))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.goto(pictured.as_uri())
+    page.wait_for_selector("#messages img.thumb")
+    thumbs = page.locator("#messages img.thumb")
+    assert thumbs.count() == 2  # the input's image and the tool's small one
+    sizes = [thumbs.nth(i).evaluate("img => [img.naturalWidth, img.naturalHeight]") for i in (0, 1)]
+    assert sizes == [[20, 10], [64, 48]]  # drawn: the browser decoded both
+    assert thumbs.nth(1).get_attribute("src").startswith("data:image/png;base64,")
+    described = page.locator("#messages .part").all_inner_texts()
+    assert described == ["[image image/png, 281,608 bytes]", "[document application/pdf, 10 bytes]"]
+    page.locator('.step[data-index="1"] .bar.tool').click()
+    assert page.locator("#details img.thumb").count() == 1
+    assert "the camera sees" in page.locator("#details").inner_text()
+    assert all(url.startswith(("file:", "data:")) for url in fetched)  # nothing from the network
+    page.screenshot(path=str(artifacts(tmp_path) / "trace-page-images.png"), full_page=True)
     assert problems == []
