@@ -5,11 +5,19 @@ Used only with `Telemetry(record_content=True)`: content may hold personal data.
 message's parts keep their order; its reasoning is recorded as the conventions' reasoning part
 (`{"type": "reasoning", "content": ...}`) with the text a person can read only: a signature,
 redacted data or encrypted content is never recorded, and a part holding nothing else is left out.
+
+Images, documents and audio (in user and tool messages) are recorded as the conventions' parts,
+with their `modality` ("image", "audio", or "document" for a PDF) and `mime_type`: one given by
+URL as a `uri` part; bytes of at most `BLOB_BYTES` as a `blob` part holding them in base64; larger
+bytes as a `blob_omitted` part (the conventions' generic part) holding only their size, since
+tracing backends cap an attribute's length and a 10 MB PDF would be cut or dropped. A text
+document is a `text` part. Nothing of a part is recorded without `record_content`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import base64
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
@@ -17,6 +25,10 @@ import orjson
 from reactloop._core import (
     AssistantMessage,
     AssistantPart,
+    AudioPart,
+    ContentPart,
+    DocumentPart,
+    ImagePart,
     Message,
     ReasoningPart,
     SystemMessage,
@@ -27,6 +39,9 @@ from reactloop._core import (
 from reactloop._unicode import dumps
 
 Part = dict[str, Any]
+BLOB_BYTES = 65_536
+"""Largest image, document or audio recorded with its bytes (base64); a larger one is named by
+its type and size only."""
 
 
 def _arguments(call: ToolCall) -> Any:
@@ -52,6 +67,43 @@ def _part(part: AssistantPart) -> Part | None:
             }  # fmt: skip
 
 
+def _modality(part: ImagePart | DocumentPart | AudioPart) -> str:
+    if isinstance(part, ImagePart):
+        return "image"
+    return "audio" if isinstance(part, AudioPart) else "document"
+
+
+def content_part(part: ContentPart) -> Part:
+    """A user's or a tool's part as the conventions record it (see the module's note)."""
+    if isinstance(part, TextPart):
+        return {"type": "text", "content": part.text}
+    if isinstance(part, DocumentPart) and part.text is not None:
+        return {"type": "text", "content": part.text}
+    shown: Part = {"modality": _modality(part)}
+    if part.media_type is not None:  # an image by URL may not say
+        shown["mime_type"] = part.media_type
+    if isinstance(part, AudioPart):
+        return _blob(shown, part.data)
+    if part.data is None:
+        return {"type": "uri", **shown, "uri": part.url}
+    return _blob(shown, part.data)
+
+
+def _blob(shown: Part, data: bytes) -> Part:
+    if len(data) > BLOB_BYTES:
+        return {"type": "blob_omitted", **shown, "size": len(data)}
+    return {"type": "blob", **shown, "content": base64.b64encode(data).decode()}
+
+
+def _parts(parts: Sequence[ContentPart]) -> list[Part]:
+    return [content_part(part) for part in parts]
+
+
+def _media(parts: Sequence[ContentPart]) -> list[Part]:
+    """A tool message's parts other than text (its text is the call's response)."""
+    return [content_part(part) for part in parts if not isinstance(part, TextPart)]
+
+
 def _assistant_parts(message: AssistantMessage) -> list[Part]:
     return [entry for entry in map(_part, message.parts) if entry is not None]
 
@@ -66,11 +118,12 @@ def _entry(message: Message) -> dict[str, Any]:
                 "id": message.call_id,
                 "response": message.text,
             }
-            return {"role": "tool", "parts": [part]}
+            media = [] if message.is_plain else _media(message.parts)
+            return {"role": "tool", "parts": [part, *media]}
         case SystemMessage():
             return {"role": "system", "parts": [{"type": "text", "content": message.text}]}
         case _:
-            return {"role": "user", "parts": [{"type": "text", "content": message.text}]}
+            return {"role": "user", "parts": _parts(message.parts)}
 
 
 def input_messages(messages: Iterable[Message]) -> str:
