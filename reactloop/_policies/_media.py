@@ -96,6 +96,6 @@ def wav_seconds(data: bytes) -> float | None:
         chunk, length = data[at : at + 4], _le(data, at + 4, 4)
         if chunk == b"fmt " and length >= 16 and at + 20 <= len(data):
             rate = _le(data, at + 16, 4)
-            return (len(data) - 44) / rate if rate else None
+            return max(len(data) - 44, 0) / rate if rate else None
         at += 8 + length + (length & 1)
     return None

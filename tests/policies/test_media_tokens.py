@@ -7,6 +7,8 @@ from __future__ import annotations
 import struct
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reactloop._core._messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from reactloop._core._parts import AudioPart, DocumentPart, ImagePart, TextPart
@@ -58,6 +60,23 @@ def test_an_images_size_is_read_from_its_header(header: bytes) -> None:
 )
 def test_an_unreadable_header_has_no_size(data: bytes) -> None:
     assert image_size(data) is None
+
+
+HEADS = [b"\x89PNG\r\n\x1a\n", b"GIF89a", b"\xff\xd8", b"RIFF\x00\x00\x00\x00WEBP", b""]
+
+
+@given(st.sampled_from(HEADS), st.binary(max_size=80))
+def test_any_bytes_after_a_signature_give_a_size_or_none_never_an_error(
+    head: bytes, tail: bytes
+) -> None:
+    size = image_size(head + tail)
+    assert size is None or (size[0] > 0 and size[1] > 0)
+
+
+@given(st.binary(max_size=80))
+def test_any_bytes_give_a_wav_duration_of_zero_or_more_or_none(tail: bytes) -> None:
+    seconds = wav_seconds(b"RIFF\x00\x00\x00\x00WAVE" + tail)
+    assert seconds is None or seconds >= 0
 
 
 @pytest.mark.parametrize(
@@ -117,6 +136,7 @@ def test_a_text_document_counts_as_its_text_and_title() -> None:
 def test_wav_duration_comes_from_its_byte_rate() -> None:
     assert wav_seconds(wav(2.0)) == 2.0
     assert wav_seconds(b"RIFF\x00\x00\x00\x00WAVE") is None
+    assert wav_seconds(wav(1.0)[:40]) == 0  # cut before its samples: no time, never negative
     assert media_tokens(AudioPart(wav(2.0), "wav"), "openai") == 20
     assert media_tokens(AudioPart(wav(2.0), "wav"), "gemini") == 64
 
