@@ -224,8 +224,10 @@ def seal(
     """The records as a signed token, `rl1.<payload>.<signature>` (base64url, no padding).
 
     The records must start with the run's `RunCreated`; phase data that is not JSON is a
-    `ContractError`, as in a store. A token `unseal` would refuse as too large (over `max_bytes`,
-    or inflating past `INFLATION` times that) is never issued: `StateTokenError` (`too_large`).
+    `ContractError`, as in a store. Content parts travel inline (base64): a token has no store to
+    refer to. A token `unseal` would refuse as too large (over `max_bytes`, or inflating past
+    `INFLATION` times that) is never issued: `StateTokenError` (`too_large`), whose message says
+    a store (`store=...`) keeps such runs.
     """
     if not records or not isinstance(records[0], RunCreated):
         rule = "a state token seals a run's records, its RunCreated record first"
@@ -243,7 +245,9 @@ def seal(
     if len(token) > max_bytes or len(text) > max_bytes * INFLATION:
         raise _too_large(
             f"this run's token would be {len(token)} bytes ({len(text)} inflated), over the cap of"
-            f" {max_bytes} (max_state_token_bytes): raise it, or keep such runs in a store"
+            f" {max_bytes} (max_state_token_bytes): a token carries the run's images, documents"
+            " and audio inline, so keep such runs in a store (store=SqliteStore(...) or a URL,"
+            " which keeps each content once), or raise the cap"
         )
     return token
 

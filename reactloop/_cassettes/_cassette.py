@@ -3,10 +3,15 @@
 A cassette is made from a stored run (`Cassette.from_stored`) or recorded live (`RecordingModel`,
 in `_cassette_models.py`), and replayed in a test by `ReplayModel`, which checks each request the
 run makes against the recorded one. Requests are kept in a normalized view: what is compared.
+
+Every request repeats the transcript, so a file keeps each distinct image, document or audio
+once: a `blobs` table (digest to base64) that the parts refer to (format version 2, adr/0028).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,10 +44,14 @@ from reactloop._core import (
     UserMessage,
 )
 from reactloop._durable import (
+    blobs_apart,
+    blobs_from,
+    digest_of,
     keep_call_ids,
     keep_content_parts,
     keep_message_layout,
     keep_sub_runs_apart,
+    missing_blob,
 )
 from reactloop._errors import ConfigurationError
 from reactloop._loop import message as checked_message
@@ -50,8 +59,10 @@ from reactloop._stored_errors import CassetteFormatError, CassetteMismatchError
 from reactloop._unicode import dumps
 from reactloop._validate import instance, sequence_of
 
-CASSETTE_VERSION = 1
-"""The version of the cassette file layout; `Cassette.load` reads this version only."""
+CASSETTE_VERSION = 2
+"""The version of the cassette file layout (2: content parts' bytes in a `blobs` table, each
+once); `Cassette.load` reads `CASSETTE_VERSIONS`."""
+CASSETTE_VERSIONS = (1, 2)
 
 _converter = make_converter(omit_if_default=True)
 keep_content_parts(_converter)
@@ -141,9 +152,13 @@ class Cassette:
         Path(path).write_bytes(self.to_json())
 
     def to_json(self) -> bytes:
-        """The cassette's file content: indented JSON, keys sorted, the version always written."""
-        data = _converter.unstructure(self, Cassette)
-        data["version"] = self.version
+        """The cassette's file content: indented JSON, keys sorted, the version always written;
+        each distinct content part's bytes once, in `blobs` (base64 by digest)."""
+        with blobs_apart() as blobs:
+            data = _converter.unstructure(self, Cassette)
+        data["version"] = CASSETTE_VERSION
+        if blobs:
+            data["blobs"] = {digest: _b64(blob) for digest, blob in blobs.items()}
         return dumps(data, where="a cassette", option=_FILE_OPTIONS)
 
     @classmethod
@@ -162,13 +177,18 @@ class Cassette:
         if not isinstance(value, dict):
             raise CassetteFormatError(source, "it is not a JSON object")
         version = value.get("version")
-        if version != CASSETTE_VERSION or type(version) is not int:
-            problem = f"its format version is {version!r}; this reactloop reads {CASSETTE_VERSION}"
+        if version not in CASSETTE_VERSIONS or type(version) is not int:
+            known = ", ".join(map(str, CASSETTE_VERSIONS))
+            problem = f"its format version is {version!r}; this reactloop reads {known}"
             raise CassetteFormatError(source, problem)
+        blobs = _read_blobs(value.pop("blobs", {}), source)
+        value["version"] = CASSETTE_VERSION  # read as the current layout (a superset of 1)
         try:
-            return _interned(_converter.structure(value, Cassette))
+            with blobs_from(blobs):
+                return _interned(_converter.structure(value, Cassette))
         except Exception as exc:
-            problems = "; ".join(transform_error(exc, path="file"))
+            missing = missing_blob(exc)
+            problems = str(missing) if missing else "; ".join(transform_error(exc, path="file"))
             raise CassetteFormatError(
                 source, f"its layout is not a cassette's: {problems}"
             ) from None
@@ -212,6 +232,27 @@ class Cassette:
         left gets an error result (`UnrecordedCallError`). Call it anew for each replay."""
         responses = [interaction.response for interaction in self.interactions]
         return serve(responses, self.tool_results, tools)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _read_blobs(table: object, source: str) -> dict[str, bytes]:
+    """A file's `blobs` table as bytes by digest, each checked against its digest."""
+    if not isinstance(table, dict):
+        raise CassetteFormatError(source, "its blobs are not an object of digest to base64")
+    blobs: dict[str, bytes] = {}
+    for digest, text in table.items():
+        try:
+            data = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError, TypeError):
+            raise CassetteFormatError(source, f"its blob {digest} is not base64") from None
+        if digest_of(data) != digest:
+            problem = f"its blob {digest} holds other bytes (their digest is {digest_of(data)})"
+            raise CassetteFormatError(source, problem)
+        blobs[digest] = data
+    return blobs
 
 
 def _interned(cassette: Cassette) -> Cassette:
@@ -289,8 +330,10 @@ def _by_call(results: Sequence[ToolResult]) -> dict[str, ToolResult]:
 
 
 def describe(request: RecordedRequest) -> list[str]:
-    """The request as readable lines: one field a line, multi-line text on lines of its own."""
-    data = _converter.unstructure(request, RecordedRequest)
+    """The request as readable lines: one field a line, multi-line text on lines of its own;
+    bytes as their digest and size (two different images differ there)."""
+    with blobs_apart():
+        data = _converter.unstructure(request, RecordedRequest)
     lines = [
         *_lines("instructions", request.instructions, ""),
         *_lines("tools", "(not recorded)" if request.tools is None else list(request.tools), ""),

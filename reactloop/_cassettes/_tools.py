@@ -59,6 +59,8 @@ def served_value(result: ToolResult) -> object:
             raise RecordedToolError(result.content)
         failure = type(raised.group(2), (RecordedToolError,), {})
         raise failure(raised.group(3))
+    if result.parts:  # images, documents, audio: the parts as the tool returned them
+        return list(result.parts)
     cut = _CUT.search(result.content)
     if cut is None:
         return result.content

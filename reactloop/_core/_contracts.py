@@ -292,7 +292,9 @@ class RunStore(Protocol):
     """Where durable runs keep their journal: append-only records, each append one transaction.
 
     `MemoryStore` and `SqliteStore` implement it; a store for another database is one more class
-    with these methods. A store never holds live objects (deps, clients) or secrets.
+    with these methods. A store never holds live objects (deps, clients) or secrets. `load` and
+    `session_history` give content parts back whole (their bytes); how a store keeps the bytes is
+    its own business (ours keep each distinct content once, by digest: adr/0028).
     """
 
     async def create_run(self, created: RunCreated) -> None:

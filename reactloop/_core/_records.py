@@ -22,9 +22,10 @@ SCHEMA_VERSION = 1
 """The version of the record encoding (journals, state tokens, exports); a reader refuses a newer
 one. New record types and fields with defaults keep it: older data still reads the same."""
 
-STORE_SCHEMA_VERSION = 2
+STORE_SCHEMA_VERSION = 3
 """The version of the database layout of `SqliteStore` and `PostgresStore` (2: run leases with a
-fence); a store upgrades an older database in place and refuses a newer one."""
+fence; 3: content parts' bytes kept once by digest, adr/0028); a store upgrades an older
+database in place and refuses a newer one."""
 
 
 class RunStatus(enum.StrEnum):

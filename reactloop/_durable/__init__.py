@@ -16,6 +16,7 @@ from reactloop._durable._codec import (
 from reactloop._durable._journal import NULL_JOURNAL, Journal, NullJournal
 from reactloop._durable._lease import acquire, leased, leases, let_go, release
 from reactloop._durable._leases import StoreTimeouts
+from reactloop._durable._parts import blobs_apart, blobs_from, digest_of, missing_blob
 from reactloop._durable._postgres import PostgresStore
 from reactloop._durable._replay import Replayed, replay, resume_state
 from reactloop._durable._stores import MemoryStore, SqliteStore, Store, from_url, store_from_url
@@ -31,6 +32,9 @@ __all__ = [
     "Store",
     "StoreTimeouts",
     "acquire",
+    "blobs_apart",
+    "blobs_from",
+    "digest_of",
     "dump_json",
     "from_url",
     "keep_call_ids",
@@ -40,6 +44,7 @@ __all__ = [
     "leased",
     "leases",
     "let_go",
+    "missing_blob",
     "release",
     "replay",
     "resume_state",

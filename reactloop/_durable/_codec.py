@@ -6,7 +6,7 @@ exactly the class it was written as; the layout is part of `SCHEMA_VERSION`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, assert_never
 
 import orjson
@@ -29,7 +29,14 @@ from reactloop._core import (
     ToolResult,
     UserMessage,
 )
-from reactloop._durable._parts import ContentParts, content_parts, read_content_parts
+from reactloop._durable._parts import (
+    ContentParts,
+    blobs_apart,
+    blobs_from,
+    content_parts,
+    missing_blob,
+    read_content_parts,
+)
 from reactloop._errors import ContractError
 from reactloop._stored_errors import UnreadableRunError
 from reactloop._unicode import dumps
@@ -194,6 +201,15 @@ def encode(record: Record) -> bytes:
     return dump_json(_converter.unstructure(record, Record))
 
 
+def encode_apart(record: Record) -> tuple[bytes, dict[str, bytes]]:
+    """The record as `encode` writes it, but its content parts' bytes kept apart: the body
+    refers to them by digest, and the blobs (by digest, each once) are returned beside it for
+    the store to keep once (adr/0028)."""
+    with blobs_apart() as blobs:
+        body = encode(record)
+    return body, blobs
+
+
 def dump_json(value: Any) -> bytes:
     """Unstructured records (and what holds them) as compact JSON bytes; phase data that is not
     JSON is a `ContractError`."""
@@ -215,13 +231,18 @@ def structure_records(values: list[Any]) -> tuple[Record, ...]:
     return tuple(_converter.structure(value, Record) for value in values)  # type: ignore[arg-type]
 
 
-def decode(data: bytes) -> Record:
-    """The record encoded in `data`; bytes this version cannot read are an `UnreadableRunError`
-    (a `StoreError`)."""
+def decode(data: bytes, blobs: Mapping[str, bytes] | None = None) -> Record:
+    """The record encoded in `data`, its parts' blob references resolved from `blobs`; bytes
+    this version cannot read, or a reference to a blob not given, are an `UnreadableRunError`
+    (a `StoreError`; the latter names the digest)."""
     try:
         value: Any = orjson.loads(data)
-        record: Record = _converter.structure(value, Record)  # type: ignore[arg-type]
+        with blobs_from({} if blobs is None else blobs):
+            record: Record = _converter.structure(value, Record)  # type: ignore[arg-type]
     except Exception as exc:
+        missing = missing_blob(exc)
+        if missing is not None:
+            raise UnreadableRunError(str(missing)) from exc
         raise UnreadableRunError(f"a stored record cannot be read: {exc}") from exc
     return record
 

@@ -1,7 +1,8 @@
 """`MemoryStore`: the run store contract in process memory, for tests and short-lived programs.
 
 Records are kept encoded, exactly as a database would hold them, so a test on `MemoryStore`
-proves the same round trip as one on `SqliteStore`.
+proves the same round trip as one on `SqliteStore`; content parts' bytes are kept apart, each
+distinct content once across runs (adr/0028), and forgotten with the last run that holds them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from reactloop._core import (
     StoredRun,
     status_after,
 )
-from reactloop._durable._codec import decode, encode
+from reactloop._durable._codec import decode, encode_apart
 from reactloop._durable._replay import replay
 from reactloop._stored_errors import RunExistsError, RunNotFoundError
 from reactloop._unicode import checked_ids
@@ -32,6 +33,7 @@ class _Entry:
     status: RunStatus
     updated_at: float
     records: list[bytes] = field(factory=list)
+    blobs: set[str] = field(factory=set)  # the digests its records refer to
 
     def summary(self) -> RunSummary:
         created = self.created
@@ -50,6 +52,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._runs: dict[str, _Entry] = {}
+        self._blobs: dict[str, bytes] = {}  # content parts' bytes by digest, each once
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._runs)} runs)"
@@ -59,15 +62,19 @@ class MemoryStore:
         checked_ids(run_id=created.run_id, user_id=created.user_id, session_id=created.session_id)
         if created.run_id in self._runs:
             raise RunExistsError(created.run_id)
-        entry = _Entry(created, RunStatus.RUNNING, time.time(), [encode(created)])
+        body, blobs = encode_apart(created)
+        entry = _Entry(created, RunStatus.RUNNING, time.time(), [body])
+        self._keep(entry, blobs)
         self._runs[created.run_id] = entry
 
     async def append(self, run_id: str, records: Sequence[Record]) -> None:
         """Append `records` to the run's journal, all or none."""
         checked_ids(run_id=run_id)
         entry = self._entry(run_id)
-        encoded = [encode(record) for record in records]
-        entry.records.extend(encoded)
+        encoded = [encode_apart(record) for record in records]
+        entry.records.extend(body for body, _ in encoded)
+        for _, blobs in encoded:
+            self._keep(entry, blobs)
         status = status_after(list(records))
         if status is not entry.status:
             entry.status, entry.updated_at = status, time.time()
@@ -75,7 +82,7 @@ class MemoryStore:
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
         checked_ids(run_id=run_id)
-        return replay([decode(data) for data in self._entry(run_id).records]).stored
+        return replay([decode(data, self._blobs) for data in self._entry(run_id).records]).stored
 
     async def list_runs(
         self,
@@ -103,14 +110,15 @@ class MemoryStore:
     async def delete_run(self, run_id: str) -> bool:
         """Forget a run; False if there was none with that id."""
         checked_ids(run_id=run_id)
-        return self._runs.pop(run_id, None) is not None
+        entry = self._runs.pop(run_id, None)
+        self._forget_blobs([] if entry is None else [entry])
+        return entry is not None
 
     async def delete_session(self, session_id: str) -> int:
         """Forget every run of a session; how many there were."""
         checked_ids(session_id=session_id)
         doomed = [key for key, e in self._runs.items() if e.created.session_id == session_id]
-        for key in doomed:
-            del self._runs[key]
+        self._forget_blobs([self._runs.pop(key) for key in doomed])
         return len(doomed)
 
     async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
@@ -126,6 +134,20 @@ class MemoryStore:
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+    def _keep(self, entry: _Entry, blobs: dict[str, bytes]) -> None:
+        """Keep a record's blobs (a content already kept is not kept twice)."""
+        for digest, data in blobs.items():
+            self._blobs.setdefault(digest, data)
+        entry.blobs.update(blobs)
+
+    def _forget_blobs(self, gone: list[_Entry]) -> None:
+        """Forget the blobs of deleted runs that no remaining run refers to."""
+        doomed = set().union(*(entry.blobs for entry in gone))
+        for entry in self._runs.values():
+            doomed -= entry.blobs
+        for digest in doomed:
+            del self._blobs[digest]
 
     def _entry(self, run_id: str) -> _Entry:
         entry = self._runs.get(run_id)

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import anyio.to_thread
 
 from reactloop._core import (
-    STORE_SCHEMA_VERSION,
     Message,
     Record,
     RunCreated,
@@ -37,7 +36,7 @@ from reactloop._core import (
     StoredRun,
     status_after,
 )
-from reactloop._durable._codec import decode, encode
+from reactloop._durable._codec import decode, encode_apart
 from reactloop._durable._leases import (
     StoreTimeouts,
     check_free,
@@ -46,6 +45,8 @@ from reactloop._durable._leases import (
     default_worker,
     timeouts_option,
 )
+from reactloop._durable._postgres_blobs import blobs_where, delete_runs, put_blobs
+from reactloop._durable._postgres_schema import migrate
 from reactloop._durable._replay import replay
 from reactloop._errors import ConfigurationError
 from reactloop._redact import Credentials, redacted
@@ -64,30 +65,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 INSTALL = "pip install 'reactloop[postgres]'"
 
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS reactloop_runs (
-        run_id BYTEA PRIMARY KEY,
-        position BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
-        status TEXT NOT NULL,
-        created_at DOUBLE PRECISION NOT NULL,
-        updated_at DOUBLE PRECISION NOT NULL,
-        user_id BYTEA,
-        session_id BYTEA,
-        lease_owner TEXT,
-        lease_expires TIMESTAMPTZ)""",
-    """CREATE TABLE IF NOT EXISTS reactloop_records (
-        run_id BYTEA NOT NULL REFERENCES reactloop_runs (run_id) ON DELETE CASCADE,
-        seq INTEGER NOT NULL,
-        body BYTEA NOT NULL,
-        PRIMARY KEY (run_id, seq))""",
-    "CREATE INDEX IF NOT EXISTS reactloop_runs_by_session ON reactloop_runs (session_id, position)",
-    "CREATE INDEX IF NOT EXISTS reactloop_runs_by_created ON reactloop_runs (created_at)",
-    "CREATE INDEX IF NOT EXISTS reactloop_runs_running ON reactloop_runs (position)"
-    " WHERE status = 'running'",
-)
-_UPGRADES: dict[int, tuple[str, ...]] = {
-    2: ("ALTER TABLE reactloop_runs ADD COLUMN IF NOT EXISTS fence BIGINT NOT NULL DEFAULT 0",),
-}
 _LEASE = "lease_owner = %(owner)s, lease_expires = now() + make_interval(secs => %(ttl)s)"
 _NO_LEASE = "lease_owner = NULL, lease_expires = NULL"
 _SUMMARY = "SELECT run_id, status, created_at, updated_at, user_id, session_id FROM reactloop_runs"
@@ -112,28 +89,6 @@ def _redacted(url: str, driver_message: object = None) -> str:
     if driver_message is None:
         return redacted(url)
     return Credentials(url).redact(str(driver_message))
-
-
-def _migrate(connection: psycopg.Connection[Any]) -> None:
-    """Create the schema on first use (one worker at a time); refuse a newer version."""
-    with connection.transaction():
-        connection.execute("SELECT pg_advisory_xact_lock(hashtext('reactloop_schema'))")
-        connection.execute("CREATE TABLE IF NOT EXISTS reactloop_schema (version INTEGER NOT NULL)")
-        row = connection.execute("SELECT max(version) FROM reactloop_schema").fetchone()
-        version = 0 if row is None or row[0] is None else row[0]
-        if version > STORE_SCHEMA_VERSION:
-            raise StoreError(
-                f"the run store was written by schema version {version}; this reactloop reads "
-                f"versions up to {STORE_SCHEMA_VERSION}: upgrade reactloop"
-            )
-        if version < STORE_SCHEMA_VERSION:
-            if version < 1:
-                for statement in _SCHEMA:
-                    connection.execute(statement)
-            for upgrade in range(max(version, 1) + 1, STORE_SCHEMA_VERSION + 1):
-                for statement in _UPGRADES[upgrade]:
-                    connection.execute(statement)
-            connection.execute("INSERT INTO reactloop_schema VALUES (%s)", (STORE_SCHEMA_VERSION,))
 
 
 class _Disconnected(Exception):
@@ -208,7 +163,7 @@ class PostgresStore:
             try:
                 connection.execute(f"SET statement_timeout = {round(timeouts.call * 1000)}")
                 connection.execute(f"SET lock_timeout = {round(timeouts.lock * 1000)}")
-                _migrate(connection)
+                migrate(connection)
             except BaseException:
                 connection.close()
                 raise
@@ -307,7 +262,7 @@ class PostgresStore:
     async def create_run(self, created: RunCreated) -> None:
         """Record a new run (leased to this worker) and its `RunCreated` record, atomically."""
         checked_ids(run_id=created.run_id, user_id=created.user_id, session_id=created.session_id)
-        body = encode(created)
+        body, blobs = encode_apart(created)
         row = self._lease(
             id=_key(created.run_id),
             status=RunStatus.RUNNING.value,
@@ -340,6 +295,7 @@ class PostgresStore:
                     "INSERT INTO reactloop_records (run_id, seq, body) VALUES (%s, 1, %s)",
                     (_key(created.run_id), body),
                 )
+                put_blobs(connection, _key(created.run_id), blobs)
 
         await self._run(work)
         self._fences[created.run_id] = 1
@@ -368,7 +324,9 @@ class PostgresStore:
         committed and writes nothing twice.
         """
         checked_ids(run_id=run_id)
-        bodies = [encode(record) for record in records]
+        encoded = [encode_apart(record) for record in records]
+        bodies = [body for body, _ in encoded]
+        blobs = {digest: data for _, apart in encoded for digest, data in apart.items()}
         status = status_after(list(records))
         tries = 0
 
@@ -389,6 +347,7 @@ class PostgresStore:
                         "INSERT INTO reactloop_records (run_id, seq, body) VALUES (%s, %s, %s)",
                         [(_key(run_id), last + 1 + i, b) for i, b in enumerate(bodies)],
                     )
+                put_blobs(connection, _key(run_id), blobs)
                 self._set_status(connection, run_id, status)
 
         await self._run(work)
@@ -482,10 +441,13 @@ class PostgresStore:
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
         checked_ids(run_id=run_id)
-        bodies = await self._run(lambda connection: _bodies(connection, run_id))
+        key = _key(run_id)
+        bodies, blobs = await self._run(
+            lambda c: (_bodies(c, run_id), blobs_where(c, "run.run_id = %s", key))
+        )
         if not bodies:
             raise RunNotFoundError(run_id)
-        return replay([decode(body) for body in bodies]).stored
+        return replay([decode(body, blobs) for body in bodies]).stored
 
     async def list_runs(
         self,
@@ -516,33 +478,38 @@ class PostgresStore:
     async def delete_run(self, run_id: str) -> bool:
         """Delete a run and its journal; False if there was none with that id."""
         checked_ids(run_id=run_id)
-        return await self._run(lambda c: _delete(c, "run_id", _key(run_id))) > 0
+        return await self._run(lambda c: delete_runs(c, "run_id", _key(run_id))) > 0
 
     async def delete_session(self, session_id: str) -> int:
         """Delete every run of a session; how many there were."""
         checked_ids(session_id=session_id)
-        return await self._run(lambda c: _delete(c, "session_id", _key(session_id)))
+        return await self._run(lambda c: delete_runs(c, "session_id", _key(session_id)))
 
     async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
         """The session's turns in order (every run's own messages), up to run `before`."""
         checked_ids(session_id=session_id, before=before)
 
-        def work(connection: psycopg.Connection[Any]) -> list[list[bytes]]:
+        where = (
+            "run.session_id = %s AND run.position < coalesce((SELECT position FROM"
+            " reactloop_runs WHERE run_id = %s), 9223372036854775807)"
+        )
+        keys = (_key(session_id), _key(before))
+
+        def work(connection: psycopg.Connection[Any]) -> tuple[list[list[bytes]], dict[str, bytes]]:
             rows = connection.execute(
                 "SELECT r.run_id, r.body FROM reactloop_runs AS run JOIN reactloop_records AS r"
-                " USING (run_id) WHERE run.session_id = %s AND run.position < coalesce("
-                "(SELECT position FROM reactloop_runs WHERE run_id = %s), 9223372036854775807)"
-                " ORDER BY run.position, r.seq",
-                (_key(session_id), _key(before)),
+                f" USING (run_id) WHERE {where} ORDER BY run.position, r.seq",
+                keys,
             ).fetchall()
             grouped: dict[bytes, list[bytes]] = {}
             for run_id, body in rows:
                 grouped.setdefault(bytes(run_id), []).append(bytes(body))
-            return list(grouped.values())
+            return list(grouped.values()), blobs_where(connection, where, *keys)
 
+        journals, blobs = await self._run(work)
         messages: list[Message] = []
-        for bodies in await self._run(work):
-            messages.extend(replay([decode(body) for body in bodies]).stored.messages)
+        for bodies in journals:
+            messages.extend(replay([decode(body, blobs) for body in bodies]).stored.messages)
         return messages
 
     async def aclose(self) -> None:
@@ -596,9 +563,3 @@ def _bodies(connection: psycopg.Connection[Any], run_id: str) -> list[bytes]:
         "SELECT body FROM reactloop_records WHERE run_id = %s ORDER BY seq", (_key(run_id),)
     ).fetchall()
     return [bytes(row[0]) for row in rows]
-
-
-def _delete(connection: psycopg.Connection[Any], column: str, value: bytes) -> int:
-    """Delete runs by one column (their records go with them: ON DELETE CASCADE)."""
-    cursor = connection.execute(f"DELETE FROM reactloop_runs WHERE {column} = %s", (value,))
-    return cursor.rowcount

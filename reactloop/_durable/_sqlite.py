@@ -38,7 +38,7 @@ from reactloop._core import (
     StoredRun,
     status_after,
 )
-from reactloop._durable._codec import decode, encode
+from reactloop._durable._codec import decode, encode_apart
 from reactloop._durable._leases import (
     StoreTimeouts,
     check_free,
@@ -49,6 +49,7 @@ from reactloop._durable._leases import (
     timeouts_option,
 )
 from reactloop._durable._replay import replay
+from reactloop._durable._sqlite_blobs import forget_blobs, put_blobs, run_blobs
 from reactloop._durable._sqlite_file import (
     Busy,
     FileIdentity,
@@ -246,12 +247,13 @@ class SqliteStore:
             self._lock.release()
         return True
 
-    async def _write(self, work: Callable[[sqlite3.Connection], None]) -> None:
+    async def _write(self, work: Callable[[sqlite3.Connection], None], *, small: bool) -> None:
         """A short write transaction in a worker thread; with `commit_on_loop`, inline when that
-        cannot wait (tens of microseconds), a thread checkpointing the WAL every 512 writes."""
+        cannot wait (tens of microseconds: never one writing blobs), a thread checkpointing the
+        WAL every 512 writes."""
         await anyio.lowlevel.checkpoint_if_cancelled()
         self._appends += 1
-        if self._try_inline(work):
+        if small and self._try_inline(work):
             return
 
         def then_checkpoint(connection: sqlite3.Connection) -> None:
@@ -271,7 +273,7 @@ class SqliteStore:
         """Record a new run (leased to this store object) and its `RunCreated` record, in one
         transaction; `SessionBusyError` while another live holder drives a run of its session."""
         checked_ids(run_id=created.run_id, user_id=created.user_id, session_id=created.session_id)
-        body = encode(created)
+        body, blobs = encode_apart(created)
 
         def work(connection: sqlite3.Connection) -> None:
             with transaction(connection):
@@ -282,6 +284,7 @@ class SqliteStore:
                     "INSERT INTO records (run_id, seq, body) VALUES (?, 1, ?)",
                     (created.run_id, body),
                 )
+                put_blobs(connection, created.run_id, blobs)
             self._fences[created.run_id] = 1
 
         await self._run(work)
@@ -335,7 +338,9 @@ class SqliteStore:
         or a resume), so a usual append writes the new records and nothing else.
         """
         checked_ids(run_id=run_id)
-        bodies = [encode(record) for record in records]
+        encoded = [encode_apart(record) for record in records]
+        bodies = [body for body, _ in encoded]
+        blobs = {digest: data for _, apart in encoded for digest, data in apart.items()}
         status = status_after(list(records)).value
 
         def work(connection: sqlite3.Connection) -> None:
@@ -343,12 +348,13 @@ class SqliteStore:
             with transaction(connection):
                 self._check_holder(connection, run_id)
                 last = _append_records(connection, run_id, bodies, status, known)
+                put_blobs(connection, run_id, blobs)
             if status == RunStatus.RUNNING.value:
                 self._running[run_id] = last
             else:
                 self._fences.pop(run_id, None)  # the end freed the lease
 
-        await self._write(work)
+        await self._write(work, small=not blobs)
 
     async def acquire_lease(self, run_id: str) -> None:
         """Take (or renew) the run's lease for this store object, with a new fence;
@@ -419,10 +425,10 @@ class SqliteStore:
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
         checked_ids(run_id=run_id)
-        bodies = await self._run(lambda connection: _bodies(connection, run_id))
+        bodies, blobs = await self._run(lambda connection: _journal(connection, run_id))
         if not bodies:
             raise RunNotFoundError(run_id)
-        return replay([decode(body) for body in bodies]).stored
+        return replay([decode(body, blobs) for body in bodies]).stored
 
     async def list_runs(
         self,
@@ -469,18 +475,18 @@ class SqliteStore:
         """The session's turns in order (every run's own messages), up to run `before`."""
         checked_ids(session_id=session_id, before=before)
 
-        def work(connection: sqlite3.Connection) -> list[list[bytes]]:
+        def work(connection: sqlite3.Connection) -> list[tuple[list[bytes], dict[str, bytes]]]:
             ids = connection.execute(
                 "SELECT run_id FROM runs WHERE session_id = ? AND position < COALESCE("
                 "(SELECT position FROM runs WHERE run_id = ?), 9223372036854775807)"
                 " ORDER BY position",
                 (session_id, before),
             ).fetchall()
-            return [_bodies(connection, run_id) for (run_id,) in ids]
+            return [_journal(connection, run_id) for (run_id,) in ids]
 
         messages: list[Message] = []
-        for bodies in await self._run(work):
-            messages.extend(replay([decode(body) for body in bodies]).stored.messages)
+        for bodies, blobs in await self._run(work):
+            messages.extend(replay([decode(body, blobs) for body in bodies]).stored.messages)
         return messages
 
     async def aclose(self) -> None:
@@ -540,15 +546,17 @@ def _last_seq(connection: sqlite3.Connection, run_id: str) -> int:
     return last_seq
 
 
-def _bodies(connection: sqlite3.Connection, run_id: str) -> list[bytes]:
+def _journal(connection: sqlite3.Connection, run_id: str) -> tuple[list[bytes], dict[str, bytes]]:
+    """The run's record bodies in order, and the blobs they refer to."""
     rows = connection.execute(
         "SELECT body FROM records WHERE run_id = ? ORDER BY seq", (run_id,)
     ).fetchall()
-    return [row[0] for row in rows]
+    return [row[0] for row in rows], run_blobs(connection, run_id)
 
 
 def _delete(connection: sqlite3.Connection, where: str, value: Any) -> int:
     with transaction(connection):
+        forget_blobs(connection, where, value)
         connection.execute(
             f"DELETE FROM records WHERE run_id IN (SELECT run_id FROM runs WHERE {where})",
             (value,),

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from attrs import frozen
 
 from reactloop._core import STORE_SCHEMA_VERSION
+from reactloop._durable._sqlite_blobs import UPGRADE as BLOB_TABLES
 from reactloop._stored_errors import StoreError
 
 _SCHEMA = (
@@ -37,6 +38,7 @@ _UPGRADES: dict[int, tuple[str, ...]] = {
         "ALTER TABLE runs ADD COLUMN lease_expires REAL",
         "ALTER TABLE runs ADD COLUMN fence INTEGER NOT NULL DEFAULT 0",
     ),
+    3: BLOB_TABLES,  # content parts' bytes apart, once by digest (adr/0028)
 }
 
 
@@ -76,7 +78,8 @@ def _version(connection: sqlite3.Connection) -> int:
 
 def migrate(connection: sqlite3.Connection) -> None:
     """Create the schema on first use and upgrade an older file in place (version 1 files gain
-    the lease columns); refuse a file written by a newer version."""
+    the lease columns, version 2 files the blob tables); refuse a file written by a newer
+    version."""
     if _version(connection) == STORE_SCHEMA_VERSION:
         return
     with transaction(connection):

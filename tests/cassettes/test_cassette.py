@@ -396,7 +396,7 @@ async def test_the_file_is_indented_with_sorted_keys_and_saves_identically(tmp_p
     text = first.read_bytes()
     assert text == second.read_bytes()
     assert text.startswith(b'{\n  "input"') and text.endswith(b"}\n")
-    assert orjson.loads(text)["version"] == 1
+    assert orjson.loads(text)["version"] == 2
 
 
 async def test_the_same_run_recorded_twice_gives_the_same_file() -> None:
@@ -413,7 +413,7 @@ async def test_the_same_run_recorded_twice_gives_the_same_file() -> None:
     [
         (b"{not json", "it is not JSON"),
         (b"[1, 2]", "it is not a JSON object"),
-        (b'{"version": 2, "input": "x", "interactions": []}', "format version is 2"),
+        (b'{"version": 3, "input": "x", "interactions": []}', "format version is 3"),
         (b'{"input": "x", "interactions": []}', "format version is None"),
         (b'{"version": true, "input": "x", "interactions": []}', "format version is True"),
         (b'{"version": 1, "interactions": []}', "required field missing @ file.input"),

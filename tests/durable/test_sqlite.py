@@ -59,7 +59,7 @@ async def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path: Path) -
     await ReActLoop(ScriptedModel(["hi"]), store=store).run("go")
     await store.aclose()
     assert pragma(tmp_path / "runs.db", "journal_mode") == "wal"
-    assert pragma(tmp_path / "runs.db", "user_version") == STORE_SCHEMA_VERSION == 2
+    assert pragma(tmp_path / "runs.db", "user_version") == STORE_SCHEMA_VERSION == 3
 
 
 async def test_synchronous_full_is_applied(tmp_path: Path) -> None:

@@ -37,7 +37,15 @@ from reactloop._core._messages import (
     Usage,
     UserMessage,
 )
-from reactloop._core._parts import ReasoningPart, TextPart
+from reactloop._core._parts import (
+    AudioPart,
+    ContentPart,
+    DocumentPart,
+    ImagePart,
+    ReasoningPart,
+    TextPart,
+    text_of,
+)
 from reactloop._core._records import (
     CallStarted,
     InstructionsSaved,
@@ -457,6 +465,82 @@ cut_batches = st.builds(
 """Batches with at least one call still running when the run is cut off."""
 
 
+# --- content parts ----------------------------------------------------------------------------
+
+_IMAGE_HEADS = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF89a", b"RIFF\x00\x00\x00\x00WEBP")
+_SHARED_BYTES = (b"", b"\x00", bytes(range(256)), b"%PDF-1.4 same bytes everywhere")
+_payloads = st.one_of(st.sampled_from(_SHARED_BYTES), st.binary(max_size=300))
+"""Bytes of a part: often one of a few shared values (so a journal holds the same content more
+than once, and a store must keep it once), else random bytes (NUL, invalid UTF-8, anything)."""
+
+image_parts = st.one_of(
+    st.builds(
+        lambda head, tail, detail: ImagePart(head + tail, detail=detail),
+        st.sampled_from(_IMAGE_HEADS),
+        _payloads,
+        st.sampled_from((None, "auto", "low", "high")),
+    ),
+    st.builds(lambda path: ImagePart(url=f"https://example.com/{path}.png"), st.integers(0, 99)),
+)
+document_parts = st.one_of(
+    st.builds(
+        lambda data, title: DocumentPart(data, title=title),
+        _payloads,
+        st.sampled_from((None, "report.pdf", "契約書 😀.pdf")),
+    ),
+    st.builds(lambda n: DocumentPart(url=f"https://example.com/{n}.pdf"), st.integers(0, 99)),
+    st.builds(lambda text: DocumentPart(text=text), short_texts),
+)
+audio_parts = st.builds(AudioPart, _payloads, st.sampled_from(("wav", "mp3", "flac", "pcm16")))
+content_parts: st.SearchStrategy[ContentPart] = st.one_of(
+    st.builds(TextPart, short_texts), image_parts, document_parts, audio_parts
+)
+"""Any content part: text, an image (bytes of each type, or a URL), a document (bytes, URL or
+text), audio."""
+
+part_lists = st.lists(content_parts, min_size=1, max_size=5).map(tuple)
+"""A message's or a tool result's parts: any mix of text and binary parts, in order."""
+
+user_messages_with_parts = st.builds(lambda parts: UserMessage(parts=parts), part_lists)
+tool_messages_with_parts = st.builds(
+    lambda call_id, name, error, parts: ToolMessage(call_id, name, is_error=error, parts=parts),
+    call_ids,
+    tool_names,
+    st.booleans(),
+    part_lists,
+)
+messages_with_parts = st.one_of(user_messages_with_parts, tool_messages_with_parts)
+"""A user's or a tool's message holding any mix of parts."""
+
+
+@st.composite
+def results_with_parts(draw: st.DrawFn, call_id: str, name: str) -> ToolResult:
+    """A tool result of `call_id` holding parts, its content their text (as a tool's is)."""
+    parts = draw(part_lists)
+    return ToolResult(call_id, name, text_of(parts), draw(st.booleans()), parts=parts)
+
+
+@st.composite
+def journals_with_parts(draw: st.DrawFn) -> list[Record]:
+    """A journal (`journals()`) whose run input, history and tool results hold content parts:
+    the same bytes often appear in several records."""
+    journal = draw(journals())
+    created = journal[0]
+    assert isinstance(created, RunCreated)
+    parts = draw(part_lists)
+    history = (*created.history, *draw(st.lists(messages_with_parts, max_size=3)))
+    out: list[Record] = [
+        attrs.evolve(created, input=text_of(parts), input_parts=parts, history=history)
+    ]
+    for record in journal[1:]:
+        if isinstance(record, ResultSaved) and draw(st.booleans()):
+            result = draw(results_with_parts(record.result.call_id, record.result.name))
+            out.append(attrs.evolve(record, result=result))
+        else:
+            out.append(record)
+    return out
+
+
 # --- state tokens ------------------------------------------------------------------------------
 
 _EDIT_CHARACTERS = "AZaz09_-.=+/ \n\x00é😀"
@@ -595,6 +679,28 @@ def cassettes(draw: st.DrawFn) -> Cassette:
     results = {result.call_id: result for result in draw(st.lists(tool_results, max_size=4))}
     history = tuple(draw(message_lists(4)))
     return Cassette(draw(contents), tuple(interactions), history, results)
+
+
+@st.composite
+def cassettes_with_parts(draw: st.DrawFn) -> Cassette:
+    """Cassettes (`cassettes()`) whose history, requests and tool results hold content parts,
+    the same parts repeated in later requests as a run's transcript repeats them."""
+    cassette = draw(cassettes())
+    said = tuple(draw(st.lists(messages_with_parts, min_size=1, max_size=2)))
+    interactions = tuple(
+        attrs.evolve(i, request=attrs.evolve(i.request, messages=(*said, *i.request.messages)))
+        for i in cassette.interactions
+    )
+    results = dict(cassette.tool_results)
+    for call_id, result in list(results.items()):
+        if draw(st.booleans()):
+            results[call_id] = draw(results_with_parts(call_id, result.name))
+    return attrs.evolve(
+        cassette,
+        interactions=interactions,
+        history=(*said, *cassette.history),
+        tool_results=results,
+    )
 
 
 # --- JSON texts, as a model streams a structured answer ----------------------------------------
