@@ -4,7 +4,8 @@
 - decode: the recorded answers to requests carrying images decode as the API sent them.
 - encode: a tool result holding a JPEG (its bytes) and a PNG (its URL) goes back as the
   recorded `function_call_output` list of `input_image` items, beside the reasoning item and the
-  call, byte for byte; a user message of text and an image URL goes as recorded.
+  call, byte for byte; a user message of text and an image URL goes as recorded; the same run
+  through `ReActLoop`, the tool returning the two images, sends the recorded request.
 - documents and detail: PDFs, URLs and plain text as `input_file` items.
 - refusals: audio, an image over 20 MiB and files over 50 MiB per request fail typed, before
   anything is sent.
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from reactloop import AudioPart, DocumentPart, ImagePart
+from reactloop import AudioPart, DocumentPart, ImagePart, ReActLoop, tool
 from reactloop._core._messages import (
     ModelRequest,
     ModelResponse,
@@ -157,6 +158,24 @@ async def test_encode_a_user_message_with_an_image_url_as_the_api_accepted_it(
     assert (ours["input"], ours["model"]) == (recorded["input"], recorded["model"])
     # By design: no `instructions` when there are none (the recorded client sent "").
     assert "instructions" not in ours and recorded["instructions"] == ""
+
+
+async def test_a_tool_returning_images_through_react_loop_sends_the_recorded_request(
+    server: WireServer, model: OpenAIResponsesModel
+) -> None:
+    jpeg, png = recorded_images()
+
+    @tool
+    def get_images() -> list[ImagePart]:
+        """Images to look at."""
+        return [jpeg, png]
+
+    server.reply_with(*(served(interactions(IMAGES)[k]["response"])[0] for k in (0, 1)))
+    result = await ReActLoop(model, tools=[get_images]).run(
+        recorded_request(IMAGES, 0)["input"][0]["content"]
+    )
+    assert result.output == "Kiwi"
+    assert server.requests[1].json()["input"] == recorded_request(IMAGES, 1)["input"]
 
 
 # -- documents and detail ----------------------------------------------------------------------
