@@ -29,7 +29,7 @@ from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
 
-BAD_TEXT: list[object] = [None, 5, b"hello", ["hello"], UserMessage("hello")]
+BAD_TEXT: list[object] = [None, 5, b"hello", {"text": "hello"}, 1.5]  # lists and messages are input
 
 
 async def _run(loop: ReActLoop, how: str, text: Any, **context: Any) -> None:
