@@ -567,8 +567,11 @@ def is_blank(text: str | None) -> bool:
 def blank_reason(message: Message) -> str | None:
     """Why the message carries nothing a model API accepts, or None when it carries something."""
     match message:
-        case SystemMessage() | UserMessage():
+        case SystemMessage():
             return "its text is blank" if is_blank(message.text) else None
+        case UserMessage():
+            media = not message.is_plain and not all(isinstance(p, TextPart) for p in message.parts)
+            return None if media or not is_blank(message.text) else "its text is blank"
         case AssistantMessage():
             said = not (is_blank(message.text) and is_blank(message.refusal))
             if said or message.tool_calls or message.reasoning:

@@ -7,7 +7,7 @@ import pathlib
 import pytest
 
 from reactloop import AudioPart, DocumentPart, ImagePart, ToolMessage, UserMessage
-from reactloop._core import ToolResult, describe, sniff_image_type
+from reactloop._core import ToolResult, blank_reason, describe, sniff_image_type
 from reactloop.errors import ConfigurationError
 from reactloop.messages import TextPart
 
@@ -130,3 +130,9 @@ def test_the_deprecated_content_keyword_warns_at_the_caller() -> None:
 )
 def test_each_part_has_a_one_line_description(part: object, expected: str) -> None:
     assert describe(part) == expected  # type: ignore[arg-type]
+
+
+def test_a_user_message_of_an_image_alone_is_not_blank() -> None:
+    assert blank_reason(UserMessage(parts=[ImagePart(PNG)])) is None
+    assert blank_reason(UserMessage(parts=[" ", ImagePart(PNG)])) is None
+    assert blank_reason(UserMessage(parts=[" ", "  "])) == "its text is blank"

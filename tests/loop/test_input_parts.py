@@ -62,3 +62,10 @@ async def test_parts_whose_text_is_blank_and_nothing_else_are_empty_input() -> N
     model = ScriptedModel(["never"])
     result = await ReActLoop(model).run(["  ", " "])
     assert result.stop_reason is StopReason.GUARD_REJECTED and model.requests == []
+
+
+async def test_a_history_holding_an_image_only_user_message_is_taken() -> None:
+    model = ScriptedModel(["seen"])
+    history = [UserMessage(parts=[ImagePart(PNG)])]
+    result = await ReActLoop(model).run("and now?", history=history)
+    assert result.output == "seen" and model.requests[0].messages[0] == history[0]
