@@ -9,8 +9,15 @@ from collections.abc import Iterable
 
 from attrs import frozen
 
-from reactloop._core import AssistantPart, ReasoningPart, TextPart, ToolCall
-from reactloop._providers._wire import obj, text
+from reactloop._core import (
+    AssistantMessage,
+    AssistantPart,
+    JsonObject,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+)
+from reactloop._providers._wire import obj, replays, text
 
 
 @frozen
@@ -48,3 +55,42 @@ def message_parts(
             )
         parts.append(call)
     return tuple(parts)
+
+
+def _tool_call(call: ToolCall, signature: str | None = None) -> JsonObject:
+    function = {"name": call.name, "arguments": call.arguments}
+    encoded: JsonObject = {"id": call.id, "type": "function", "function": function}
+    if signature is not None:
+        encoded["extra_content"] = {"google": {"thought_signature": signature}}
+    return encoded
+
+
+def thought_signature_of(part: AssistantPart, provider: str, model: str) -> str | None:
+    """A Gemini thought signature: a part of this provider and model family that carries a
+    signature and no text (it goes back on the tool call that follows it)."""
+    if isinstance(part, ReasoningPart) and not part.text and replays(part, provider, model):
+        return part.signature
+    return None
+
+
+def reasoning_content(message: AssistantMessage, provider: str, model: str) -> str | None:
+    """The readable reasoning this provider and model family produced (DeepSeek-style
+    `reasoning_content`), joined; None when there is none."""
+    texts = [
+        part.text
+        for part in message.reasoning
+        if part.text and not part.is_opaque and replays(part, provider, model)
+    ]
+    return "".join(texts) or None
+
+
+def tool_calls_of(message: AssistantMessage, provider: str, model: str) -> list[JsonObject]:
+    """The tool calls, each with the thought signature of the part right before it."""
+    calls: list[JsonObject] = []
+    before: AssistantPart | None = None
+    for part in message.parts:
+        if isinstance(part, ToolCall):
+            signature = None if before is None else thought_signature_of(before, provider, model)
+            calls.append(_tool_call(part, signature))
+        before = part
+    return calls

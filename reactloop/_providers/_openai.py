@@ -18,7 +18,6 @@ from attrs import frozen
 
 from reactloop._core import (
     AssistantMessage,
-    AssistantPart,
     DeltaSink,
     FinishReason,
     ForcedTool,
@@ -28,7 +27,6 @@ from reactloop._core import (
     ModelResponse,
     ModelSettings,
     ReasoningDelta,
-    ReasoningPart,
     ResponseFormat,
     ResponseFormatKind,
     SystemMessage,
@@ -50,11 +48,19 @@ from reactloop._errors import (
     ProviderUnavailableError,
 )
 from reactloop._providers._base import HttpModel
+from reactloop._providers._chat_content import (
+    check_files,
+    tool_attachments,
+    tool_content,
+    user_content,
+)
 from reactloop._providers._chat_reasoning import (
     OUTSIDE_LOOP,
     Recipient,
     message_parts,
+    reasoning_content,
     thought_signature,
+    tool_calls_of,
 )
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
@@ -86,9 +92,7 @@ from reactloop._providers._wire import (
     count,
     items,
     obj,
-    replays,
     text,
-    tool_result_text,
     wire_ids,
 )
 from reactloop._redact import redacted
@@ -130,45 +134,6 @@ class OpenAIOptions:
     include_usage: bool = True
 
 
-def _tool_call(call: ToolCall, signature: str | None = None) -> JsonObject:
-    function = {"name": call.name, "arguments": call.arguments}
-    encoded: JsonObject = {"id": call.id, "type": "function", "function": function}
-    if signature is not None:
-        encoded["extra_content"] = {"google": {"thought_signature": signature}}
-    return encoded
-
-
-def thought_signature_of(part: AssistantPart, provider: str, model: str) -> str | None:
-    """A Gemini thought signature: a part of this provider and model family that carries a
-    signature and no text (it goes back on the tool call that follows it)."""
-    if isinstance(part, ReasoningPart) and not part.text and replays(part, provider, model):
-        return part.signature
-    return None
-
-
-def reasoning_content(message: AssistantMessage, provider: str, model: str) -> str | None:
-    """The readable reasoning this provider and model family produced (DeepSeek-style
-    `reasoning_content`), joined; None when there is none."""
-    texts = [
-        part.text
-        for part in message.reasoning
-        if part.text and not part.is_opaque and replays(part, provider, model)
-    ]
-    return "".join(texts) or None
-
-
-def _calls(message: AssistantMessage, provider: str, model: str) -> list[JsonObject]:
-    """The tool calls, each with the thought signature of the part right before it."""
-    calls: list[JsonObject] = []
-    before: AssistantPart | None = None
-    for part in message.parts:
-        if isinstance(part, ToolCall):
-            signature = None if before is None else thought_signature_of(before, provider, model)
-            calls.append(_tool_call(part, signature))
-        before = part
-    return calls
-
-
 def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
     """Text as `content`; a refusal alone as a `refusal` content part, the one form the API takes
     for it (`content: null` is accepted only beside tool calls). Reasoning goes back only where
@@ -187,7 +152,7 @@ def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
         if thought is not None:
             encoded["reasoning_content"] = thought
     if message.tool_calls:
-        encoded["tool_calls"] = _calls(message, to.provider, to.model)
+        encoded["tool_calls"] = tool_calls_of(message, to.provider, to.model)
     return encoded
 
 
@@ -197,27 +162,32 @@ def encode_message(message: Message, to: Recipient = OUTSIDE_LOOP) -> JsonObject
         case SystemMessage():
             return {"role": "system", "content": message.text}
         case UserMessage():
-            return {"role": "user", "content": message.text}
+            return {"role": "user", "content": user_content(to.provider, message)}
         case AssistantMessage():
             return _assistant(message, to)
         case ToolMessage():
-            content = tool_result_text(message)
+            content = tool_content(message)
             return {"role": "tool", "tool_call_id": message.call_id, "content": content}
         case _:
             assert_never(message)
 
 
 def encode_messages(messages: tuple[Message, ...], provider: str, model: str) -> list[JsonObject]:
-    """The messages in order; those after the last user message form the current tool loop."""
+    """The messages in order; those after the last user message form the current tool loop.
+    After a run of tool results, a user message carries what they could not (`_chat_content`)."""
     last_user = max(
         (index for index, message in enumerate(messages) if isinstance(message, UserMessage)),
         default=-1,
     )
-    return [
-        encode_message(message, Recipient(provider, model, index > last_user))
-        for index, message in enumerate(messages)
-        if not only_reasoning(message)  # nothing the API takes without what followed it
-    ]
+    check_files(provider, messages)
+    attachments = tool_attachments(provider, messages)
+    encoded: list[JsonObject] = []
+    for index, message in enumerate(messages):
+        if not only_reasoning(message):  # nothing the API takes without what followed it
+            encoded.append(encode_message(message, Recipient(provider, model, index > last_user)))
+        if index in attachments:
+            encoded.append(attachments[index])
+    return encoded
 
 
 def _tool(spec: ToolSpec) -> JsonObject:

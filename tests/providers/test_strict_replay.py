@@ -235,7 +235,7 @@ async def test_a_provider_that_drops_reasoning_fails_as_in_production(
 ) -> None:
     """Reasoning replay switched off (a regression): the fake answers its vendor's 400 and the
     run ends in error after the first tool step."""
-    for module in ("_anthropic", "_openai", "_responses_wire"):
+    for module in ("_anthropic", "_chat_reasoning", "_responses_wire"):
         monkeypatch.setattr(f"reactloop._providers.{module}.replays", lambda *_: False)
     async with strict(server, vendor) as (fake, loop):
         result = await loop.run(QUESTION)
