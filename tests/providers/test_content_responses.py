@@ -224,6 +224,15 @@ async def test_an_image_keeps_its_detail_and_bytes_go_as_a_data_url(
     ]
 
 
+async def test_an_image_alone_goes_as_a_list_of_one_item(
+    server: WireServer, model: OpenAIResponsesModel
+) -> None:
+    content = await user_input(server, model, ImagePart(url="https://example.com/cat.png"))
+    assert content == [
+        {"type": "input_image", "image_url": "https://example.com/cat.png", "detail": "auto"}
+    ]
+
+
 async def test_text_only_parts_go_as_one_string(
     server: WireServer, model: OpenAIResponsesModel
 ) -> None:
