@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from reactloop._approval._sealing import ENV_VAR, seal, unseal
+from reactloop._approval._sealing import ENV_VAR, open_token, seal, unseal
 from reactloop._core import (
     Message,
     Record,
@@ -94,7 +94,8 @@ async def with_state(run: Run, result: RunResult) -> RunResult:
         return result
     records = (await journal.store.load(journal.run_id)).records
     at, cap = run.config.approval.wall_clock(), run.config.max_state_token_bytes
-    token = seal(records, keys, issued_at=at, max_bytes=cap)
+    kept = run.config.store is not None  # the token is checked against the stored run
+    token = seal(records, keys, issued_at=at, max_bytes=cap, by_reference=kept)
     return attrs.evolve(result, state=token)
 
 
@@ -105,14 +106,15 @@ async def store_of_token(config: LoopConfig, token: object) -> tuple[RunStore, s
     if keys is None:
         rule = f"given to resume from a state token (state_key=..., or {ENV_VAR})"
         raise ConfigurationError.invalid("state_key", None, rule)
-    sealed = unseal(token, keys, max_bytes=config.max_state_token_bytes)
-    run_id = sealed.run_id
     if config.store is not None:
-        stored = await config.store.load(run_id)
-        if stored.records != sealed.records:
+        opened = open_token(token, keys, max_bytes=config.max_state_token_bytes)
+        stored = await config.store.load(opened.run_id)
+        if not opened.matches(stored.records):
             detail = "the run went on after this token was issued (resume it by id)"
             raise StateTokenError(StateTokenReason.STALE, detail)
-        return config.store, run_id
+        return config.store, opened.run_id
+    sealed = unseal(token, keys, max_bytes=config.max_state_token_bytes)
+    run_id = sealed.run_id
     store = KeptRecords()
     await store.create_run(sealed.created)
     await store.append(run_id, sealed.records[1:])

@@ -18,13 +18,21 @@ import os
 import re
 import zlib
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any, TypeAlias
 
 import orjson
 from attrs import field, frozen
 
 from reactloop._core import SCHEMA_VERSION, Record, RunCreated
-from reactloop._durable import dump_json, structure_records, unstructure_records
+from reactloop._durable import (
+    blobs_apart,
+    blobs_from,
+    dump_json,
+    missing_blob,
+    structure_records,
+    unstructure_records,
+)
 from reactloop._errors import ConfigurationError, ContractError
 from reactloop._stored_errors import StateTokenError, StateTokenReason
 
@@ -220,12 +228,14 @@ def seal(
     *,
     issued_at: float,
     max_bytes: int = MAX_TOKEN_BYTES,
+    by_reference: bool = False,
 ) -> str:
     """The records as a signed token, `rl1.<payload>.<signature>` (base64url, no padding).
 
     The records must start with the run's `RunCreated`; phase data that is not JSON is a
-    `ContractError`, as in a store. Content parts travel inline (base64): a token has no store to
-    refer to. A token `unseal` would refuse as too large (over `max_bytes`, or inflating past
+    `ContractError`, as in a store. Content parts travel inline (base64), or, `by_reference` (a
+    run kept in a store, which the token is checked against), as their digests (adr/0028). A
+    token `unseal` would refuse as too large (over `max_bytes`, or inflating past
     `INFLATION` times that) is never issued: `StateTokenError` (`too_large`), whose message says
     a store (`store=...`) keeps such runs.
     """
@@ -234,11 +244,9 @@ def seal(
         raise ContractError("seal", rule, records[:1])
     if not math.isfinite(issued_at):
         raise ContractError("seal", "issued_at is a finite time in epoch seconds", issued_at)
-    document = {
-        "schema": SCHEMA_VERSION,
-        "issued_at": float(issued_at),
-        "records": unstructure_records(records),
-    }
+    with blobs_apart() if by_reference else nullcontext():
+        values = unstructure_records(records)
+    document = {"schema": SCHEMA_VERSION, "issued_at": float(issued_at), "records": values}
     text = dump_json(document)
     signed = f"{VERSION}.{_text(zlib.compress(text))}"
     token = f"{signed}.{_text(keys.sign(signed.encode('ascii')))}"
@@ -312,8 +320,8 @@ def _inflated(data: bytes, limit: int) -> bytes:
     return text
 
 
-def _document(payload: str, limit: int) -> tuple[tuple[Record, ...], float]:
-    """The records and issue time of a verified payload; anything unreadable raises."""
+def _document(payload: str, limit: int) -> tuple[list[Any], float]:
+    """The record values and issue time of a verified payload; anything unreadable raises."""
     padded = payload + "=" * (-len(payload) % 4)
     value: Any = orjson.loads(_inflated(base64.urlsafe_b64decode(padded), limit))
     if not isinstance(value, dict) or not isinstance(value.get("records"), list):
@@ -324,14 +332,59 @@ def _document(payload: str, limit: int) -> tuple[tuple[Record, ...], float]:
         raise ValueError(f"its records are of schema {schema!r}; this reactloop reads <= {newest}")
     if not isinstance(issued_at, float):
         raise TypeError(f"issued_at is {type(issued_at).__name__}, not a float")
-    records = structure_records(value["records"])
-    if not records or not isinstance(records[0], RunCreated):
+    records: list[Any] = value["records"]
+    first = records[0] if records else None
+    if not isinstance(first, dict) or not isinstance(first.get("run_id"), str):
         raise ValueError("its records do not start with the run's RunCreated record")
     return records, issued_at
 
 
-def unseal(token: object, keys: SigningKeys, *, max_bytes: int = MAX_TOKEN_BYTES) -> Sealed:
-    """The records a token sealed, once its size, shape, version and signature are checked (in
+def _records(values: list[Any]) -> tuple[Record, ...]:
+    """The records of a token's values; parts kept by reference cannot be read without their
+    run's store."""
+    try:
+        with blobs_from({}):
+            records = structure_records(values)
+    except Exception as exc:
+        missing = missing_blob(exc)
+        if missing is None:
+            raise
+        detail = (
+            f"it refers to content kept in its run's store ({missing.digest}): resume it with a"
+            " loop given that store"
+        )
+        raise StateTokenError(StateTokenReason.UNREADABLE, detail) from exc
+    if not isinstance(records[0], RunCreated):
+        raise ValueError("its records do not start with the run's RunCreated record")
+    return records
+
+
+@frozen
+class Opened:
+    """A verified token's record values, not yet read as records: enough to find its run in a
+    store and compare it with the stored run (whose content a by-reference token lacks)."""
+
+    values: list[Any] = field(eq=False)
+    issued_at: float
+    key_index: int
+
+    @property
+    def run_id(self) -> str:
+        """The id of the paused run."""
+        run_id: str = self.values[0]["run_id"]
+        return run_id
+
+    def matches(self, records: Sequence[Record]) -> bool:
+        """True when `records` (a stored run) are the records this token sealed, by reference
+        or inline."""
+        with blobs_apart():
+            if orjson.loads(dump_json(unstructure_records(records))) == self.values:
+                return True
+        return bool(orjson.loads(dump_json(unstructure_records(records))) == self.values)
+
+
+def open_token(token: object, keys: SigningKeys, *, max_bytes: int = MAX_TOKEN_BYTES) -> Opened:
+    """A token's record values, once its size, shape, version and signature are checked (in
     that order, nothing decoded before the signature matches, nothing longer than `max_bytes`
     even split); any failure is a `StateTokenError` whose `reason` says which check failed."""
     signed, payload, signature = _split(token, max_bytes)
@@ -340,11 +393,28 @@ def unseal(token: object, keys: SigningKeys, *, max_bytes: int = MAX_TOKEN_BYTES
         detail = "the signature does not match: the token was altered, or signed with another key"
         raise StateTokenError(StateTokenReason.BAD_SIGNATURE, detail)
     try:
-        records, issued_at = _document(payload, max_bytes * INFLATION)
+        values, issued_at = _document(payload, max_bytes * INFLATION)
     except StateTokenError:
         raise
     except Exception as exc:
-        problem = str(exc)[:_PROBLEM_CHARACTERS]
-        detail = f"its payload cannot be read: {type(exc).__name__}: {problem}"
-        raise StateTokenError(StateTokenReason.UNREADABLE, detail) from exc
-    return Sealed(records, issued_at, VERSION, key_index)
+        raise _unreadable(exc) from exc
+    return Opened(values, issued_at, key_index)
+
+
+def _unreadable(exc: Exception) -> StateTokenError:
+    problem = str(exc)[:_PROBLEM_CHARACTERS]
+    detail = f"its payload cannot be read: {type(exc).__name__}: {problem}"
+    return StateTokenError(StateTokenReason.UNREADABLE, detail)
+
+
+def unseal(token: object, keys: SigningKeys, *, max_bytes: int = MAX_TOKEN_BYTES) -> Sealed:
+    """The records a token sealed, once it is verified (`open_token`); any failure is a
+    `StateTokenError` whose `reason` says which check failed."""
+    opened = open_token(token, keys, max_bytes=max_bytes)
+    try:
+        records = _records(opened.values)
+    except StateTokenError:
+        raise
+    except Exception as exc:
+        raise _unreadable(exc) from exc
+    return Sealed(records, opened.issued_at, VERSION, opened.key_index)

@@ -80,3 +80,31 @@ async def test_an_image_over_the_cap_says_a_store_is_needed_and_a_store_keeps_it
     resumed = await kept.resume(paused.run_id, decisions={"c1": Approve()})
     assert resumed.output == "sent"
     assert (await store.load(paused.run_id)).created.input_message() == question(image)
+
+
+@pytest.mark.anyio
+async def test_with_a_store_the_token_refers_to_the_stored_content_and_stays_small() -> None:
+    image = png(MAX_TOKEN_BYTES)  # would be too large inline
+    approval = ApprovalOptions(state_key=KEY)
+    store = MemoryStore()
+    paused = await ReActLoop(script(), tools=[send], approval=approval, store=store).run(
+        question(image)
+    )
+    assert paused.state is not None and len(paused.state) < 10_000
+    model = ScriptedModel(["sent"])
+    later = ReActLoop(model, tools=[send], approval=approval, store=store)
+    done = await later.resume(state=paused.state, decisions={"c1": Approve()})
+    assert done.output == "sent" and model.requests[0].messages[0] == question(image)
+
+
+@pytest.mark.anyio
+async def test_a_by_reference_token_without_its_store_is_refused_naming_the_store() -> None:
+    approval = ApprovalOptions(state_key=KEY)
+    store = MemoryStore()
+    loop = ReActLoop(script(), tools=[send], approval=approval, store=store)
+    paused = await loop.run(question(png(1_000)))
+    storeless = ReActLoop(ScriptedModel(["never"]), tools=[send], approval=approval)
+    with pytest.raises(StateTokenError) as caught:
+        await storeless.resume(state=paused.state, decisions={"c1": Approve()})
+    assert caught.value.reason is StateTokenReason.UNREADABLE
+    assert "sha256:" in str(caught.value) and "given that store" in str(caught.value)
