@@ -1,7 +1,10 @@
 """Content parts on Chat Completions, as the API documents them: a user message with parts is a
 `content` array (text, `image_url`, `file`, `input_audio`); a tool result is text only, so the
 images, documents and audio a tool returned go in one user message after the tool messages of
-the turn, each group introduced by the call it came from.
+the turn, each part after a text naming the call it came from and its number
+(`Tool result of get_images (call_abc), image 1:`), while the `tool` message keeps the result's
+text, or a note (`[image 1 follows]`) when it has none. A plain-text document goes as a text
+part, its title on a first line (`Document: notes.txt`), since the API has no text-document part.
 
 Everything here is checked before a request is sent: a part the API cannot take raises
 `UnsupportedContentError`, a part over OpenAI's size limit `ContentTooLargeError`. OpenAI-compatible
@@ -168,6 +171,7 @@ def _binary(message: ToolMessage) -> list[BinaryPart]:
 
 
 def _kind(part: BinaryPart) -> str:
+    """What the model is told a part is: image, document or audio."""
     return {ImagePart: "image", DocumentPart: "document", AudioPart: "audio"}[type(part)]
 
 
