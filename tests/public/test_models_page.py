@@ -4,6 +4,7 @@ checked against the provider, over the loopback wire server (a "yes" the provide
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,15 @@ from typing import Any
 import attrs
 import pytest
 
-import reactloop.messages
-from reactloop.errors import ProviderConfigurationError
-from reactloop.messages import ToolCall, ToolMessage, UserMessage
+from reactloop.errors import ProviderConfigurationError, UnsupportedContentError
+from reactloop.messages import (
+    AssistantMessage,
+    DocumentPart,
+    ImagePart,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from reactloop.models import ModelDelta, ModelRequest, ModelSettings, ReasoningSettings, ToolSpec
 from reactloop.providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
 from tests.helpers.vendor_schemas import wire_problems
@@ -103,6 +110,9 @@ ROWS = {
 }
 
 Probe = Callable[[Row, WireServer], Awaitable[str]]
+CHART = b"\x89PNG\r\n\x1a\n" + b"chart" * 20
+PHOTO = b"\xff\xd8\xff\xe0" + b"photo" * 20
+PDF = b"%PDF-1.4\n" + b"page" * 20
 
 
 def said(value: bool) -> str:
@@ -150,7 +160,22 @@ async def streaming(row: Row, server: WireServer) -> str:
 
 
 async def images(row: Row, server: WireServer) -> str:
-    return said("ImagePart" in reactloop.messages.__all__)  # issue 25 adds content parts
+    """An image and a PDF in the user's message and an image returned by a tool all reach the
+    wire as their bytes (base64), and nothing is refused."""
+    server.reply_with(json_reply(row.plain("seen")))
+    look = ToolMessage("call_1", "look", parts=["the chart:", ImagePart(CHART)])
+    history = (
+        UserMessage(parts=["compare", ImagePart(PHOTO), DocumentPart(PDF, title="a.pdf")]),
+        AssistantMessage(tool_calls=[ToolCall("look", "{}", "call_1")]),
+        look,
+    )
+    async with row.build(server.url) as model:
+        try:
+            await model.request(ModelRequest(history, tools=(LOOK,)))
+        except UnsupportedContentError:
+            return "no"
+    body = server.requests[-1].body
+    return said(all(base64.b64encode(data) in body for data in (CHART, PHOTO, PDF)))
 
 
 async def structured_output(row: Row, server: WireServer) -> str:
