@@ -70,6 +70,18 @@ keep_sub_runs_apart(_converter)
 keep_call_ids(_converter)
 keep_message_layout(_converter)
 configure_tagged_union(Message, _converter, tag_name="type")
+
+
+def _is_input(kind: object) -> bool:  # `Cassette.input`: text, or a message of parts
+    return kind == (str | UserMessage)
+
+
+_converter.register_unstructure_hook_func(
+    _is_input, lambda v: v if isinstance(v, str) else _converter.unstructure(v, UserMessage)
+)
+_converter.register_structure_hook_func(
+    _is_input, lambda v, _: v if isinstance(v, str) else _converter.structure(v, UserMessage)
+)
 _FILE_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 _CAPS = frozenset(
@@ -139,9 +151,10 @@ class Cassette:
 
     Replay it with `ReplayModel(cassette)` and `await loop.run(cassette.input,
     history=cassette.history)`; `recorded_tools(tools)` serves the recorded tool results.
+    `input` is the user's text, or their `UserMessage` when it held images, documents or audio.
     """
 
-    input: str
+    input: str | UserMessage
     interactions: tuple[Interaction, ...]
     history: tuple[Message, ...] = ()
     tool_results: Mapping[str, ToolResult] = field(factory=dict, hash=False)
@@ -222,9 +235,9 @@ class Cassette:
         """A cassette of recorded interactions, with the run's input, history and tool results
         taken from its result (what `RecordingModel.cassette` builds)."""
         first = next((s.response.message for s in result.steps if s.response is not None), None)
-        history, text = _opening(result.messages, first)
+        history, said = _opening(result.messages, first)
         results = [r for step in result.steps for r in step.tool_results]
-        return cls(text, tuple(interactions), history, _by_call(results))
+        return cls(said, tuple(interactions), history, _by_call(results))
 
     def recorded_tools(self, tools: Sequence[Tool]) -> list[Tool]:
         """`tools` (same names and specs) answering each call with its recorded result instead
@@ -272,14 +285,14 @@ def _interned(cassette: Cassette) -> Cassette:
 
 def _opening(
     messages: Sequence[Message], first_response: AssistantMessage | None
-) -> tuple[tuple[Message, ...], str]:
+) -> tuple[tuple[Message, ...], str | UserMessage]:
     """The history and the input of a run's transcript: what came before its first answer."""
     end = len(messages) if first_response is None else _index(messages, first_response)
     head = list(messages[:end])
     for at in range(len(head) - 1, -1, -1):
         message = head[at]
         if isinstance(message, UserMessage):
-            return tuple(head[:at]), message.text
+            return tuple(head[:at]), message.text if message.is_plain else message
     return tuple(head), ""
 
 
@@ -312,7 +325,8 @@ def _from_journal(stored: StoredRun, earlier: tuple[Message, ...]) -> Cassette:
             interactions.append(Interaction(request, record.response))
             cursor = at + 1
     history = (*earlier, *created.history)
-    return Cassette(created.input, tuple(interactions), history, _journal_results(stored))
+    said = created.input_message() if created.input_parts else created.input
+    return Cassette(said, tuple(interactions), history, _journal_results(stored))
 
 
 def _journal_results(stored: StoredRun) -> dict[str, ToolResult]:
