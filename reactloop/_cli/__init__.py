@@ -25,7 +25,8 @@ reactloop {version}: a decomposed ReAct loop for tool-using LLM agents.
   reactloop demo [--pace 0.5]     the offline demo (a scripted model plays the LLM)
   python -m reactloop.examples.demo
                                   the same demo as a module
-  reactloop run --model openai:gpt-4o-mini [--tools module:attr] [--mcp "CMD ARGS"] "question"
+  reactloop run --model openai:gpt-4o-mini [--tools module:attr] [--mcp "CMD ARGS"]
+                [--attach FILE] "question"
   reactloop runs list|show|resume|export|unpark [--store sqlite:///runs.db]
   reactloop trace RUN_OR_FILE --html trace.html
 
@@ -147,6 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run an agent with a live view")
     _agent_options(run)
     run.add_argument("question")
+    run.add_argument(
+        "--attach",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="an image, a document (PDF, text) or audio to send with the question (repeatable)",
+    )
     run.set_defaults(handler=_commands.run_command)
     demo = commands.add_parser("demo", help="the offline demo agent")
     demo.add_argument("question", nargs="?")

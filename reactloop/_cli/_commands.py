@@ -16,7 +16,14 @@ import anyio
 
 from reactloop._cli._inert import inert
 from reactloop._cli._lines import Kind, Line
-from reactloop._cli._load import STORE_ENV, import_tools, mcp_servers, open_store, store_url
+from reactloop._cli._load import (
+    STORE_ENV,
+    attachments,
+    import_tools,
+    mcp_servers,
+    open_store,
+    store_url,
+)
 from reactloop._cli._runs import decide, export_document, stored_lines, summary_lines
 from reactloop._cli._session import OpenStream, watch_run
 from reactloop._cli._timings import Timings
@@ -65,9 +72,11 @@ async def watched(args: argparse.Namespace, open_stream: OpenStream, text: str) 
 
 async def run_command(args: argparse.Namespace) -> int:
     """`reactloop run`: one run of an agent on `--model`, shown live."""
+    parts = attachments(args.attach)
+    said: Any = [args.question, *parts] if parts else args.question
     loop: ReActLoop[Any] = ReActLoop(args.model, **loop_options(args))
     async with loop:
-        return await watched(args, lambda: loop.stream(args.question), args.question)
+        return await watched(args, lambda: loop.stream(said), args.question)
 
 
 def demo_pace(args: argparse.Namespace) -> float:

@@ -1,6 +1,6 @@
 """What the command line builds from its arguments: tools imported by `module:attr`, MCP servers
-started by `--mcp`, the store a URL names (or `REACTLOOP_STORE`), each failure a
-`ConfigurationError` naming the bad value."""
+started by `--mcp`, the store a URL names (or `REACTLOOP_STORE`), files given by `--attach`, each
+failure a `ConfigurationError` naming the bad value."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from reactloop._core import AudioPart, BinaryPart, DocumentPart, ImagePart
 from reactloop._durable import SqliteStore, Store, from_url
 from reactloop._errors import ConfigurationError
 from reactloop._tools import MCPServerStdio
@@ -20,6 +21,31 @@ STORE_ENV = "REACTLOOP_STORE"
 
 MCP_RULE = "a command line that starts an MCP server over stdio, e.g. 'uvx mcp-server-time'"
 TOOLS_RULE = "'module:attr' naming an importable tool, list of tools, or function"
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+DOCUMENT_SUFFIXES = (".pdf", ".txt", ".md", ".csv", ".json", ".html", ".xml")
+AUDIO_SUFFIXES = (".wav", ".mp3", ".flac", ".ogg", ".m4a", ".webm", ".aac")
+
+
+def attachments(paths: Sequence[str]) -> list[BinaryPart]:
+    """The files `--attach` names, as parts by their extension: images, documents (a PDF as
+    bytes, the others as text) and audio."""
+    return [_attachment(path) for path in paths]
+
+
+def _attachment(path: str) -> BinaryPart:
+    suffix = os.path.splitext(path)[1].lower()
+    rule = f"a readable file ending in one of {', '.join(IMAGE_SUFFIXES + DOCUMENT_SUFFIXES)}, "
+    rule += ", ".join(AUDIO_SUFFIXES)
+    try:
+        if suffix in IMAGE_SUFFIXES:
+            return ImagePart.from_file(path)
+        if suffix in DOCUMENT_SUFFIXES:
+            return DocumentPart.from_file(path)
+        if suffix in AUDIO_SUFFIXES:
+            return AudioPart.from_file(path)
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigurationError.invalid("--attach", path, f"{rule} ({error})") from error
+    raise ConfigurationError.invalid("--attach", path, rule)
 
 
 def import_tools(specs: Sequence[str]) -> list[Any]:
