@@ -105,7 +105,7 @@ def _repaired_field(value: Any) -> tuple[Any, int]:
     kind = type(value)
     if kind is str:
         return (value, 0) if value.isascii() else repaired(value)
-    if kind in _PLAIN:
+    if kind in _PLAIN or (kind is tuple and not value):  # () : a result's parts, most often
         return value, 0
     if isinstance(value, str):
         return repaired(value)

@@ -231,10 +231,12 @@ class UserMessage:
         parts: Iterable[str | ContentPart] | None = None,
         content: str | None = None,
     ) -> None:
+        if parts is None and content is None and type(text) is str:  # the common case, first
+            self.__attrs_init__((TextPart(text),))
+            object.__setattr__(self, "text", text)
+            return
         self.__attrs_init__(_content_parts("UserMessage", text, parts, content))
-        object.__setattr__(
-            self, "text", text if parts is None and text is not None else text_of(self.parts)
-        )
+        object.__setattr__(self, "text", text_of(self.parts))
 
     @property
     def content(self) -> str:
@@ -329,12 +331,14 @@ class ToolMessage:
         parts: Iterable[str | ContentPart] | None = None,
         content: str | None = None,
     ) -> None:
+        if parts is None and content is None and type(text) is str:  # the common case, first
+            self.__attrs_init__(call_id, name, (TextPart(text),), is_error)
+            object.__setattr__(self, "text", text)
+            return
         self.__attrs_init__(
             call_id, name, _content_parts("ToolMessage", text, parts, content), is_error
         )
-        object.__setattr__(
-            self, "text", text if parts is None and text is not None else text_of(self.parts)
-        )
+        object.__setattr__(self, "text", text_of(self.parts))
 
     @property
     def content(self) -> str:
