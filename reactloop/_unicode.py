@@ -69,7 +69,7 @@ def repaired_value(value: Any) -> tuple[Any, int]:
 
 _WALKED: dict[type, tuple[tuple[str, str], ...]] = {}
 """Per attrs class, the (name, init name) of the fields the repair walks (found once)."""
-_PLAIN = (int, float, bool, type(None))
+_PLAIN = (int, float, bool, type(None), bytes)  # bytes: a part's content, never text
 
 
 def _walked(cls: type) -> tuple[tuple[str, str], ...]:
