@@ -3,7 +3,6 @@ parts refer to), however many requests repeat it; version 1 files still load and
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +11,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from reactloop._cassettes._cassette import Cassette
-from reactloop._core._messages import ToolCall, UserMessage
+from reactloop._core._messages import UserMessage
 from reactloop._core._parts import AudioPart, DocumentPart, ImagePart, TextPart
 from reactloop._durable._parts import digest_of
 from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import CassetteFormatError
 from reactloop._tools._tool import tool
-from reactloop.testing import RecordingModel, ReplayModel, ScriptedModel
+from reactloop.testing import RecordingModel, ReplayModel
+from tests.helpers.screenshot import BIG, MB5, crop, five_steps, question, zoom
 from tests.helpers.strategies import cassettes_with_parts, examples
 
 SAMPLE = Path(__file__).parent.parent / "fixtures" / "cassettes" / "parts-v1.cassette.json"
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4  # the sample's image
-MB5 = 5_000_000
-BIG = b"\x89PNG\r\n\x1a\n" + random.Random(5).randbytes(MB5 - 8)
 
 
 def stored_parts(value: Any) -> list[dict[str, Any]]:
@@ -59,25 +57,7 @@ def test_a_cassette_with_parts_reads_back_as_itself_each_content_once(
     assert set(document.get("blobs", {})) == digests
 
 
-@tool
-def crop(x: int) -> list[object]:
-    """The screenshot, cropped (here: the same bytes)."""
-    return [f"cropped at {x}", ImagePart(BIG)]
-
-
-@tool
-def zoom(level: int) -> str:
-    """Zoom in."""
-    return f"zoomed {level}x"
-
-
-def five_steps() -> ScriptedModel:
-    calls = [ToolCall("crop", '{"x": 1}', "c1")]
-    calls += [ToolCall("zoom", f'{{"level": {n}}}', f"z{n}") for n in range(2, 5)]
-    return ScriptedModel([*calls, "a login form"])
-
-
-QUESTION = UserMessage(parts=[TextPart("What is on this screenshot?"), ImagePart(BIG)])
+QUESTION = question(BIG)
 
 
 @pytest.mark.anyio

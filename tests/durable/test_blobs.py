@@ -3,7 +3,6 @@ them, loading resolves them, a missing one is a typed error, and older layouts s
 
 from __future__ import annotations
 
-import random
 import shutil
 import sqlite3
 import threading
@@ -28,12 +27,11 @@ from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import UnreadableRunError
 from reactloop._tools._tool import tool
 from reactloop.testing import ScriptedModel
+from tests.helpers.screenshot import BIG, MB5, crop, five_steps, question, zoom
 from tests.helpers.strategies import journals_with_parts
 
 pytestmark = pytest.mark.anyio
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "stores"
-MB5 = 5_000_000
-BIG = b"\x89PNG\r\n\x1a\n" + random.Random(5).randbytes(MB5 - 8)  # 5 MB that do not compress
 SMALL = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4  # the committed v2 sample's image
 
 
@@ -65,29 +63,6 @@ def sqlite_rows(path: Path, sql: str) -> list[tuple[object, ...]]:
 def file_bytes(path: Path) -> int:
     """The database file and its write-ahead log, as the disk holds them."""
     return sum(p.stat().st_size for p in path.parent.glob(f"{path.name}*"))
-
-
-def question(image: bytes) -> UserMessage:
-    return UserMessage(parts=[TextPart("What is on this screenshot?"), ImagePart(image)])
-
-
-@tool
-def crop(x: int) -> list[object]:
-    """The screenshot again, cropped (here: the same bytes, as a tool may well return)."""
-    return [f"cropped at {x}", ImagePart(BIG)]
-
-
-@tool
-def zoom(level: int) -> str:
-    """Zoom in."""
-    return f"zoomed {level}x"
-
-
-def five_steps() -> ScriptedModel:
-    """Step 1 returns the image again from a tool; steps 2-4 call a text tool; step 5 answers."""
-    calls = [ToolCall("crop", '{"x": 1}', "c1")]
-    calls += [ToolCall("zoom", f'{{"level": {n}}}', f"z{n}") for n in range(2, 5)]
-    return ScriptedModel([*calls, "a login form"])
 
 
 async def test_a_five_megabyte_image_is_written_once_for_a_whole_run_and_its_session(
