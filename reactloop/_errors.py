@@ -302,40 +302,6 @@ class ProviderConfigurationError(InvalidRequestError, ConfigurationError):
         self.rule = rule
 
 
-class UnsupportedContentError(ProviderConfigurationError):
-    """A message holds a part (an image, a document, audio) that this provider cannot take
-    where it is (in a user message, in a tool result), found before anything is sent: never
-    dropped silently. `part` describes it, `where` says where it was."""
-
-    def __init__(self, provider: str, part: str, where: str, why: str) -> None:
-        super().__init__(
-            f"{provider} cannot take {part} in {where}: {why}",
-            provider=provider,
-            option="parts",
-            value=part,
-            rule=f"parts {provider} takes in {where}",
-        )
-        self.part = part
-        self.where = where
-
-
-class ContentTooLargeError(ProviderConfigurationError):
-    """A part is larger than the provider accepts (`size` and `limit` in bytes), found before
-    anything is sent."""
-
-    def __init__(self, provider: str, part: str, size: int, limit: int) -> None:
-        super().__init__(
-            f"{provider} takes parts of at most {limit:,} bytes, got {part} of {size:,} bytes",
-            provider=provider,
-            option="parts",
-            value=part,
-            rule=f"at most {limit:,} bytes",
-        )
-        self.part = part
-        self.size = size
-        self.limit = limit
-
-
 class ProviderUnavailableError(ModelError):
     """The provider is down, overloaded or unreachable; retryable."""
 

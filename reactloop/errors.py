@@ -6,7 +6,6 @@ from reactloop._errors import (
     AgentRunError,
     AuthenticationError,
     ConfigurationError,
-    ContentTooLargeError,
     ContextTooLongError,
     ContractError,
     ErrorCode,
@@ -37,9 +36,9 @@ from reactloop._errors import (
     ToolsetError,
     ToolTimeoutError,
     UnknownToolError,
-    UnsupportedContentError,
 )
 from reactloop._output import OutputValidationError
+from reactloop._providers import ContentTooLargeError, UnsupportedContentError
 from reactloop._resolver import (
     DefaultErrorMessages,
     ErrorMessageResolver,

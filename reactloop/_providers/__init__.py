@@ -3,6 +3,7 @@ Responses, Anthropic, and model strings. Published by `reactloop.providers` and
 `reactloop.models`."""
 
 from reactloop._providers._anthropic import AnthropicModel
+from reactloop._providers._content import ContentTooLargeError, UnsupportedContentError
 from reactloop._providers._http import RetryHints, retry_hints
 from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenAIModel
 from reactloop._providers._profiles import ModelProfile, model_profile
@@ -11,6 +12,7 @@ from reactloop._providers._responses import OpenAIResponsesModel, ResponsesConve
 
 __all__ = [
     "AnthropicModel",
+    "ContentTooLargeError",
     "InstructionsRole",
     "MaxTokensField",
     "ModelProfile",
@@ -18,6 +20,7 @@ __all__ = [
     "OpenAIResponsesModel",
     "ResponsesConversation",
     "RetryHints",
+    "UnsupportedContentError",
     "model_from_string",
     "model_profile",
     "retry_hints",

@@ -31,8 +31,8 @@ from reactloop._core import (
     is_blank,
     text_of,
 )
-from reactloop._errors import ContentTooLargeError
 from reactloop._providers._content import (
+    ContentTooLargeError,
     b64,
     check_size,
     data_url,

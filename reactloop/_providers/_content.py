@@ -1,5 +1,6 @@
 """What every provider needs to send content parts: base64 and data URLs, the typed errors for
-a part a provider cannot take or that is too large, and the file name a document is sent as.
+a part a provider cannot take or that is too large (published by `reactloop.errors`; the tree
+in `reactloop/_errors.py` shows their place), and the file name a document is sent as.
 
 Each provider's encoder decides what it takes where; these helpers keep the wording of the
 errors and the encodings the same on all of them.
@@ -10,7 +11,41 @@ from __future__ import annotations
 import base64
 
 from reactloop._core import BinaryPart, ContentPart, DocumentPart, ImagePart, describe
-from reactloop._errors import ContentTooLargeError, UnsupportedContentError
+from reactloop._errors import ProviderConfigurationError
+
+
+class UnsupportedContentError(ProviderConfigurationError):
+    """A message holds a part (an image, a document, audio) that this provider cannot take
+    where it is (in a user message, in a tool result), found before anything is sent: never
+    dropped silently. `part` describes it, `where` says where it was."""
+
+    def __init__(self, provider: str, part: str, where: str, why: str) -> None:
+        super().__init__(
+            f"{provider} cannot take {part} in {where}: {why}",
+            provider=provider,
+            option="parts",
+            value=part,
+            rule=f"parts {provider} takes in {where}",
+        )
+        self.part = part
+        self.where = where
+
+
+class ContentTooLargeError(ProviderConfigurationError):
+    """A part is larger than the provider accepts (`size` and `limit` in bytes), found before
+    anything is sent."""
+
+    def __init__(self, provider: str, part: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"{provider} takes parts of at most {limit:,} bytes, got {part} of {size:,} bytes",
+            provider=provider,
+            option="parts",
+            value=part,
+            rule=f"at most {limit:,} bytes",
+        )
+        self.part = part
+        self.size = size
+        self.limit = limit
 
 
 def b64(data: bytes) -> str:

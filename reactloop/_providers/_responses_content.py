@@ -25,8 +25,8 @@ from reactloop._core import (
     describe,
     is_blank,
 )
-from reactloop._errors import ContentTooLargeError
 from reactloop._providers._content import (
+    ContentTooLargeError,
     check_size,
     data_url,
     document_name,

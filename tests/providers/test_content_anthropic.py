@@ -30,7 +30,6 @@ from reactloop._core import (
     ToolSpec,
     UserMessage,
 )
-from reactloop._errors import ContentTooLargeError, UnsupportedContentError
 from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel
 from reactloop._providers._anthropic_content import (
@@ -38,6 +37,7 @@ from reactloop._providers._anthropic_content import (
     MAX_IMAGE_BASE64,
     PDF_LIMIT,
 )
+from reactloop.errors import ContentTooLargeError, UnsupportedContentError
 from tests.providers.conftest import API_KEY
 from tests.providers.recorded import (
     ODD_OFFSETS,
