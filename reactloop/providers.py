@@ -1,10 +1,12 @@
 """The model providers: OpenAI Chat Completions (and compatible servers), OpenAI Responses and
-Anthropic Messages, each implementing the `Model` contract, and `model_from_string` for
-"openai:gpt-4o"."""
+Anthropic Messages, each implementing the `Model` contract, `model_from_string` for
+"openai:gpt-4o", and `FallbackModel` (the next model asked when one is unavailable)."""
 
 from reactloop._core import publish
 from reactloop._providers import (
+    DEFAULT_SWITCH_ON,
     AnthropicModel,
+    FallbackModel,
     InstructionsRole,
     MaxTokensField,
     ModelProfile,
@@ -16,7 +18,9 @@ from reactloop._providers import (
 )
 
 __all__ = [
+    "DEFAULT_SWITCH_ON",
     "AnthropicModel",
+    "FallbackModel",
     "InstructionsRole",
     "MaxTokensField",
     "ModelProfile",

@@ -16,6 +16,7 @@ from reactloop._core import (
     HookFailed,
     Message,
     ModelRetrying,
+    ModelSwitched,
     NestedEvent,
     PendingCall,
     PhaseFinished,
@@ -302,6 +303,9 @@ class Narrator:
             case ModelRetrying(attempt=attempt, code=code, delay=delay):
                 retry = f"model call {attempt} failed ({code.value}), retry in {delay:.1f} s"
                 return [Line(Kind.NOTE, retry)]
+            case ModelSwitched(from_model=failed, to_model=next_model, error=error):
+                switch = f"model {failed} failed ({error.code.value}), switching to {next_model}"
+                return [Line(Kind.NOTE, switch)]
             case HookFailed(hook=hook, point=point, error=error):
                 return [error_line(f"hook {hook} failed at {point}: {error}")]
             case RunPaused(pending=pending):

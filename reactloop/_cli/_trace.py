@@ -191,6 +191,8 @@ def step_of(step: Step, start: float, timings: Timings | None = None, origin: fl
         "finish": None if response is None else response.finish_reason.value,
         "message": None if response is None else message_of(response.message),
     }
+    if response is not None and response.answered_by is not None:
+        model["answered_by"] = response.answered_by  # which of a FallbackModel's models
     return {
         "index": step.index,
         "start": start,

@@ -10,7 +10,7 @@ from reactloop._core._approvals import PendingCall
 from reactloop._core._decisions import PhaseDecision
 from reactloop._core._messages import ToolCall, Usage
 from reactloop._core._state import RunResult, Step, ToolResult
-from reactloop._errors import ErrorCode, ReactLoopError
+from reactloop._errors import ErrorCode, ModelError, ReactLoopError
 
 
 @frozen
@@ -130,6 +130,16 @@ class ModelRetrying:
     retries_left: int
 
 
+@frozen
+class ModelSwitched:
+    """A `FallbackModel`'s model `from_model` failed with `error` (after its retries), so the call
+    goes to `to_model`; deltas streamed by the failed model are void: discard them."""
+
+    from_model: str
+    to_model: str
+    error: ModelError
+
+
 @frozen(eq=False)
 class RunFinished:
     """The run ended; `result` is the same object `run()` returns."""
@@ -199,6 +209,7 @@ Event: TypeAlias = (
     | StepFinished
     | HookFailed
     | ModelRetrying
+    | ModelSwitched
     | OutputStreamed
     | RunPaused
     | RunFailed

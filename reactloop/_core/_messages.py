@@ -527,13 +527,15 @@ class FinishReason(enum.StrEnum):
 @frozen
 class ModelResponse:
     """One model answer: the assistant message, its usage, and why it finished; `model` and
-    `id` are what the provider said (the model that answered, its own id for the response)."""
+    `id` are what the provider said (the model that answered, its own id for the response);
+    `answered_by` names which of a `FallbackModel`'s models answered (None without one)."""
 
     message: AssistantMessage
     usage: Usage = Usage()
     finish_reason: FinishReason = FinishReason.STOP
     model: str | None = None
     id: str | None = None
+    answered_by: str | None = None
 
 
 @frozen

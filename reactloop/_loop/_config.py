@@ -62,7 +62,7 @@ from reactloop._output import (
     build_output,
     output_validator,
 )
-from reactloop._phases import OutputPhase
+from reactloop._phases import OutputPhase, traced_model
 from reactloop._policies import (
     NON_EMPTY_INPUT,
     CapPolicy,
@@ -434,7 +434,7 @@ def build_config(
     holds = holds or (toolsets is not None and (store is not None or keys is not None))
     tracing = tracing_for(checked.get("telemetry"))
     return LoopConfig(
-        model=model if tracing is None else tracing.model(model),
+        model=model if tracing is None else traced_model(tracing, model),
         tools=tools,
         tool_list=tuple(tools.values()),
         tool_specs=tuple(tool.spec for tool in tools.values()),

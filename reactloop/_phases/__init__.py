@@ -6,6 +6,7 @@ from __future__ import annotations
 from reactloop._core import Phase
 from reactloop._phases._ask import ask_model
 from reactloop._phases._execute import Admitted
+from reactloop._phases._fallback import traced_model
 from reactloop._phases.applier import HookDecisionApplier
 from reactloop._phases.guards import IterationGuards
 from reactloop._phases.output import OutputPhase
@@ -43,4 +44,5 @@ __all__ = [
     "ask_model",
     "default_phases",
     "default_start_phases",
+    "traced_model",
 ]

@@ -36,9 +36,11 @@ from reactloop._core import (
 )
 from reactloop._errors import ContractError, ModelTimeoutError, name_of
 from reactloop._output import FINAL_TOOL, NOTHING, PartialAnswers
+from reactloop._phases._fallback import ask_fallback
 from reactloop._phases._interrupt import Heard, cut_short, interruptible
 from reactloop._phases.applier import park_stop
 from reactloop._policies import RetryNotice, call_with_retry
+from reactloop._providers import FallbackModel
 
 if TYPE_CHECKING:
     from reactloop._loop import Run
@@ -241,7 +243,15 @@ class ReasoningPhase:
 
 async def _ask(run: Run, model: Model, request: ModelRequest, heard: Heard) -> ModelResponse:
     """The model's answer, retried per the loop's policy; `heard` holds the text the current
-    attempt streamed (what an interrupt keeps)."""
+    attempt streamed (what an interrupt keeps). A `FallbackModel` has each of its models
+    retried so, in turn (see `ask_fallback`)."""
+    if isinstance(model, FallbackModel):
+        return await ask_fallback(run, model, partial(_retried, run, request, heard), heard)
+    return await _retried(run, request, heard, model)
+
+
+async def _retried(run: Run, request: ModelRequest, heard: Heard, model: Model) -> ModelResponse:
+    """One model's answer, retried per the loop's policy (each retry a `ModelRetrying`)."""
 
     async def retrying(notice: RetryNotice) -> None:
         heard.clear()

@@ -4,6 +4,7 @@ Responses, Anthropic, and model strings. Published by `reactloop.providers` and
 
 from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._content import ContentTooLargeError, UnsupportedContentError
+from reactloop._providers._fallback import DEFAULT_SWITCH_ON, FallbackModel, SwitchOn
 from reactloop._providers._http import RetryHints, retry_hints
 from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenAIModel
 from reactloop._providers._profiles import ModelProfile, model_profile
@@ -11,8 +12,10 @@ from reactloop._providers._registry import model_from_string
 from reactloop._providers._responses import OpenAIResponsesModel, ResponsesConversation
 
 __all__ = [
+    "DEFAULT_SWITCH_ON",
     "AnthropicModel",
     "ContentTooLargeError",
+    "FallbackModel",
     "InstructionsRole",
     "MaxTokensField",
     "ModelProfile",
@@ -20,6 +23,7 @@ __all__ = [
     "OpenAIResponsesModel",
     "ResponsesConversation",
     "RetryHints",
+    "SwitchOn",
     "UnsupportedContentError",
     "model_from_string",
     "model_profile",

@@ -171,9 +171,10 @@ class Tracing:
 
     # -- model calls -----------------------------------------------------------------------
 
-    def model(self, model: Model) -> Model:
-        """`model` with a `chat` span per call (a model already traced is kept as it is)."""
-        return model if isinstance(model, TracedModel) else TracedModel(model, self)
+    def model(self, model: Model, fallback: str | None = None) -> Model:
+        """`model` with a `chat` span per call (a model already traced is kept as it is);
+        `fallback` names it within a `FallbackModel` (the span's `reactloop.fallback.model`)."""
+        return model if isinstance(model, TracedModel) else TracedModel(model, self, fallback)
 
     def prepare_step(self, prepare: Any) -> Any:
         """The loop's `prepare_step`, whose plans' models (perhaps other than the loop's) are
@@ -230,9 +231,10 @@ class TracedModel:
     """A model whose every call is a `chat` span, measured by the GenAI client metrics; any
     other attribute is the wrapped model's."""
 
-    def __init__(self, model: Model, tracing: Tracing) -> None:
+    def __init__(self, model: Model, tracing: Tracing, fallback: str | None = None) -> None:
         self.inner = model
         self.tracing = tracing
+        self.fallback = fallback
         self.provider_name, self.model_name = model_identity(model)
 
     def __getattr__(self, name: str) -> Any:
@@ -267,6 +269,8 @@ class TracedModel:
         measured = self._metric_attributes()
         name = sc.OPERATION_CHAT if self.model_name is None else f"chat {self.model_name}"
         attributes = {**measured, **request_attributes(request, stream)}
+        if self.fallback is not None:
+            attributes[sc.REACTLOOP_FALLBACK_MODEL] = self.fallback
         if tracing.content:
             attributes.update(request_content(request))
         started = time.perf_counter()

@@ -21,6 +21,7 @@ from reactloop._core._events import (
     AgentCall,
     HookFailed,
     ModelRetrying,
+    ModelSwitched,
     NestedEvent,
     RunFailed,
     RunPaused,
@@ -30,7 +31,7 @@ from reactloop._core._events import (
 )
 from reactloop._core._messages import AssistantMessage, ToolCall, ToolMessage, Usage, UserMessage
 from reactloop._core._state import RunResult
-from reactloop._errors import ErrorCode, ReactLoopError
+from reactloop._errors import ErrorCode, ProviderUnavailableError, ReactLoopError
 
 
 def narrator() -> Narrator:
@@ -66,6 +67,10 @@ def test_the_status_keeps_its_note_across_events() -> None:
             "hook Audit failed at after_run: boom",
         ),
         (RunFailed(ReactLoopError("it broke")), "run failed [unknown]: it broke"),
+        (
+            ModelSwitched("anthropic:claude", "openai:gpt-4o", ProviderUnavailableError("busy")),
+            "model anthropic:claude failed (provider_unavailable), switching to openai:gpt-4o",
+        ),
     ],
 )
 def test_other_events_say_what_happened(event: Any, text: str) -> None:

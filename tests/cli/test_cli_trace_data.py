@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from attrs import evolve
 
 from reactloop._cli._trace import read_export, steps_of, stored_trace, write_trace
 from reactloop._core._decisions import StopReason
@@ -32,6 +33,15 @@ def test_a_model_call_lasts_until_its_tools_start_which_run_side_by_side() -> No
         (1.0, 1.0, 0),
         (1.0, 2.0, 1),
     ]
+
+
+def test_a_step_names_the_fallback_model_that_answered_it_and_only_then() -> None:
+    plain = step(1, 0.0, 1.0)
+    assert plain.response is not None
+    switched = Step(2, evolve(plain.response, answered_by="openai:gpt-4o"), (), Usage(), 1.0, 1.0)
+    laid = steps_of([plain, switched])
+    assert "answered_by" not in laid[0]["model"]
+    assert laid[1]["model"]["answered_by"] == "openai:gpt-4o"
 
 
 def test_steps_keep_their_gaps_and_a_clock_that_went_back_continues_after() -> None:

@@ -24,7 +24,8 @@ PINNED: dict[str, set[str]] = {
         "ToolMessage", "Usage", "UserMessage", "tool"
     },
     "reactloop.events": {
-        "AgentCall", "NestedEvent", "Event", "HookFailed", "ModelRetrying", "PhaseFinished",
+        "AgentCall", "NestedEvent", "Event", "HookFailed", "ModelRetrying", "ModelSwitched",
+        "PhaseFinished",
         "RunFailed", "RunFinished",
         "OutputStreamed", "RunPaused", "RunStarted", "StepFinished", "StepStarted", "TextStreamed",
         "ReasoningStreamed", "ToolCallFinished", "ToolCallStarted", "ToolCallStreamed",
@@ -70,6 +71,7 @@ PINNED: dict[str, set[str]] = {
     "reactloop.providers": {
         "AnthropicModel", "InstructionsRole", "MaxTokensField", "ModelProfile", "OpenAIModel",
         "OpenAIResponsesModel", "ResponsesConversation", "model_from_string", "model_profile",
+        "DEFAULT_SWITCH_ON", "FallbackModel",
     },
     "reactloop.phases": {
         "Finishing", "HookDecisionApplier", "IterationGuards", "LoopOptions",

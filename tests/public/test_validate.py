@@ -66,6 +66,7 @@ from reactloop._policies._stop import (
 from reactloop._policies._tokens import MessageTokenEstimator
 from reactloop._providers import (
     AnthropicModel,
+    FallbackModel,
     ModelProfile,
     OpenAIModel,
     OpenAIResponsesModel,
@@ -449,6 +450,13 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         },
     ),
     AnthropicModel: ({"model": "m", "api_key": "k"}, {**HTTP_BAD, "max_tokens": COUNTS}),
+    FallbackModel: (
+        {"models": [ScriptedModel([]), ScriptedModel([])]},
+        {
+            "models": ["openai:gpt", 5, [ScriptedModel([])], [ScriptedModel([]), 5], None],
+            "switch_on": [[ValueError], ["timeout"], [399], [True], 5, "timeout", [None]],
+        },
+    ),
     OpenAIResponsesModel: (
         {"model": "m", "api_key": "k"},
         {
