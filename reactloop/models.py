@@ -4,6 +4,7 @@ The concrete providers (OpenAI, Anthropic, model strings) live in `reactloop.pro
 """
 
 from reactloop._core import (
+    CacheSettings,
     FinishReason,
     ForcedTool,
     Model,
@@ -25,6 +26,7 @@ from reactloop._core import (
 from reactloop._policies import RetryNotice, RetryPolicy, call_with_retry, is_retryable
 
 __all__ = [
+    "CacheSettings",
     "FinishReason",
     "ForcedTool",
     "Model",

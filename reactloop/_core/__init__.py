@@ -21,6 +21,7 @@ from reactloop._core._approvals import (
     PendingCall,
     standing_of,
 )
+from reactloop._core._cache import CachePoint, CacheSettings, CacheTtl
 from reactloop._core._contracts import (
     AnyOf,
     CheckPoint,
@@ -186,6 +187,9 @@ __all__ = [
     "AssistantPart",
     "AudioPart",
     "BinaryPart",
+    "CachePoint",
+    "CacheSettings",
+    "CacheTtl",
     "CallStarted",
     "CallsHeld",
     "CheckPoint",

@@ -15,6 +15,7 @@ from typing import Any, TypeAlias, assert_never
 
 from attrs import evolve, field, frozen
 
+from reactloop._core._cache import CachePoint, CacheSettings
 from reactloop._core._parts import (
     CONTENT_PART_TYPES,
     ContentPart,
@@ -209,7 +210,7 @@ def _content_part(owner: str, part: object) -> ContentPart:
         return TextPart(part)
     if isinstance(part, CONTENT_PART_TYPES):
         return part
-    rule = "a str, TextPart, ImagePart, DocumentPart or AudioPart"
+    rule = "a str, TextPart, ImagePart, DocumentPart, AudioPart or CachePoint"
     raise ConfigurationError.invalid(f"{owner}.parts", part, rule)
 
 
@@ -461,6 +462,7 @@ class ModelSettings:
     Anthropic); `seed` only to OpenAI-compatible servers (Anthropic's API has none: refused there);
     `service_tier` as given (OpenAI: "auto", "default", "flex", "priority"...; Anthropic: "auto",
     "standard_only"). `reasoning`: how a reasoning model thinks (`ReasoningSettings`).
+    `cache`: prompt caching (`CacheSettings`; None: the provider's default, nothing sent).
     Provider-specific fields beyond these: the provider's `extra_body`.
     """
 
@@ -473,6 +475,7 @@ class ModelSettings:
     seed: int | None = None
     service_tier: str | None = None
     reasoning: ReasoningSettings | None = None
+    cache: CacheSettings | None = None
 
     def __attrs_post_init__(self) -> None:
         optional_number("ModelSettings.temperature", self.temperature, inclusive=True)
@@ -500,6 +503,7 @@ class ModelSettings:
         optional_instance(
             "ModelSettings.reasoning", self.reasoning, ReasoningSettings, "a ReasoningSettings"
         )
+        optional_instance("ModelSettings.cache", self.cache, CacheSettings, "a CacheSettings")
 
 
 @frozen
@@ -576,7 +580,8 @@ def blank_reason(message: Message) -> str | None:
         case SystemMessage():
             return "its text is blank" if is_blank(message.text) else None
         case UserMessage():
-            media = not message.is_plain and not all(isinstance(p, TextPart) for p in message.parts)
+            textual = (TextPart, CachePoint)
+            media = not message.is_plain and not all(isinstance(p, textual) for p in message.parts)
             return None if media or not is_blank(message.text) else "its text is blank"
         case AssistantMessage():
             said = not (is_blank(message.text) and is_blank(message.refusal))

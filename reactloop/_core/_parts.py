@@ -14,6 +14,7 @@ from typing import Literal, TypeAlias
 
 from attrs import field, frozen
 
+from reactloop._core._cache import CachePoint
 from reactloop._errors import ConfigurationError
 from reactloop._validate import checked_arguments, optional_text
 
@@ -237,10 +238,11 @@ class AudioPart:
         return cls(_read(path), os.fspath(path).rsplit(".", 1)[-1].lower())
 
 
-ContentPart: TypeAlias = TextPart | ImagePart | DocumentPart | AudioPart
-"""One part of what a user says or a tool returns, in order."""
+ContentPart: TypeAlias = TextPart | ImagePart | DocumentPart | AudioPart | CachePoint
+"""One part of what a user says or a tool returns, in order (a `CachePoint` marks a cache
+breakpoint and carries no content)."""
 
-CONTENT_PART_TYPES = (TextPart, ImagePart, DocumentPart, AudioPart)
+CONTENT_PART_TYPES = (TextPart, ImagePart, DocumentPart, AudioPart, CachePoint)
 
 BinaryPart: TypeAlias = ImagePart | DocumentPart | AudioPart
 """A part that is not text (what providers check, stores keep once, token estimates count)."""
@@ -255,6 +257,8 @@ def describe(part: ContentPart) -> str:
     """A one-line description of a part, for logs, the CLI and errors ("image/png, 5,120 bytes")."""
     if isinstance(part, TextPart):
         return f"text, {len(part.text):,} characters"
+    if isinstance(part, CachePoint):
+        return "cache point"
     if isinstance(part, AudioPart):
         return f"audio {part.format}, {len(part.data):,} bytes"
     kind = "image" if isinstance(part, ImagePart) else "document"

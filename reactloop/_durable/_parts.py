@@ -1,8 +1,8 @@
 """Content parts (text, images, documents, audio) as stored JSON values.
 
-Each part is an object tagged by `type` (`text`, `image`, `document`, `audio`). Bytes are
-written as base64 under `data`, or, inside `blobs_apart()`, kept apart: the part then holds
-`blob` (`sha256:<hex>` of the bytes) and `size`, and the bytes go to the collected blobs, each
+Each part is an object tagged by `type` (`text`, `image`, `document`, `audio`, `cache_point`).
+Bytes are written as base64 under `data`, or, inside `blobs_apart()`, kept apart: the part then
+holds `blob` (`sha256:<hex>` of the bytes) and `size`, and the bytes go to the collected blobs, each
 distinct content once (adr/0028). Reading resolves `blob` from the blobs `blobs_from()` gives.
 A user or tool message that is one text part is never written this way: it keeps 0.1's
 `content` layout.
@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeAlias, assert_never
 
-from reactloop._core import AudioPart, ContentPart, DocumentPart, ImagePart, TextPart
+from reactloop._core import AudioPart, CachePoint, ContentPart, DocumentPart, ImagePart, TextPart
 
 ContentParts: TypeAlias = tuple[ContentPart, ...]
 DIGEST_PREFIX = "sha256:"
@@ -93,6 +93,8 @@ def _stored_part(part: ContentPart) -> dict[str, Any]:
             return _with(out, media_type=part.media_type, title=part.title)
         case AudioPart():
             return {**_source("audio", part.data, None), "format": part.format}
+        case CachePoint():
+            return {"type": "cache_point"}
         case _:
             assert_never(part)
 
@@ -165,6 +167,8 @@ def _read_part(value: dict[str, Any]) -> ContentPart:
             value.get("media_type"),
             value.get("title"),
         )
+    if kind == "cache_point":
+        return CachePoint()
     if kind == "audio":
         data = _bytes(value)
         return AudioPart(b"" if data is None else data, value["format"])

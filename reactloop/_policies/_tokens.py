@@ -24,6 +24,7 @@ from reactloop._core import (
     AssistantMessage,
     AudioPart,
     BinaryPart,
+    CachePoint,
     ContentPart,
     DocumentPart,
     ImagePart,
@@ -222,7 +223,7 @@ class MessageTokenEstimator:
                 total += self.count_text(part.text)
             elif isinstance(part, DocumentPart) and part.text is not None:
                 total += self.count_text(part.text) + self.count_text(part.title or "")
-            else:
+            elif not isinstance(part, CachePoint):  # a breakpoint marker: no tokens
                 total += media_tokens(part, self.vendor)
         return total
 

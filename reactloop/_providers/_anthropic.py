@@ -43,6 +43,7 @@ from reactloop._core import (
     only_reasoning,
 )
 from reactloop._errors import ConfigurationError
+from reactloop._providers._anthropic_cache import apply_cache
 from reactloop._providers._anthropic_content import TOOL_RESULT, USER_MESSAGE, content_blocks
 from reactloop._providers._anthropic_stream import (
     MAX_CONTINUATIONS,
@@ -393,6 +394,7 @@ def encode_request(
     if settings.temperature is not None:
         body["temperature"] = settings.temperature
     body.update(_escape_hatches(provider, settings))
+    apply_cache(body, settings.cache)
     if stream:
         body["stream"] = True
     return body

@@ -13,6 +13,7 @@ from typing import assert_never
 
 from reactloop._core import (
     AudioPart,
+    CachePoint,
     ContentPart,
     DocumentPart,
     ImagePart,
@@ -118,12 +119,20 @@ def _block(provider: str, part: ContentPart, where: str) -> JsonObject | None:
             return _document(provider, part, where)
         case AudioPart():
             raise unsupported(provider, part, where, "the Messages API has no audio input")
+        case CachePoint():
+            return None  # content_blocks marks the block before it
         case _:
             assert_never(part)
 
 
 def content_blocks(provider: str, parts: Iterable[ContentPart], where: str) -> list[JsonObject]:
     """The parts as content blocks in their order (`where`: `USER_MESSAGE` or `TOOL_RESULT`,
-    named in the errors)."""
-    blocks = (_block(provider, part, where) for part in parts)
-    return [block for block in blocks if block is not None]
+    named in the errors). A `CachePoint` puts `cache_control` on the block before it."""
+    blocks: list[JsonObject] = []
+    for part in parts:
+        if isinstance(part, CachePoint):
+            if blocks:
+                blocks[-1]["cache_control"] = {"type": "ephemeral"}
+        elif (block := _block(provider, part, where)) is not None:
+            blocks.append(block)
+    return blocks

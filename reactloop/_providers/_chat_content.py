@@ -19,6 +19,7 @@ from typing import assert_never
 from reactloop._core import (
     AudioPart,
     BinaryPart,
+    CachePoint,
     ContentPart,
     DocumentPart,
     ImagePart,
@@ -61,12 +62,12 @@ IN_TOOL = "a tool result"
 def user_content(provider: str, message: UserMessage) -> str | list[JsonObject]:
     """A user message's `content`: its text as a string when it holds text only (as always),
     else an array of its parts in order (empty text parts left out: they say nothing)."""
-    if all(isinstance(part, TextPart) for part in message.parts):
+    if all(isinstance(part, TextPart | CachePoint) for part in message.parts):
         return message.text
     return [
         encode_part(provider, part, IN_USER)
         for part in message.parts
-        if not (isinstance(part, TextPart) and not part.text)
+        if not ((isinstance(part, TextPart) and not part.text) or isinstance(part, CachePoint))
     ]
 
 
@@ -81,6 +82,8 @@ def encode_part(provider: str, part: ContentPart, where: str) -> JsonObject:
             return _document(provider, part, where)
         case AudioPart():
             return _audio(provider, part, where)
+        case CachePoint():  # left out by the callers: OpenAI takes no breakpoint here
+            raise AssertionError("a cache point has no Chat Completions part")
         case _:
             assert_never(part)
 
@@ -167,7 +170,7 @@ def check_files(provider: str, messages: Sequence[Message]) -> None:
 
 def _binary(message: ToolMessage) -> list[BinaryPart]:
     """A tool result's non-text parts, in order."""
-    return [part for part in message.parts if not isinstance(part, TextPart)]
+    return [part for part in message.parts if not isinstance(part, TextPart | CachePoint)]
 
 
 def _kind(part: BinaryPart) -> str:

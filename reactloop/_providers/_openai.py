@@ -71,6 +71,7 @@ from reactloop._providers._http import (
     resolve_key,
     stream_error,
 )
+from reactloop._providers._openai_cache import openai_cache
 from reactloop._providers._options import (
     check_base_url,
     check_extra_body,
@@ -280,6 +281,8 @@ def encode_request(
         body["tool_choice"] = _tool_choice(request.tool_choice)
     body.update(_settings(request.settings, options.max_tokens_field, bool(request.tools)))
     body.update(openai_reasoning(provider, model, request.settings, profile))
+    if request.settings.cache is not None:
+        body.update(openai_cache(request, profile))
     if stream:
         body["stream"] = True
         if options.include_usage:

@@ -50,6 +50,8 @@ class ModelProfile:
     - `thinking_budget`: takes a thinking token budget (`ReasoningSettings.budget_tokens`).
     - `adaptive_thinking`: Anthropic's adaptive thinking, which an effort turns on
       (`thinking: {type: adaptive}` beside `output_config.effort`).
+    - `cache_retention`: takes OpenAI's extended prompt cache retention
+      (`prompt_cache_retention: "24h"`, what `CacheSettings(ttl="1h")` asks for).
 
     Override one: `AnthropicModel("claude-opus-5", profile=attrs.evolve(
     model_profile("claude-opus-5"), sampling=True))`.
@@ -63,6 +65,7 @@ class ModelProfile:
     reasoning_efforts: frozenset[str] | None = field(default=None, converter=_frozen_set)
     thinking_budget: bool = True
     adaptive_thinking: bool = False
+    cache_retention: bool = False
 
     def __attrs_post_init__(self) -> None:
         for name in _FLAGS:
@@ -72,7 +75,7 @@ class ModelProfile:
 
 _FLAGS = (
     "sampling", "forced_tool_choice", "native_output", "thinking", "system_turns",
-    "thinking_budget", "adaptive_thinking",
+    "thinking_budget", "adaptive_thinking", "cache_retention",
 )  # fmt: skip
 
 
@@ -130,11 +133,11 @@ FAMILIES: tuple[tuple[str, ModelProfile], ...] = (
     ("claude-opus-", _CLAUDE_ADAPTIVE),
     ("claude-sonnet-", _CLAUDE_ADAPTIVE),
     ("claude-haiku-", _CLAUDE_ADAPTIVE),
-    ("gpt-5", _OPENAI_REASONING),
+    ("gpt-5", attrs.evolve(_OPENAI_REASONING, cache_retention=True)),
     ("o1", _OPENAI_REASONING),
     ("o3", _OPENAI_REASONING),
     ("o4", _OPENAI_REASONING),
-    ("gpt-4.1", _OPENAI_CHAT),
+    ("gpt-4.1", attrs.evolve(_OPENAI_CHAT, cache_retention=True)),
     ("gpt-4o", _OPENAI_CHAT),
 )  # fmt: skip
 """Family prefixes, most specific first, and their profiles."""

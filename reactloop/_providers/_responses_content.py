@@ -13,8 +13,11 @@ checked before anything is sent (`IMAGE_LIMIT`, `FILES_LIMIT`).
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from reactloop._core import (
     AudioPart,
+    CachePoint,
     ContentPart,
     DocumentPart,
     ImagePart,
@@ -99,11 +102,15 @@ def _content(part: ContentPart, where: str, budget: FileBudget) -> JsonObject:
             return _file(part, budget)
         case AudioPart():
             raise unsupported(budget.provider, part, where, NO_AUDIO)
+        case CachePoint():
+            raise AssertionError("content_items leaves cache points out")
+        case _:
+            assert_never(part)
 
 
 def has_binary(parts: tuple[ContentPart, ...]) -> bool:
     """True when a message holds a part besides text (then it goes as a list of items)."""
-    return any(not isinstance(part, TextPart) for part in parts)
+    return any(not isinstance(part, TextPart | CachePoint) for part in parts)
 
 
 def content_items(
@@ -113,7 +120,8 @@ def content_items(
     return [
         _content(part, where, budget)
         for part in parts
-        if not (isinstance(part, TextPart) and is_blank(part.text))
+        if not isinstance(part, CachePoint)
+        and not (isinstance(part, TextPart) and is_blank(part.text))
     ]
 
 

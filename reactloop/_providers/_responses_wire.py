@@ -43,6 +43,7 @@ from reactloop._errors import (
     ProviderConfigurationError,
     StrictSchemaError,
 )
+from reactloop._providers._openai_cache import openai_cache
 from reactloop._providers._profiles import (
     OPENAI_DEFAULTS,
     ModelProfile,
@@ -374,6 +375,8 @@ def encode_request(
         body["tools"] = [_tool(spec) for spec in request.tools]
         body["tool_choice"] = _tool_choice(request.tool_choice)
     body.update(_settings(provider, model, request.settings, profile, bool(request.tools)))
+    if request.settings.cache is not None:
+        body.update(openai_cache(request, profile))
     body["include"] = list(INCLUDE)
     body["store"] = how.store
     if previous is not None:

@@ -26,6 +26,7 @@ from reactloop._core import (
     AssistantMessage,
     AssistantPart,
     AudioPart,
+    CachePoint,
     ContentPart,
     DocumentPart,
     ImagePart,
@@ -79,6 +80,8 @@ def content_part(part: ContentPart) -> Part:
         return {"type": "text", "content": part.text}
     if isinstance(part, DocumentPart) and part.text is not None:
         return {"type": "text", "content": part.text}
+    if isinstance(part, CachePoint):
+        return {"type": "cache_point"}
     shown: Part = {"modality": _modality(part)}
     if part.media_type is not None:  # an image by URL may not say
         shown["mime_type"] = part.media_type

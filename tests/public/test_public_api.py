@@ -58,7 +58,7 @@ PINNED: dict[str, set[str]] = {
     },
     "reactloop.messages": {
         "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind",
-        "AudioPart", "ContentPart", "DocumentPart", "ImageDetail", "ImagePart",
+        "AudioPart", "ContentPart", "DocumentPart", "ImageDetail", "ImagePart", "CachePoint",
         "RepairNote", "RepairedHistory",
         "SystemMessage", "ToolCall", "ToolMessage", "Usage", "UserMessage", "repair_history"
     },
@@ -66,7 +66,7 @@ PINNED: dict[str, set[str]] = {
         "FinishReason", "ForcedTool", "Model", "ModelDelta", "ModelRequest", "ModelResponse",
         "ModelSettings", "ResponseFormat", "ResponseFormatKind", "RetryNotice", "RetryPolicy",
         "TextDelta", "ToolCallDelta", "ToolChoice", "ToolSpec", "call_with_retry", "is_retryable",
-        "ReasoningDelta", "ReasoningEffort", "ReasoningSettings",
+        "ReasoningDelta", "ReasoningEffort", "ReasoningSettings", "CacheSettings",
     },
     "reactloop.providers": {
         "AnthropicModel", "InstructionsRole", "MaxTokensField", "ModelProfile", "OpenAIModel",

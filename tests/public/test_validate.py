@@ -22,6 +22,7 @@ from reactloop._approval._options import ApprovalOptions
 from reactloop._approval._policy import ApprovalPolicy
 from reactloop._cassettes._cassette import Cassette
 from reactloop._core._approvals import Approve, Deny, Edit, ExternalFailure, ExternalResult
+from reactloop._core._cache import CacheSettings
 from reactloop._core._contracts import Hook
 from reactloop._core._messages import (
     ModelSettings,
@@ -398,7 +399,12 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "seed": [1.5, "7", True],
             "service_tier": ["", 5, b"flex"],
             "reasoning": ["high", 5, {"effort": "high"}, ReasoningSettings, ReasoningEffort.HIGH],
+            "cache": [True, "5m", {"ttl": "1h"}, CacheSettings],
         },
+    ),
+    CacheSettings: (
+        {},
+        {"enabled": [1, "yes", None], "ttl": ["24h", "5", 5, None], "key": ["", 5, b"key"]},
     ),
     ImagePart: (
         {"data": PNG},
@@ -476,6 +482,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "reasoning_efforts": [{"turbo"}, "high", 5, {1}],
             "thinking_budget": [1, None],
             "adaptive_thinking": ["yes", 0],
+            "cache_retention": [1, "24h"],
         },
     ),
     DefaultErrorMessages: (

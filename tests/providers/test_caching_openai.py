@@ -1,0 +1,144 @@
+"""OpenAI prompt caching on Chat Completions and Responses: the recorded cached requests'
+`prompt_cache_key` re-encoded, usage read from their answers (a cache write, then a read), the
+derived default key, extended retention where the profile takes it, caching off sending
+nothing."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+
+from reactloop._core import (
+    CachePoint,
+    CacheSettings,
+    ModelRequest,
+    ModelSettings,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+from reactloop._providers import OpenAIModel, OpenAIResponsesModel
+from reactloop._providers._openai import encode_request
+from reactloop._providers._openai_cache import derived_key
+from tests.providers.conftest import API_KEY
+from tests.providers.recorded import RECORDED, interactions
+from tests.providers.wire_server import WireServer, json_reply
+
+pytestmark = pytest.mark.anyio
+
+TOOL = ToolSpec("lookup", "Look a fact up.", {"type": "object", "properties": {}})
+MODEL = "gpt-5.6-sol"
+
+
+def _recorded(folder: str, name: str) -> list[dict[str, Any]]:
+    return interactions(RECORDED / folder / f"{name}.yaml")
+
+
+def _question(body: dict[str, Any], key: str) -> UserMessage:
+    """The recorded user message: the catalogue (which the recording marked as the cached
+    prefix), then the instruction."""
+    catalogue, instruction = (part["text"] for part in body[key][0]["content"])
+    return UserMessage(parts=[catalogue, CachePoint(), instruction])
+
+
+def _said(message: dict[str, Any]) -> str:
+    """A user message's text: its content string, or its text parts joined. reactloop sends no
+    explicit breakpoint (`prompt_cache_breakpoint`), so the recorded two parts go as one text."""
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(part["text"] for part in content)
+
+
+@pytest.fixture
+async def chat(server: WireServer) -> AsyncIterator[OpenAIModel]:
+    async with OpenAIModel(MODEL, api_key=API_KEY, base_url=f"{server.url}/v1") as model:
+        yield model
+
+
+@pytest.fixture
+async def responses_56(server: WireServer) -> AsyncIterator[OpenAIResponsesModel]:
+    async with OpenAIResponsesModel(MODEL, api_key=API_KEY, base_url=f"{server.url}/v1") as model:
+        yield model
+
+
+async def test_chat_sends_the_recorded_cache_key(server: WireServer, chat: OpenAIModel) -> None:
+    """The recorded request's key and messages (the cache point left out), and the usage of
+    its two answers: 4,012 tokens written, then read."""
+    recorded = _recorded("openai-chat", "test_openai_chat_prompt_cache_e2e")
+    accepted = recorded[0]["request"]["parsed_body"]
+    settings = ModelSettings(cache=CacheSettings(key=accepted["prompt_cache_key"]))
+    request = ModelRequest((_question(accepted, "messages"),), settings=settings)
+    usages = []
+    for interaction in recorded:
+        server.reply_with(json_reply(interaction["response"]["parsed_body"]))
+        usages.append((await chat.request(request)).usage)
+        sent = server.requests[-1].json()
+        assert sent["prompt_cache_key"] == accepted["prompt_cache_key"]
+        assert [_said(m) for m in sent["messages"]] == [_said(m) for m in accepted["messages"]]
+    assert usages == [
+        Usage(input_tokens=4020, output_tokens=4, cache_write_tokens=4012),
+        Usage(input_tokens=4020, output_tokens=4, cache_read_tokens=4012),
+    ]
+
+
+async def test_responses_sends_the_recorded_cache_key(
+    server: WireServer, responses_56: OpenAIResponsesModel
+) -> None:
+    """The Responses API: the same key and input, and the usage of a write then a read."""
+    recorded = _recorded("openai-responses", "test_openai_responses_prompt_cache_e2e")
+    accepted = recorded[0]["request"]["parsed_body"]
+    settings = ModelSettings(cache=CacheSettings(key=accepted["prompt_cache_key"]))
+    request = ModelRequest((_question(accepted, "input"),), settings=settings)
+    usages = []
+    for interaction in recorded:
+        server.reply_with(json_reply(interaction["response"]["parsed_body"]))
+        usages.append((await responses_56.request(request)).usage)
+        sent = server.requests[-1].json()
+        assert sent["prompt_cache_key"] == accepted["prompt_cache_key"]
+        assert [_said(m) for m in sent["input"]] == [_said(m) for m in accepted["input"]]
+    assert [(u.input_tokens, u.cache_write_tokens, u.cache_read_tokens) for u in usages] == [
+        (4020, 4012, 0),
+        (4020, 0, 4012),
+    ]
+
+
+def test_the_default_key_follows_instructions_and_tools() -> None:
+    """Without a key, every step of one loop (same instructions and tools, a longer history)
+    shares one; other tools or instructions get another."""
+    cached = ModelSettings(cache=CacheSettings())
+    first = ModelRequest((UserMessage("a"),), "Be brief.", tools=(TOOL,), settings=cached)
+    later = ModelRequest(
+        (UserMessage("a"), UserMessage("b")), "Be brief.", (TOOL,), settings=cached
+    )
+    keys = {encode_request(r, "gpt-4o", stream=False)["prompt_cache_key"] for r in (first, later)}
+    assert keys == {derived_key(first)}
+    assert derived_key(first) != derived_key(ModelRequest(first.messages, "Be brief."))
+    assert derived_key(first) != derived_key(ModelRequest(first.messages, "Other.", (TOOL,)))
+
+
+def test_one_hour_asks_for_extended_retention_where_the_model_takes_it() -> None:
+    """`ttl="1h"`: `prompt_cache_retention: "24h"` for GPT-5 and GPT-4.1 (their profiles'
+    `cache_retention`), nothing more for GPT-4o; "5m" leaves the in-memory default."""
+    hour = ModelSettings(cache=CacheSettings(ttl="1h", key="k"))
+    request = ModelRequest((UserMessage("hi"),), settings=hour)
+    assert encode_request(request, "gpt-5", stream=False)["prompt_cache_retention"] == "24h"
+    assert encode_request(request, "gpt-4.1", stream=False)["prompt_cache_retention"] == "24h"
+    assert "prompt_cache_retention" not in encode_request(request, "gpt-4o", stream=False)
+    short = ModelRequest((UserMessage("hi"),), settings=ModelSettings(cache=CacheSettings()))
+    assert "prompt_cache_retention" not in encode_request(short, "gpt-5", stream=False)
+
+
+def test_caching_off_sends_nothing_for_it() -> None:
+    """No setting and `enabled=False` give the same bytes, with no cache field; a user's
+    cache point is left out."""
+    user = UserMessage(parts=["a long document", CachePoint(), "the question"])
+    plain = ModelRequest((user,), "Be brief.", (TOOL,))
+    off = ModelRequest(
+        (user,), "Be brief.", (TOOL,), settings=ModelSettings(cache=CacheSettings(False))
+    )
+    body = orjson.dumps(encode_request(plain, "gpt-5", stream=True))
+    assert body == orjson.dumps(encode_request(off, "gpt-5", stream=True))
+    assert b"prompt_cache" not in body
+    assert orjson.loads(body)["messages"][1]["content"] == "a long documentthe question"
