@@ -21,7 +21,7 @@ from reactloop._core._approvals import (
     PendingCall,
     standing_of,
 )
-from reactloop._core._cache import CachePoint, CacheSettings, CacheTtl
+from reactloop._core._cache import CachePoint, CacheSettings, CacheTtl, session_keyed
 from reactloop._core._contracts import (
     AnyOf,
     CheckPoint,
@@ -227,8 +227,8 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelRetrying",
-    "ModelSwitched",
     "ModelSettings",
+    "ModelSwitched",
     "NestedEvent",
     "NextIteration",
     "OutputStreamed",
@@ -318,6 +318,7 @@ __all__ = [
     "publish",
     "repair_history",
     "reraise",
+    "session_keyed",
     "sniff_image_type",
     "standing_of",
     "status_after",

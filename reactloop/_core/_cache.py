@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, TypeAlias
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from reactloop._validate import boolean, checked_arguments, fail, optional_text
 
@@ -42,6 +42,14 @@ class CacheSettings:
         if self.ttl not in CACHE_TTLS:
             fail("CacheSettings.ttl", self.ttl, "'5m' or '1h'")
         optional_text("CacheSettings.key", self.key)
+
+
+def session_keyed(cache: CacheSettings, session_id: str | None) -> CacheSettings:
+    """The settings a run sends: a run of a session without its own key caches under the
+    session's id (its runs share their history's prefix), others as they are."""
+    if session_id is None or cache.key is not None or not cache.enabled:
+        return cache
+    return evolve(cache, key=session_id)
 
 
 @frozen

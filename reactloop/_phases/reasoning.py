@@ -33,6 +33,7 @@ from reactloop._core import (
     ToolCallDelta,
     ToolCallStreamed,
     ToolChoice,
+    session_keyed,
 )
 from reactloop._errors import ContractError, ModelTimeoutError, name_of
 from reactloop._output import FINAL_TOOL, NOTHING, PartialAnswers
@@ -121,12 +122,16 @@ def build_request(run: Run, plan: StepPlan) -> ModelRequest:
         specs = catalog.specs
     else:
         specs = tuple(tool.spec for tool in plan.tools)
+    settings = config.request_settings or config.settings
+    if settings.cache is not None:  # a session's runs cache under its id (docs/caching.md)
+        cache = session_keyed(settings.cache, run.context.session_id)
+        settings = settings if cache is settings.cache else attrs.evolve(settings, cache=cache)
     return ModelRequest(
         messages=plan.messages,
         instructions=plan.instructions,
         tools=specs,
         tool_choice=plan.tool_choice,
-        settings=config.request_settings or config.settings,
+        settings=settings,
     )
 
 

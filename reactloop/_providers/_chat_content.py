@@ -41,6 +41,7 @@ from reactloop._providers._content import (
     image_url,
     unsupported,
 )
+from reactloop._providers._openai_cache import encoded_parts, marked
 from reactloop._providers._wire import tool_result_text
 
 MB = 1024 * 1024
@@ -59,16 +60,24 @@ IN_USER = "a user message"
 IN_TOOL = "a tool result"
 
 
-def user_content(provider: str, message: UserMessage) -> str | list[JsonObject]:
+def _empty(part: ContentPart) -> bool:
+    return isinstance(part, TextPart) and not part.text
+
+
+def user_content(
+    provider: str, message: UserMessage, breakpoints: bool = False
+) -> str | list[JsonObject]:
     """A user message's `content`: its text as a string when it holds text only (as always),
-    else an array of its parts in order (empty text parts left out: they say nothing)."""
-    if all(isinstance(part, TextPart | CachePoint) for part in message.parts):
+    else an array of its parts in order (empty text parts left out: they say nothing); with
+    `breakpoints`, a cache point marks the part before it (`_openai_cache`)."""
+    points = marked(message.parts, breakpoints)
+    if not points and all(isinstance(part, TextPart | CachePoint) for part in message.parts):
         return message.text
-    return [
-        encode_part(provider, part, IN_USER)
-        for part in message.parts
-        if not ((isinstance(part, TextPart) and not part.text) or isinstance(part, CachePoint))
-    ]
+
+    def encode(part: ContentPart) -> JsonObject:
+        return encode_part(provider, part, IN_USER)
+
+    return encoded_parts(message.parts, encode, _empty, points)
 
 
 def encode_part(provider: str, part: ContentPart, where: str) -> JsonObject:

@@ -23,11 +23,13 @@ from reactloop._providers._wire import obj, replays, text
 @frozen
 class Recipient:
     """Who a message goes to (the provider's name and model: what reasoning replays), and
-    whether it belongs to the current tool loop (after the last user message)."""
+    whether it belongs to the current tool loop (after the last user message); `breakpoints`:
+    whether cache points go as explicit cache breakpoints."""
 
     provider: str = "openai"
     model: str = ""
     current_loop: bool = False
+    breakpoints: bool = False
 
 
 OUTSIDE_LOOP = Recipient()

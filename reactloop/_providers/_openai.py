@@ -71,7 +71,7 @@ from reactloop._providers._http import (
     resolve_key,
     stream_error,
 )
-from reactloop._providers._openai_cache import openai_cache
+from reactloop._providers._openai_cache import openai_cache, takes_breakpoints
 from reactloop._providers._options import (
     check_base_url,
     check_extra_body,
@@ -163,7 +163,7 @@ def encode_message(message: Message, to: Recipient = OUTSIDE_LOOP) -> JsonObject
         case SystemMessage():
             return {"role": "system", "content": message.text}
         case UserMessage():
-            return {"role": "user", "content": user_content(to.provider, message)}
+            return {"role": "user", "content": user_content(to.provider, message, to.breakpoints)}
         case AssistantMessage():
             return _assistant(message, to)
         case ToolMessage():
@@ -173,9 +173,12 @@ def encode_message(message: Message, to: Recipient = OUTSIDE_LOOP) -> JsonObject
             assert_never(message)
 
 
-def encode_messages(messages: tuple[Message, ...], provider: str, model: str) -> list[JsonObject]:
+def encode_messages(
+    messages: tuple[Message, ...], provider: str, model: str, breakpoints: bool = False
+) -> list[JsonObject]:
     """The messages in order; those after the last user message form the current tool loop.
-    After a run of tool results, a user message carries what they could not (`_chat_content`)."""
+    After a run of tool results, a user message carries what they could not (`_chat_content`);
+    with `breakpoints`, a user message's cache points go as explicit cache breakpoints."""
     last_user = max(
         (index for index, message in enumerate(messages) if isinstance(message, UserMessage)),
         default=-1,
@@ -185,7 +188,8 @@ def encode_messages(messages: tuple[Message, ...], provider: str, model: str) ->
     encoded: list[JsonObject] = []
     for index, message in enumerate(messages):
         if not only_reasoning(message):  # nothing the API takes without what followed it
-            encoded.append(encode_message(message, Recipient(provider, model, index > last_user)))
+            to = Recipient(provider, model, index > last_user, breakpoints)
+            encoded.append(encode_message(message, to))
         if index in attachments:
             encoded.append(attachments[index])
     return encoded
@@ -271,7 +275,8 @@ def encode_request(
     check_history(provider, request.messages)
     profile = model_profile(model) if profile is None else profile
     check_sampling(provider, model, request.settings, profile, OPENAI_DEFAULTS)
-    messages = encode_messages(wire_ids(request.messages), provider, model)
+    breakpoints = takes_breakpoints(profile, request.settings.cache)
+    messages = encode_messages(wire_ids(request.messages), provider, model, breakpoints)
     if request.instructions:
         instructions = {"role": options.instructions_role.value, "content": request.instructions}
         messages.insert(0, instructions)

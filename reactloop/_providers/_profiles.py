@@ -52,6 +52,8 @@ class ModelProfile:
       (`thinking: {type: adaptive}` beside `output_config.effort`).
     - `cache_retention`: takes OpenAI's extended prompt cache retention
       (`prompt_cache_retention: "24h"`, what `CacheSettings(ttl="1h")` asks for).
+    - `cache_breakpoints`: takes OpenAI's explicit cache breakpoints (`prompt_cache_breakpoint`
+      on a content part, where a `CachePoint` stands).
 
     Override one: `AnthropicModel("claude-opus-5", profile=attrs.evolve(
     model_profile("claude-opus-5"), sampling=True))`.
@@ -66,6 +68,7 @@ class ModelProfile:
     thinking_budget: bool = True
     adaptive_thinking: bool = False
     cache_retention: bool = False
+    cache_breakpoints: bool = False
 
     def __attrs_post_init__(self) -> None:
         for name in _FLAGS:
@@ -76,6 +79,7 @@ class ModelProfile:
 _FLAGS = (
     "sampling", "forced_tool_choice", "native_output", "thinking", "system_turns",
     "thinking_budget", "adaptive_thinking", "cache_retention",
+    "cache_breakpoints",
 )  # fmt: skip
 
 
@@ -133,6 +137,7 @@ FAMILIES: tuple[tuple[str, ModelProfile], ...] = (
     ("claude-opus-", _CLAUDE_ADAPTIVE),
     ("claude-sonnet-", _CLAUDE_ADAPTIVE),
     ("claude-haiku-", _CLAUDE_ADAPTIVE),
+    ("gpt-5.6", attrs.evolve(_OPENAI_REASONING, cache_retention=True, cache_breakpoints=True)),
     ("gpt-5", attrs.evolve(_OPENAI_REASONING, cache_retention=True)),
     ("o1", _OPENAI_REASONING),
     ("o3", _OPENAI_REASONING),

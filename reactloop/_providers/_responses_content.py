@@ -36,6 +36,7 @@ from reactloop._providers._content import (
     image_url,
     unsupported,
 )
+from reactloop._providers._openai_cache import encoded_parts, marked
 
 MIB = 1024 * 1024
 IMAGE_LIMIT = 20 * MIB
@@ -58,8 +59,9 @@ class FileBudget:
     """The bytes of files one request has taken so far, refused past `FILES_LIMIT` (the limit
     is per request, so one budget serves all the messages a request sends)."""
 
-    def __init__(self, provider: str) -> None:
+    def __init__(self, provider: str, breakpoints: bool = False) -> None:
         self.provider = provider
+        self.breakpoints = breakpoints  # cache points go as explicit cache breakpoints
         self.used = 0
 
     def take(self, part: DocumentPart, size: int) -> None:
@@ -116,19 +118,23 @@ def has_binary(parts: tuple[ContentPart, ...]) -> bool:
 def content_items(
     parts: tuple[ContentPart, ...], where: str, budget: FileBudget
 ) -> list[JsonObject]:
-    """The parts as input content items, in order (blank text between them left out)."""
-    return [
-        _content(part, where, budget)
-        for part in parts
-        if not isinstance(part, CachePoint)
-        and not (isinstance(part, TextPart) and is_blank(part.text))
-    ]
+    """The parts as input content items, in order (blank text between them left out; a cache
+    point marks the item before it where the budget says breakpoints go)."""
+
+    def encode(part: ContentPart) -> JsonObject:
+        return _content(part, where, budget)
+
+    return encoded_parts(parts, encode, _blank, budget.breakpoints)
+
+
+def _blank(part: ContentPart) -> bool:
+    return isinstance(part, TextPart) and is_blank(part.text)
 
 
 def user_item(message: UserMessage, budget: FileBudget) -> JsonObject:
     """A user message: its text as `content` (as always), or its parts as a list of items when
     it holds an image, a document or audio."""
-    if not has_binary(message.parts):
+    if not has_binary(message.parts) and not marked(message.parts, budget.breakpoints):
         return {"role": "user", "content": message.text}
     return {"role": "user", "content": content_items(message.parts, USER, budget)}
 

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from typing import TypeVar, assert_never
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from reactloop._core import (
     AssistantMessage,
@@ -43,7 +43,7 @@ from reactloop._errors import (
     ProviderConfigurationError,
     StrictSchemaError,
 )
-from reactloop._providers._openai_cache import openai_cache
+from reactloop._providers._openai_cache import openai_cache, takes_breakpoints
 from reactloop._providers._profiles import (
     OPENAI_DEFAULTS,
     ModelProfile,
@@ -121,6 +121,7 @@ class Encoding:
     model: str
     memory: ItemMemory
     store: bool = False
+    breakpoints: bool = False  # cache points go as explicit cache breakpoints
 
 
 def _reasoning_item(part: ReasoningPart) -> JsonObject:
@@ -217,7 +218,7 @@ def input_items(messages: tuple[Message, ...], how: Encoding) -> list[JsonObject
     """The `input` items of the messages a request sends; their files count against one
     per-request budget (`FILES_LIMIT`), so parts are refused before anything is sent."""
     out: list[JsonObject] = []
-    budget = FileBudget(how.provider)
+    budget = FileBudget(how.provider, how.breakpoints)
     for message in messages:
         match message:
             case SystemMessage():
@@ -366,6 +367,8 @@ def encode_request(
     check_history(provider, request.messages)
     check_sampling(provider, model, request.settings, profile, OPENAI_DEFAULTS)
     messages = wire_ids(request.messages)  # the answers with the call ids they were decoded with
+    if takes_breakpoints(profile, request.settings.cache):
+        how = evolve(how, breakpoints=True)
     start, previous = _chained(messages, how.memory) if how.store else (0, None)
     body: JsonObject = {"model": model}
     if request.instructions:

@@ -20,11 +20,13 @@ from reactloop._core import (
     Usage,
     UserMessage,
 )
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import OpenAIModel, OpenAIResponsesModel
 from reactloop._providers._openai import encode_request
 from reactloop._providers._openai_cache import derived_key
 from tests.providers.conftest import API_KEY
 from tests.providers.recorded import RECORDED, interactions
+from tests.providers.render import openai_json
 from tests.providers.wire_server import WireServer, json_reply
 
 pytestmark = pytest.mark.anyio
@@ -44,13 +46,6 @@ def _question(body: dict[str, Any], key: str) -> UserMessage:
     return UserMessage(parts=[catalogue, CachePoint(), instruction])
 
 
-def _said(message: dict[str, Any]) -> str:
-    """A user message's text: its content string, or its text parts joined. reactloop sends no
-    explicit breakpoint (`prompt_cache_breakpoint`), so the recorded two parts go as one text."""
-    content = message["content"]
-    return content if isinstance(content, str) else "".join(part["text"] for part in content)
-
-
 @pytest.fixture
 async def chat(server: WireServer) -> AsyncIterator[OpenAIModel]:
     async with OpenAIModel(MODEL, api_key=API_KEY, base_url=f"{server.url}/v1") as model:
@@ -64,8 +59,10 @@ async def responses_56(server: WireServer) -> AsyncIterator[OpenAIResponsesModel
 
 
 async def test_chat_sends_the_recorded_cache_key(server: WireServer, chat: OpenAIModel) -> None:
-    """The recorded request's key and messages (the cache point left out), and the usage of
-    its two answers: 4,012 tokens written, then read."""
+    """The recorded request's key and messages, byte for byte (the cache point as the explicit
+    breakpoint GPT-5.6 takes, on the catalogue), and the usage of its two answers: 4,012 tokens
+    written, then read. (The recording also asked for `prompt_cache_options` explicit mode,
+    which reactloop leaves at OpenAI's implicit default.)"""
     recorded = _recorded("openai-chat", "test_openai_chat_prompt_cache_e2e")
     accepted = recorded[0]["request"]["parsed_body"]
     settings = ModelSettings(cache=CacheSettings(key=accepted["prompt_cache_key"]))
@@ -76,7 +73,7 @@ async def test_chat_sends_the_recorded_cache_key(server: WireServer, chat: OpenA
         usages.append((await chat.request(request)).usage)
         sent = server.requests[-1].json()
         assert sent["prompt_cache_key"] == accepted["prompt_cache_key"]
-        assert [_said(m) for m in sent["messages"]] == [_said(m) for m in accepted["messages"]]
+        assert sent["messages"] == accepted["messages"]
     assert usages == [
         Usage(input_tokens=4020, output_tokens=4, cache_write_tokens=4012),
         Usage(input_tokens=4020, output_tokens=4, cache_read_tokens=4012),
@@ -86,7 +83,8 @@ async def test_chat_sends_the_recorded_cache_key(server: WireServer, chat: OpenA
 async def test_responses_sends_the_recorded_cache_key(
     server: WireServer, responses_56: OpenAIResponsesModel
 ) -> None:
-    """The Responses API: the same key and input, and the usage of a write then a read."""
+    """The Responses API: the same key and input items (the breakpoint on the catalogue), and
+    the usage of a write then a read."""
     recorded = _recorded("openai-responses", "test_openai_responses_prompt_cache_e2e")
     accepted = recorded[0]["request"]["parsed_body"]
     settings = ModelSettings(cache=CacheSettings(key=accepted["prompt_cache_key"]))
@@ -97,7 +95,7 @@ async def test_responses_sends_the_recorded_cache_key(
         usages.append((await responses_56.request(request)).usage)
         sent = server.requests[-1].json()
         assert sent["prompt_cache_key"] == accepted["prompt_cache_key"]
-        assert [_said(m) for m in sent["input"]] == [_said(m) for m in accepted["input"]]
+        assert sent["input"] == accepted["input"]
     assert [(u.input_tokens, u.cache_write_tokens, u.cache_read_tokens) for u in usages] == [
         (4020, 4012, 0),
         (4020, 0, 4012),
@@ -142,3 +140,37 @@ def test_caching_off_sends_nothing_for_it() -> None:
     assert body == orjson.dumps(encode_request(off, "gpt-5", stream=True))
     assert b"prompt_cache" not in body
     assert orjson.loads(body)["messages"][1]["content"] == "a long documentthe question"
+
+
+def test_a_breakpoint_goes_only_where_the_model_takes_it() -> None:
+    """GPT-5.6 (its profile's `cache_breakpoints`) gets the cache point as a breakpoint, also
+    with no cache setting; GPT-4o and `enabled=False` get the plain text."""
+    user = UserMessage(parts=["a long document", CachePoint(), "the question"])
+    expected = [
+        {
+            "type": "text",
+            "text": "a long document",
+            "prompt_cache_breakpoint": {"mode": "explicit"},
+        },
+        {"type": "text", "text": "the question"},
+    ]
+    plain = ModelRequest((user,))
+    assert encode_request(plain, MODEL, stream=False)["messages"][0]["content"] == expected
+    assert encode_request(plain, "gpt-4o", stream=False)["messages"][0]["content"] == user.text
+    off = ModelRequest((user,), settings=ModelSettings(cache=CacheSettings(enabled=False)))
+    assert encode_request(off, MODEL, stream=False)["messages"][0]["content"] == user.text
+
+
+async def test_a_session_caches_under_its_id(server: WireServer, chat: OpenAIModel) -> None:
+    """Through the loop: a run of a session sends the session's id as its key, a run without
+    one the key derived from the loop's instructions and tools, a key given wins over both."""
+    server.reply_with(json_reply(openai_json("OK")))
+    cached = ModelSettings(cache=CacheSettings())
+    loop = ReActLoop(chat, instructions="Be brief.", settings=cached)
+    await loop.run("hi", session_id="session-7")
+    await loop.run("hi")
+    named = ReActLoop(chat, settings=ModelSettings(cache=CacheSettings(key="mine")))
+    await named.run("hi", session_id="session-7")
+    keys = [request.json()["prompt_cache_key"] for request in server.requests]
+    derived = derived_key(ModelRequest((), "Be brief."))
+    assert keys == ["session-7", derived, "mine"]

@@ -483,6 +483,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "thinking_budget": [1, None],
             "adaptive_thinking": ["yes", 0],
             "cache_retention": [1, "24h"],
+            "cache_breakpoints": ["yes", None],
         },
     ),
     DefaultErrorMessages: (
