@@ -32,6 +32,7 @@ from reactloop._providers._anthropic import encode_request
 from reactloop._providers._anthropic_cache import MAX_BREAKPOINTS, breakpoints
 from tests.providers.conftest import API_KEY
 from tests.providers.recorded import anthropic as recorded
+from tests.providers.render import anthropic_json
 from tests.providers.wire_server import WireServer, json_reply
 
 pytestmark = pytest.mark.anyio
@@ -189,3 +190,22 @@ def test_a_one_hour_lifetime_marks_every_breakpoint() -> None:
     assert body["tools"][-1]["cache_control"] == hour
     assert body["system"][0]["cache_control"] == hour
     assert [block["cache_control"] for block in body["messages"][0]["content"]] == [hour, hour]
+
+
+async def test_every_breakpoint_place_passes_the_sdk_types(
+    server: WireServer, anthropic: AnthropicModel
+) -> None:
+    """Over the wire (the SDK's request types check every body the server receives): a
+    breakpoint on a tool, the system block, an image inside a tool result and the newest turn,
+    all with the one-hour lifetime."""
+    server.reply_with(json_reply(anthropic_json("done")))
+    call = ToolCall.of(TOOL.name, {})
+    result = ToolMessage(call.id, TOOL.name, parts=[ImagePart(PNG), CachePoint(), "the chart"])
+    history = (UserMessage("chart it"), AssistantMessage(tool_calls=[call]), result)
+    settings = ModelSettings(cache=CacheSettings(ttl="1h"))
+    await anthropic.request(ModelRequest(history, "Be brief.", (TOOL,), settings=settings))
+    sent = server.requests[-1].json()
+    assert breakpoints(sent) == 4
+    image = sent["messages"][-1]["content"][0]["content"][0]
+    assert image["type"] == "image"
+    assert image["cache_control"] == {"type": "ephemeral", "ttl": "1h"}

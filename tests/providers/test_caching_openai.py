@@ -174,3 +174,18 @@ async def test_a_session_caches_under_its_id(server: WireServer, chat: OpenAIMod
     keys = [request.json()["prompt_cache_key"] for request in server.requests]
     derived = derived_key(ModelRequest((), "Be brief."))
     assert keys == ["session-7", derived, "mine"]
+
+
+async def test_extended_retention_passes_the_sdk_types(
+    server: WireServer, responses_56: OpenAIResponsesModel
+) -> None:
+    """Over the wire (the SDK's request types and the OpenAPI description check the body): the
+    key, 24-hour retention and a breakpoint on a Responses request with tools."""
+    recorded = _recorded("openai-responses", "test_openai_responses_prompt_cache_e2e")
+    server.reply_with(json_reply(recorded[1]["response"]["parsed_body"]))
+    user = UserMessage(parts=["a long document", CachePoint(), "the question"])
+    settings = ModelSettings(cache=CacheSettings(ttl="1h"))
+    await responses_56.request(ModelRequest((user,), "Be brief.", (TOOL,), settings=settings))
+    sent = server.requests[-1].json()
+    assert sent["prompt_cache_retention"] == "24h"
+    assert sent["input"][0]["content"][0]["prompt_cache_breakpoint"] == {"mode": "explicit"}
