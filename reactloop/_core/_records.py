@@ -105,6 +105,7 @@ class StepClosed:
     last_call_key: tuple[str, str] | None = None
     repeat_count: int = 0
     setup_usage: Usage = Usage()
+    prefix_breaks: tuple[str, ...] = ()  # why its request broke the prompt prefix (Step's)
 
 
 @frozen

@@ -109,7 +109,13 @@ class ToolResult:
 
 @frozen
 class Step:
-    """One iteration's record: the model response, tool results, usage and duration."""
+    """One iteration's record: the model response, tool results, usage and duration.
+
+    `prefix_breaks` says why the step's request did not extend the previous request (a prompt
+    cache then misses from there): "trimmed" (the context window dropped a chunk),
+    "instructions", "tools" or "messages" (rewritten by `prepare_step`, a hook or a phase);
+    empty when it did.
+    """
 
     index: int
     response: ModelResponse | None
@@ -117,6 +123,7 @@ class Step:
     usage: Usage
     started_at: float
     duration: float
+    prefix_breaks: tuple[str, ...] = ()
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -147,6 +154,7 @@ class StepDraft:
     tool_results: list[ToolResult] = Factory(list)
     usage: Usage = _NO_USAGE
     recovered: Recovered | None = None
+    prefix_breaks: tuple[str, ...] = ()
 
 
 @frozen
@@ -226,6 +234,7 @@ class RunState:
             draft.usage,
             draft.started_at,
             now - draft.started_at,
+            draft.prefix_breaks,
         )
         self.steps.append(step)
         return step
@@ -402,6 +411,12 @@ class RunResult(Generic[OutputT]):
     def succeeded(self) -> bool:
         """True when the run ended without an error."""
         return self.error is None
+
+    @property
+    def cache_breaks(self) -> int:
+        """How many steps sent a request that did not extend the previous one (each says why
+        in `Step.prefix_breaks`): the points where a prompt cache stops matching."""
+        return sum(1 for step in self.steps if step.prefix_breaks)
 
     @property
     def sub_runs(self) -> dict[str, RunResult[Any]]:

@@ -205,6 +205,7 @@ class Journal(NullJournal):
                 None if key is None else (key[0], key[1]),
                 state.repeat_count,
                 state.setup_usage,
+                step.prefix_breaks,
             )
         )
 

@@ -86,7 +86,9 @@ class _StepLog:
         closed = self.closed
         usage = self.spent if closed is None else closed.usage
         started, duration = (0.0, 0.0) if closed is None else (closed.started_at, closed.duration)
-        return Step(self.index, self.response, tuple(self.results()), usage, started, duration)
+        breaks = () if closed is None else closed.prefix_breaks
+        results = tuple(self.results())
+        return Step(self.index, self.response, results, usage, started, duration, breaks)
 
     def messages(self) -> list[Message]:
         """The step's transcript: the response, then its results (interrupted ones filled in)."""

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from attrs import define, field, frozen
+from attrs import Factory, define, field, frozen
 
 from reactloop._approval import DEFAULT_POLICY, MAX_TOKEN_BYTES, ApprovalPolicy, SigningKeys
 from reactloop._core import (
@@ -34,6 +34,7 @@ from reactloop._policies import (
     ContextTracker,
     ContextWindow,
     HookSet,
+    PrefixWatch,
     RepetitionPolicy,
     RetryPolicy,
     RunLimiter,
@@ -97,6 +98,17 @@ class LoopConfig:
     tracing: Tracing | None = None  # OpenTelemetry spans and metrics (telemetry=...); None: off
 
 
+def _prefix_watch(run: Run) -> PrefixWatch | None:
+    """A watch on the requests' prefix when the loop has something that may change it beyond
+    appending (a context window, `prepare_step`, hooks, tool selection, toolsets) or telemetry;
+    else None, and the plain loop skips the comparison."""
+    config = run.config
+    hooked = any(config.hooks.by_point.values())
+    changing = config.prepare_step is not None or config.selection is not None or hooked
+    outside = config.toolsets is not None or config.tracing is not None
+    return PrefixWatch() if run.window is not None or changing or outside else None
+
+
 @define
 class Run:
     """One run in progress: the object every phase receives."""
@@ -109,6 +121,8 @@ class Run:
     step_tools: Mapping[str, Tool] | None = field(default=None)
     interrupt: Interrupt | None = field(default=None)
     window: ContextTracker | None = field(default=None)
+    # The last request, for the cache breaks; None when nothing configured can break the prefix.
+    prefix: PrefixWatch | None = field(default=Factory(_prefix_watch, takes_self=True))
     # This step's tool calls handled so far and not yet in the transcript: call id -> the result,
     # None while the call runs. A run cut short keeps those results (see `settle_open_calls`).
     call_outcomes: dict[str, ToolResult | None] = field(factory=dict)

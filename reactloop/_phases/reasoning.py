@@ -103,6 +103,18 @@ def fit_to_window(run: Run, plan: StepPlan) -> StepPlan:
     return plan if fitted is plan.messages else attrs.evolve(plan, messages=fitted)
 
 
+def watch_prefix(run: Run, request: ModelRequest) -> None:
+    """Note on the step why its request does not extend the previous one, if it does not
+    (the run's cache breaks, see `PrefixWatch`)."""
+    watch, window = run.prefix, run.window
+    if watch is None:
+        return
+    breaks = watch.observe(request, 0 if window is None else window.drops)
+    draft = run.state.current
+    if breaks and draft is not None:
+        draft.prefix_breaks = breaks
+
+
 def offered(run: Run, plan: StepPlan) -> Mapping[str, Tool] | None:
     """The step's tools by name; None when they are the loop's own (no copy needed)."""
     if plan.tools is run.config.tool_list:
@@ -231,6 +243,7 @@ class ReasoningPhase:
             if park_stop(run, verdict):
                 return PROCEED
             request = verdict.value
+        watch_prefix(run, request)
         await run.journal.check_lease()  # a worker that lost the run calls no model
         heard = Heard()
         response = await interruptible(run, partial(_ask, run, plan.model, request, heard))

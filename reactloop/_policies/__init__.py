@@ -10,6 +10,7 @@ from reactloop._policies._guards import NON_EMPTY_INPUT, BlockedPatterns, MaxInp
 from reactloop._policies._hooks import HookSet, Verdict
 from reactloop._policies._limits import RunLimiter
 from reactloop._policies._options import Limits
+from reactloop._policies._prefix import PrefixWatch
 from reactloop._policies._retry import (
     RetryNotice,
     RetryPolicy,
@@ -42,6 +43,7 @@ __all__ = [
     "MaxIterations",
     "MaxToolCalls",
     "MessageTokenEstimator",
+    "PrefixWatch",
     "RepetitionPolicy",
     "RetryNotice",
     "RetryPolicy",

@@ -5,6 +5,10 @@ call the conversation is cut into units (see `message_units`); when it is over b
 units are removed oldest first until it fits: old turns before the current user message first,
 then the oldest steps after it. A tool call and its results always share a unit, so no trim can
 separate them, and a conversation that fits is passed through untouched.
+
+Across a run's steps the tracker drops in chunks (`ContextWindow.drop_to`): once over budget, it
+drops down to a low-water mark and keeps those messages dropped, so the following requests only
+append until the next drop and a provider's prompt cache keeps matching their prefix.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from attrs import define, field, frozen
+from attrs import Factory, define, field, frozen
 
 from reactloop._core import (
     AssistantMessage,
@@ -29,7 +33,7 @@ from reactloop._policies._tokens import (
     TokenLedger,
     tool_spec_tokens,
 )
-from reactloop._validate import checked_arguments, integer
+from reactloop._validate import checked_arguments, fail, integer, number
 
 logger = logging.getLogger("reactloop")
 
@@ -186,6 +190,12 @@ def _positive(_: object, __: object, value: int) -> None:
     integer("ContextWindow.max_tokens", value)
 
 
+def _valid_drop_to(_: object, __: object, value: float) -> None:
+    rule = "a finite number > 0 and <= 1 (the share of the budget a chunk drop leaves)"
+    if number("ContextWindow.drop_to", value) > 1:
+        fail("ContextWindow.drop_to", value, rule)
+
+
 def _valid_estimator(_: object, __: object, value: object) -> None:
     if not isinstance(value, TokenEstimator):
         rule = "an object with count_text and count_message (a TokenEstimator)"
@@ -198,12 +208,16 @@ class ContextWindow:
     """A model's context window and how much of it to keep free for the answer.
 
     `estimator` counts tokens (the script-aware heuristic by default; plug an exact tokenizer).
+    `drop_to`: when a run's conversation outgrows the budget, whole units are dropped until it
+    takes at most this share of the budget, and stay dropped, so the next requests extend this
+    one (a stable prefix for prompt caching); 1.0 drops just enough, afresh before every request.
     Use `tracker()` once per run and its `fit` before each model call.
     """
 
     max_tokens: int = field(validator=_positive)
     reserved_output: int = 4096
     estimator: TokenEstimator = field(default=DEFAULT_ESTIMATOR, validator=_valid_estimator)
+    drop_to: float = field(default=0.7, validator=_valid_drop_to)
 
     def __attrs_post_init__(self) -> None:
         integer("ContextWindow.reserved_output", self.reserved_output, minimum=0)
@@ -241,13 +255,17 @@ class ContextWindow:
 class ContextTracker:
     """One run's token bookkeeping: each message is estimated once, and the budget is cached.
 
-    When the conversation already fits, `fit` costs O(new messages) estimates.
+    When the conversation already fits, `fit` costs O(new messages) estimates. It remembers the
+    messages it dropped (by identity), so later requests drop them again and only append; `drops`
+    counts the chunk drops so far (each one changes the request's prefix).
     """
 
     window: ContextWindow
     ledger: TokenLedger
     _budget_key: tuple[str | None, tuple[ToolSpec, ...]] | None = None
     _budget: ContextBudget | None = None
+    _gone: dict[int, Message] = Factory(dict)  # dropped messages by id (held, so ids stay theirs)
+    drops: int = 0
 
     def budget(self, instructions: str | None, tools: Sequence[ToolSpec]) -> ContextBudget:
         """The window's budget for these instructions and tools; recomputed when they change."""
@@ -263,9 +281,50 @@ class ContextTracker:
         instructions: str | None = None,
         tools: Sequence[ToolSpec] = (),
     ) -> tuple[Message, ...]:
-        """The messages to send: unchanged if they fit, else trimmed (see `trim`)."""
+        """The messages to send: unchanged if they fit and nothing was dropped yet; else without
+        the messages dropped before, and, when still over budget, a further chunk (see `trim`
+        for `drop_to=1.0`)."""
         total = self.ledger.sync(messages)
         budget = self.budget(instructions, tools)
-        if total <= budget.tokens:
+        if not self._gone and total <= budget.tokens:
             return messages if isinstance(messages, tuple) else tuple(messages)
-        return trim(messages, self.ledger.costs, budget)
+        if self.window.drop_to >= 1:
+            return trim(messages, self.ledger.costs, budget)
+        return self._chunked(messages, total, budget)
+
+    def _chunked(
+        self, messages: Sequence[Message], total: int, budget: ContextBudget
+    ) -> tuple[Message, ...]:
+        """Drop the units holding messages dropped before; over budget, drop the oldest others
+        down to the low-water mark (`drop_to` of the budget)."""
+        costs = self.ledger.costs
+        units = message_units(messages)
+        needed = sum(sum(costs[unit.start : unit.stop]) for unit in units if unit.pinned)
+        if needed > budget.tokens:
+            raise _too_long(budget, needed)
+        gone = [unit for unit in units if not unit.pinned and self._held(messages, unit)]
+        kept = total - sum(sum(costs[unit.start : unit.stop]) for unit in gone)
+        if kept > budget.tokens:
+            low_water = int(budget.tokens * self.window.drop_to)
+            for unit in units:
+                if kept <= low_water:
+                    break
+                if not unit.pinned and unit not in gone:
+                    gone.append(unit)
+                    kept -= sum(costs[unit.start : unit.stop])
+        return self._without(messages, gone)
+
+    def _held(self, messages: Sequence[Message], unit: Unit) -> bool:
+        """Whether a message of `unit` was dropped before."""
+        return any(id(message) in self._gone for message in messages[unit.start : unit.stop])
+
+    def _without(self, messages: Sequence[Message], gone: list[Unit]) -> tuple[Message, ...]:
+        """`messages` without the `gone` units, remembered as dropped (a new drop is counted)."""
+        before = len(self._gone)
+        removed = {index for unit in gone for index in range(unit.start, unit.stop)}
+        for index in removed:
+            self._gone[id(messages[index])] = messages[index]
+        if len(self._gone) > before:
+            self.drops += 1
+            logger.debug("context trimmed: dropped %d of %d messages", len(removed), len(messages))
+        return tuple(message for index, message in enumerate(messages) if index not in removed)

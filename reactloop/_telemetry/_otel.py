@@ -164,6 +164,8 @@ class Tracing:
         span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens)
         span.set_attribute("reactloop.stop_reason", str(result.stop_reason.value))
         span.set_attribute("reactloop.steps", len(result.steps))
+        if result.cache_breaks:
+            span.set_attribute("reactloop.cache_breaks", result.cache_breaks)
         if result.error is not None:
             self.failed(span, error_type(result.error), result.error)
         if self.content and isinstance(result.output, str):
@@ -360,6 +362,7 @@ class TracedPhase(WrappedPhase):
         name = self.name
         draft = run.state.current
         attributes: Attributes = {"reactloop.phase": name}
+        breaks = None if draft is None else draft.prefix_breaks
         if draft is not None:
             attributes["reactloop.step"] = draft.index
         with self.tracing.span(f"phase {name}", SpanKind.INTERNAL, attributes) as span:
@@ -368,4 +371,6 @@ class TracedPhase(WrappedPhase):
                 not_async(self.inner, pending)
             decision = await pending
             span.set_attribute("reactloop.decision", type(decision).__name__)
+            if draft is not None and draft.prefix_breaks is not breaks:  # set by this phase
+                span.set_attribute("reactloop.step.prefix_breaks", draft.prefix_breaks)
             return decision

@@ -177,8 +177,9 @@ def test_trimming_never_breaks_a_pair(messages: list[Message], budget: int) -> N
 def test_a_tracker_over_a_growing_run_trims_like_a_fresh_trim(
     conversation: Conversation, data: st.DataObject
 ) -> None:
+    """With `drop_to=1.0` every request is trimmed afresh (chunked drops: test_chunked_context)."""
     messages = conversation.messages
-    window = ContextWindow(data.draw(st.integers(1, tokens(messages) + 10)) + 1, 1)
+    window = ContextWindow(data.draw(st.integers(1, tokens(messages) + 10)) + 1, 1, drop_to=1.0)
     tracker = window.tracker()
     for end in range(1, len(messages) + 1):
         prefix = messages[:end]

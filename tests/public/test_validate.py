@@ -346,6 +346,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "max_tokens": COUNTS,
             "reserved_output": [-1, 100_000, 1.5, True, None, "0"],
             "estimator": [None, object(), len],
+            "drop_to": [0, -0.5, 1.5, NAN, INF, "0.7", True, None],
         },
     ),
     RunLimiter: ({"max_runs": 1}, {"max_runs": COUNTS, "max_wait": [-1, NAN, INF, "1", True]}),
