@@ -4,6 +4,7 @@ policies, and the loop's `Limits` (caps, timeouts, concurrency: `limits=Limits(.
 from reactloop._core import AnyOf, CheckPoint, StopCondition, StopSignal, publish
 from reactloop._policies import (
     CapPolicy,
+    CostBudget,
     FinalAnswerMarker,
     Limits,
     MaxIterations,
@@ -19,6 +20,7 @@ __all__ = [
     "AnyOf",
     "CapPolicy",
     "CheckPoint",
+    "CostBudget",
     "FinalAnswerMarker",
     "Limits",
     "MaxIterations",

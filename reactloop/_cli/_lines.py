@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 
 import orjson
 from attrs import define, evolve, field, frozen
@@ -144,6 +145,15 @@ def usage_text(usage: Usage) -> str:
     return f"{given} + {made} = {usage.total_tokens} tokens"
 
 
+def cost_text(cost: Decimal | None) -> str:
+    """A run's cost in dollars (at least cents, up to millionths: `$0.0045`, `$4.50`), or
+    `cost unknown` (no price table, or a call it could not price)."""
+    if cost is None:
+        return "cost unknown"
+    whole, _, cents = f"{cost:,.6f}".rstrip("0").partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
+
+
 def steps_text(count: int) -> str:
     """`1 step`, `2 steps`."""
     return f"{count} step" if count == 1 else f"{count} steps"
@@ -186,7 +196,7 @@ def error_line(text: str) -> Line:
 
 
 def result_lines(result: RunResult, seconds: float) -> list[Line]:
-    """The end of a run: its answer (or error), then steps, tokens and time."""
+    """The end of a run: its answer (or error), then steps, tokens, cost and time."""
     lines = [answer_line(result.stop_reason, result.output, result.messages)]
     if result.error is not None:
         lines.append(error_line(f"error [{result.error.code.value}]: {result.error.message}"))
@@ -197,7 +207,8 @@ def result_lines(result: RunResult, seconds: float) -> list[Line]:
     lines.append(
         Line(
             Kind.USAGE,
-            f"{steps_text(len(result.steps))}, {usage_text(result.usage)}, {seconds:.2f} s",
+            f"{steps_text(len(result.steps))}, {usage_text(result.usage)},"
+            f" {cost_text(result.usage.cost)}, {seconds:.2f} s",
         )
     )
     return lines

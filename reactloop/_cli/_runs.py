@@ -15,6 +15,7 @@ from reactloop._cli._lines import (
     Line,
     answer_line,
     call_text,
+    cost_text,
     error_line,
     parts_text,
     pending_lines,
@@ -118,7 +119,8 @@ def _end_lines(stored: StoredRun) -> list[Line]:
     lines.append(answer_line(ended.stop_reason, ended.output, stored.messages))
     if ended.error_code is not None:
         lines.append(error_line(f"error [{ended.error_code.value}]: {ended.error_message}"))
-    lines.append(Line(Kind.USAGE, f"{steps_text(len(stored.steps))}, {usage_text(stored.usage)}"))
+    figures = f"{usage_text(stored.usage)}, {cost_text(stored.usage.cost)}"
+    lines.append(Line(Kind.USAGE, f"{steps_text(len(stored.steps))}, {figures}"))
     return lines
 
 

@@ -71,13 +71,18 @@ def read_export(data: bytes, name: str) -> StoredRun:
         raise ConfigurationError.invalid("RUN_OR_FILE", name, f"{rule} ({exc})") from exc
 
 
-def usage_of(usage: Usage) -> dict[str, int]:
+def usage_of(usage: Usage) -> dict[str, int | str]:
     """Tokens in, out and in total; the cache reads and writes (within "in") and the reasoning
-    (within "out") when there are any."""
-    shown = {"in": usage.input_tokens, "out": usage.output_tokens, "total": usage.total_tokens}
+    (within "out") when there are any; the cost in dollars (exact decimal text) when known."""
+    shown: dict[str, int | str] = {
+        "in": usage.input_tokens, "out": usage.output_tokens, "total": usage.total_tokens,
+    }  # fmt: skip
     parts = (("cache_read", usage.cache_read_tokens), ("cache_write", usage.cache_write_tokens),
              ("reasoning", usage.reasoning_tokens))  # fmt: skip
-    return shown | {key: count for key, count in parts if count}
+    shown |= {key: count for key, count in parts if count}
+    if usage.cost is not None:
+        shown["cost"] = str(usage.cost)
+    return shown
 
 
 def reasoning_of(part: ReasoningPart) -> dict[str, str]:

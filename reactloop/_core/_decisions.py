@@ -21,6 +21,7 @@ class StopReason(enum.StrEnum):
     FINAL_ANSWER = "final_answer"
     TOOL_CALLED = "tool_called"
     TOKEN_BUDGET = "token_budget"
+    COST_BUDGET = "cost_budget"
     TIME_BUDGET = "time_budget"
     CONDITION = "condition"
     HOOK_STOPPED = "hook_stopped"

@@ -11,6 +11,7 @@ import itertools
 import re
 import warnings
 from collections.abc import Container, Iterable, Mapping
+from decimal import Decimal
 from typing import Any, TypeAlias, assert_never
 
 from attrs import evolve, field, frozen
@@ -56,6 +57,10 @@ class Usage:
     `cache_write_1h_tokens` were written with Anthropic's one-hour lifetime). `reasoning_tokens`
     (OpenAI reasoning, Anthropic thinking, when the provider reports them) are counted inside
     `output_tokens`. docs/usage.md maps each vendor's fields.
+
+    `cost` is what the call cost in dollars when the loop has a price table (docs/cost.md), else
+    None: unknown, never zero. Summed, an unknown cost makes the total unknown, except that of a
+    usage with no tokens at all (nothing was spent).
     """
 
     input_tokens: int = 0
@@ -64,6 +69,7 @@ class Usage:
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     cache_write_1h_tokens: int = 0
+    cost: Decimal | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -83,7 +89,19 @@ class Usage:
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
+            cost=None if self.cost is None and other.cost is None else _sum_cost(self, other),
         )
+
+
+def _sum_cost(one: Usage, other: Usage) -> Decimal | None:
+    """Known plus known is their sum; an unknown cost makes the sum unknown, unless its usage
+    spent no token (the zero a run's total starts from)."""
+    if one.cost is not None and other.cost is not None:
+        return one.cost + other.cost
+    unknown = other if one.cost is not None else one
+    if unknown.total_tokens or unknown.cache_read_tokens or unknown.cache_write_tokens:
+        return None
+    return one.cost if one.cost is not None else other.cost
 
 
 @frozen

@@ -7,6 +7,7 @@ exactly the class it was written as; the layout is part of `SCHEMA_VERSION`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any, assert_never
 
 import orjson
@@ -78,6 +79,13 @@ def keep_call_ids(converter: Converter) -> None:
             ToolCall, converter, _cattrs_omit_if_default=True, id=override(omit_if_default=False)
         ),
     )
+
+
+def keep_costs(converter: Converter) -> None:
+    """Make `converter` write a cost (`Usage.cost`, a Decimal) as its exact text, and read it
+    back as a Decimal: a float would round the sum of many small costs."""
+    converter.register_unstructure_hook(Decimal, str)
+    converter.register_structure_hook(Decimal, lambda v, _: Decimal(str(v)))
 
 
 _TEXT_KEY = "content"  # the stored name of a system, user or tool message's text (0.1's)
@@ -185,6 +193,7 @@ _PART_TYPES = {"text": TextPart, "reasoning": ReasoningPart, "tool_call": ToolCa
 
 
 _converter = make_converter(omit_if_default=True)
+keep_costs(_converter)  # first: the generated hooks of classes holding a Usage use it
 keep_content_parts(_converter)
 keep_sub_runs_apart(_converter)
 keep_call_ids(_converter)

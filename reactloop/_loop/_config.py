@@ -43,6 +43,7 @@ from reactloop._core import (
     ToolSelector,
     Toolset,
 )
+from reactloop._costs import CostOptions, pricing_for
 from reactloop._durable import from_url
 from reactloop._errors import ConfigurationError
 from reactloop._loop._run import Instructions, LoopConfig
@@ -67,6 +68,7 @@ from reactloop._policies import (
     NON_EMPTY_INPUT,
     CapPolicy,
     ContextWindow,
+    CostBudget,
     HookSet,
     Limits,
     MaxIterations,
@@ -151,6 +153,7 @@ class LoopOptions(DeprecatedLoopOptions, total=False):
     tool_selection: ToolSelection | None  # the tools offered each step; default: all of them
     approval: ApprovalOptions | ApprovalPolicy | None  # who approves calls, how tokens are sealed
     output: OutputOptions  # how output_type is asked for and checked; default OutputOptions()
+    cost: CostOptions | None  # price table: Usage.cost per step and run, CostBudget; default none
 
 
 @frozen
@@ -322,6 +325,7 @@ CHECKS: dict[str, Check] = {
     "output_retries": lambda o, v: integer(o, v, minimum=0),
     "output_validators": lambda o, v: sequence_of(o, v, output_validator, "functions"),
     "telemetry": telemetry_option,
+    "cost": lambda o, v: optional_instance(o, v, CostOptions, "a CostOptions"),
 }
 """One check per option of `LoopOptions`: it raises `ConfigurationError` or returns the value."""
 
@@ -469,7 +473,13 @@ def build_config(
         toolsets=toolsets,
         selection=tool_selection(checked),
         tracing=tracing,
+        pricing=pricing_for(checked.get("cost"), _budgeted(stop), model),
     )
+
+
+def _budgeted(stop: StopCondition) -> bool:
+    """Whether the loop's stop conditions hold a `CostBudget` (it needs every price known)."""
+    return any(isinstance(one, CostBudget) for one in getattr(stop, "conditions", (stop,)))
 
 
 def _traced_prepare(tracing: Tracing | None, prepare: PrepareStep | None) -> PrepareStep | None:

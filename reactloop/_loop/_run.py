@@ -27,6 +27,7 @@ from reactloop._core import (
     ToolResult,
     ToolSpec,
 )
+from reactloop._costs import Pricing
 from reactloop._durable import NULL_JOURNAL, NullJournal
 from reactloop._output import Output
 from reactloop._policies import (
@@ -96,6 +97,7 @@ class LoopConfig:
     toolsets: LoopToolsets | None = None  # tools from outside (MCP servers), listed per step
     selection: StepSelection | None = None  # a tool selector and a cap on tools per request
     tracing: Tracing | None = None  # OpenTelemetry spans and metrics (telemetry=...); None: off
+    pricing: Pricing | None = None  # the price table (cost=...) puts a cost on usage; None: off
 
 
 def _prefix_watch(run: Run) -> PrefixWatch | None:

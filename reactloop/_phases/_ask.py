@@ -23,8 +23,9 @@ async def ask_model(
     """Ask a model for a phase of your own, as the reasoning phase asks it: the loop's retry
     policy (each retry a `ModelRetrying` event), its `model_timeout`, the lease check of a
     durable run, telemetry's chat span, and the tokens counted on the run (the open step's, or
-    `setup_usage` before the first step). `model` defaults to the loop's. The answer is not
-    streamed as the run's text, nor journaled: a resumed run asks again.
+    `setup_usage` before the first step; priced when the loop has a price table). `model`
+    defaults to the loop's. The answer is not streamed as the run's text, nor journaled: a
+    resumed run asks again.
     """
     chosen = run.config.model if model is None else _traced(run, model)
     await run.journal.check_lease()
@@ -34,7 +35,9 @@ async def ask_model(
         sleep=run.config.sleep,
         on_retry=partial(announce_retry, run),
     )
-    run.state.record_usage(response.usage)
+    pricing = run.config.pricing
+    spent = response.usage if pricing is None else pricing.priced(chosen, response, response.usage)
+    run.state.record_usage(spent)
     return response
 
 

@@ -250,6 +250,8 @@ class ReasoningPhase:
         if response is None:
             return cut_short(run, heard.text)
         spent, stopped = response.usage, False
+        if run.config.pricing is not None:  # what the call cost, before a hook may replace it
+            spent = run.config.pricing.priced(plan.model, response, spent)
         if hooks.has(HookPoint.AFTER_REASONING):
             verdict_after = await hooks.after_reasoning(run, response)
             response = verdict_after.value

@@ -19,6 +19,7 @@ from reactloop._policies._retry import (
     is_retryable,
 )
 from reactloop._policies._stop import (
+    CostBudget,
     FinalAnswerMarker,
     MaxIterations,
     MaxToolCalls,
@@ -36,6 +37,7 @@ __all__ = [
     "ContextBudget",
     "ContextTracker",
     "ContextWindow",
+    "CostBudget",
     "FinalAnswerMarker",
     "HookSet",
     "Limits",

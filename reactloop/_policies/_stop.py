@@ -1,16 +1,26 @@
-"""Stop conditions: caps (iterations, tool calls, tokens, time, predicates), a final-answer
+"""Stop conditions: caps (iterations, tool calls, tokens, cost, time, predicates), a final-answer
 marker, and "the model called tool X". Combine them with `|` (see `AnyOf`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
 from reactloop._core import CheckPoint, Step, StopCondition, StopReason, StopSignal
 from reactloop._errors import ConfigurationError
-from reactloop._validate import boolean, checked_arguments, function, integer, items, number, text
+from reactloop._validate import (
+    boolean,
+    checked_arguments,
+    fail,
+    function,
+    integer,
+    items,
+    number,
+    text,
+)
 
 if TYPE_CHECKING:
     from reactloop._loop import Run
@@ -79,6 +89,34 @@ class TokenBudget(StopCondition):
             return StopSignal(
                 StopReason.TOKEN_BUDGET, f"token_budget={self.limit} (used {used})", cap=True
             )
+        return None
+
+
+def _limit(value: Decimal | float) -> Decimal:
+    """A cost budget's limit as a Decimal (a float read from its shortest text), > 0."""
+    if isinstance(value, bool) or not isinstance(value, Decimal | int | float):
+        fail("CostBudget.limit", value, "a Decimal, int or float")
+    limit = value if isinstance(value, Decimal) else Decimal(str(value))
+    if not limit.is_finite() or limit <= 0:
+        fail("CostBudget.limit", value, "a finite number > 0")
+    return limit
+
+
+@checked_arguments
+@frozen
+class CostBudget(StopCondition):
+    """Cap: stop once the run's cost (`usage.cost`, in dollars) reaches `limit`. Needs the loop's
+    price table (`cost=CostOptions(...)`) and a known price for its model: both are checked when
+    the loop is built."""
+
+    limit: Decimal = field(converter=_limit)
+
+    def check(self, run: Run, at: CheckPoint) -> StopSignal | None:
+        """Fires before reasoning once the budget is spent."""
+        spent = run.state.usage.cost
+        if at is CheckPoint.BEFORE_REASONING and spent is not None and spent >= self.limit:
+            detail = f"cost_budget={self.limit} (spent {spent:.6f})"
+            return StopSignal(StopReason.COST_BUDGET, detail, cap=True)
         return None
 
 

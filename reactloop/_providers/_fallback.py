@@ -18,6 +18,7 @@ from typing import Self
 from attrs import evolve
 
 from reactloop._core import DeltaSink, Model, ModelRequest, ModelResponse
+from reactloop._costs import price_keys
 from reactloop._errors import (
     ConfigurationError,
     ErrorCode,
@@ -170,6 +171,20 @@ class FallbackModel:
     async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
         """One streamed attempt per model, in order (a failed model's deltas are void)."""
         return await self.answer(lambda model: model.stream(request, on_delta))
+
+    def price_keys(self) -> tuple[tuple[str, str], ...] | None:
+        """Every (provider, model) the list may answer with, for a loop's price table (a cost
+        budget checks each when the loop is built); None when one of its models names none."""
+        keys = [price_keys(model) for model in self.models]
+        return None if None in keys else tuple(key for listed in keys if listed for key in listed)
+
+    def price_key(self, response: ModelResponse) -> tuple[str, str] | None:
+        """The (provider, model) of the model that gave `response` (its `answered_by`), so the
+        call is priced as that model's."""
+        if response.answered_by not in self.names:
+            return None
+        keys = price_keys(self.models[self.names.index(response.answered_by)])
+        return keys[0] if keys is not None and len(keys) == 1 else None
 
     def check_settings(self, settings: object) -> None:
         """Refuse settings any of the models refuses (each model that checks its settings)."""

@@ -27,6 +27,7 @@ from reactloop._core import (
     ModelResponse,
     Phase,
     PhaseDecision,
+    StepDraft,
     Usage,
     not_async,
 )
@@ -46,6 +47,10 @@ SCOPE = "reactloop"
 
 
 CANCELLED = "cancelled"  # error.type of an operation cut short (a timeout, a cancelled run)
+
+
+COST = "reactloop.usage.cost"
+"""The dollars a run (the agent span) or a step (its reasoning phase's span) cost, when known."""
 
 
 def error_type(error: BaseException) -> str:
@@ -166,6 +171,8 @@ class Tracing:
         span.set_attribute("reactloop.steps", len(result.steps))
         if result.cache_breaks:
             span.set_attribute("reactloop.cache_breaks", result.cache_breaks)
+        if result.usage.cost is not None:  # known: the loop has prices for every call
+            span.set_attribute(COST, float(result.usage.cost))
         if result.error is not None:
             self.failed(span, error_type(result.error), result.error)
         if self.content and isinstance(result.output, str):
@@ -361,6 +368,7 @@ class TracedPhase(WrappedPhase):
         """Run the phase in its span; the decision's kind is recorded on it."""
         name = self.name
         draft = run.state.current
+        spent = None if draft is None else draft.usage
         attributes: Attributes = {"reactloop.phase": name}
         breaks = None if draft is None else draft.prefix_breaks
         if draft is not None:
@@ -373,4 +381,12 @@ class TracedPhase(WrappedPhase):
             span.set_attribute("reactloop.decision", type(decision).__name__)
             if draft is not None and draft.prefix_breaks is not breaks:  # set by this phase
                 span.set_attribute("reactloop.step.prefix_breaks", draft.prefix_breaks)
+            _step_cost(span, spent, run.state.current)
             return decision
+
+
+def _step_cost(span: Span, before: Usage | None, after: StepDraft | None) -> None:
+    """The step's cost so far on the span of a phase that spent tokens (the reasoning phase),
+    when it is known (the loop has prices)."""
+    if after is not None and after.usage is not before and after.usage.cost is not None:
+        span.set_attribute(COST, float(after.usage.cost))

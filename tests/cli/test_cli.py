@@ -81,7 +81,7 @@ def test_run_prints_one_plain_line_per_event(adding: FakeModel) -> None:
     assert lines[4].startswith("done add (") and lines[4].endswith(" ms) -> 5")
     assert lines[5].startswith("step 1 took ") and "11 in + 7 out = 18 tokens" in lines[5]
     assert lines[-2] == "answer (completed): The sum is 5."
-    assert lines[-1].startswith("2 steps, 22 in + 14 out = 36 tokens, ")
+    assert lines[-1].startswith("2 steps, 22 in + 14 out = 36 tokens, cost unknown, ")
     assert "\x1b" not in done.stdout
     assert done.stderr == ""
 

@@ -35,6 +35,7 @@ PUBLIC = (
     "reactloop",
     "approval",
     "context",
+    "costs",
     "errors",
     "events",
     "hooks",

@@ -87,7 +87,10 @@ PINNED: dict[str, set[str]] = {
     "reactloop.stopping": {
         "AnyOf", "CapPolicy", "CheckPoint", "FinalAnswerMarker", "Limits", "MaxIterations",
         "MaxToolCalls", "RepetitionPolicy", "StopCondition", "StopSignal", "StopWhen",
-        "TimeBudget", "TokenBudget", "ToolCalled"
+        "TimeBudget", "TokenBudget", "ToolCalled", "CostBudget",
+    },
+    "reactloop.costs": {
+        "CostOptions", "GenAIPrices", "ModelPrice", "PriceTable", "Prices", "cost_of",
     },
     "reactloop.context": {
         "ContextBudget", "ContextTracker", "ContextWindow", "MessageTokenEstimator",

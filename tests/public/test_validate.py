@@ -56,6 +56,7 @@ from reactloop._policies._limits import RunLimiter
 from reactloop._policies._options import Limits
 from reactloop._policies._retry import RetryPolicy
 from reactloop._policies._stop import (
+    CostBudget,
     FinalAnswerMarker,
     MaxIterations,
     MaxToolCalls,
@@ -80,6 +81,7 @@ from reactloop._tools._options import ToolSelection
 from reactloop._tools._selection import RelevanceSelector
 from reactloop._tools._tool import FunctionTool, tool
 from reactloop._validate import CHECKED_MARK, checked_arguments
+from reactloop.costs import CostOptions, ModelPrice, Prices
 from reactloop.testing import (
     FakeClock,
     FakeTool,
@@ -191,6 +193,7 @@ LOOP_BAD: dict[str, list[object]] = {
     "sleep": [None, 1, lambda: None],
     "error_messages": [None, {"x": "y"}, lambda: "", "sorry"],
     "context_window": [1000, object(), ContextWindow],
+    "cost": [5, Prices({}), CostOptions, {"prices": None}],
     "clock": [5, lambda x: 0.0, "monotonic"],
     "store": [5, "runs.db", "sqlite:///", "sqlit:///runs.db", "postgres", object(), MemoryStore],
     "approval": [5, "always", lambda check: True, ApprovalPolicy, ApprovalOptions, object()],
@@ -249,6 +252,7 @@ LOOP_DEFAULTS: dict[str, Any] = {
     "tool_selection": None,
     "output": OutputOptions(),
     "telemetry": None,
+    "cost": None,
 }
 """Each option at its documented default."""
 
@@ -299,6 +303,20 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
     MaxIterations: ({"limit": 1}, {"limit": COUNTS}),
     MaxToolCalls: ({"limit": 1}, {"limit": COUNTS}),
     TokenBudget: ({"limit": 1}, {"limit": COUNTS}),
+    CostBudget: ({"limit": 1}, {"limit": [0, -1, float("nan"), float("inf"), "1", None, True]}),
+    ModelPrice: (
+        {"input": 1, "output": 2},
+        {
+            "input": [-1, "3", None, float("inf"), True],
+            "output": [-1, "3", None],
+            "cache_read": [-1, "0.3"],
+            "cache_write": [-1, "3.75"],
+            "cache_write_1h": [-1, "6"],
+            "long_context": [5, (1,), (0, ModelPrice(1, 2)), (1000, 5), "long"],
+        },
+    ),
+    Prices: ({"table": {}}, {"table": [5, "gpt-4o", {"gpt-4o": 2.5}, {"": ModelPrice(1, 2)}]}),
+    CostOptions: ({"prices": Prices({})}, {"prices": [None, 5, {"gpt-4o": 1}, Prices]}),
     TimeBudget: ({"seconds": 1.0}, {"seconds": SECONDS}),
     StopWhen: (
         {"predicate": predicate},
@@ -767,7 +785,7 @@ PUBLIC_MODULES = [
     "reactloop", "reactloop.approval", "reactloop.context", "reactloop.hooks",
     "reactloop.messages", "reactloop.models", "reactloop.output", "reactloop.phases",
     "reactloop.providers", "reactloop.stopping", "reactloop.stores", "reactloop.telemetry",
-    "reactloop.testing", "reactloop.tools",
+    "reactloop.testing", "reactloop.tools", "reactloop.costs",
 ]  # fmt: skip
 CHECKED_ELSEWHERE = {ReActLoop: "LOOP_BAD and LOOP_OWN_BAD"}
 
