@@ -22,6 +22,7 @@ from reactloop._core import (
     AssistantMessage,
     Message,
     SystemMessage,
+    ToolMessage,
     ToolSpec,
     UserMessage,
     pair_calls,
@@ -251,6 +252,45 @@ class ContextWindow:
         return self.tracker().fit(messages, instructions, tools)
 
 
+@frozen
+class _Sent:
+    """A chunked fit: its input, what it kept and their tokens. The next input that only
+    appends a step (no new user message, results only for calls it makes) keeps the same and
+    appends, while it fits: O(new messages) instead of re-cutting the whole conversation."""
+
+    given: tuple[Message, ...]
+    kept: tuple[Message, ...]
+    tokens: int
+
+    def extended(
+        self, messages: Sequence[Message], costs: Sequence[int], budget: ContextBudget
+    ) -> _Sent | None:
+        """This fit extended by the messages appended since, or None when the fast path does
+        not apply (the caller then cuts the conversation into units again)."""
+        given = self.given
+        size = len(given)
+        if len(messages) < size or tuple(messages[:size]) != given:
+            return None
+        added = tuple(messages[size:])
+        tokens = self.tokens + sum(costs[size:])
+        if tokens > budget.tokens or not _self_contained(added):
+            return None
+        return _Sent(given + added, self.kept + added, tokens)
+
+
+def _self_contained(added: Sequence[Message]) -> bool:
+    """No user message (a new turn re-cuts the units) and no result for an earlier call."""
+    calls: set[str] = set()
+    for message in added:
+        if isinstance(message, UserMessage):
+            return False
+        if isinstance(message, AssistantMessage):
+            calls.update(call.id for call in message.tool_calls)
+        elif isinstance(message, ToolMessage) and message.call_id not in calls:
+            return False
+    return True
+
+
 @define
 class ContextTracker:
     """One run's token bookkeeping: each message is estimated once, and the budget is cached.
@@ -265,6 +305,7 @@ class ContextTracker:
     _budget_key: tuple[str | None, tuple[ToolSpec, ...]] | None = None
     _budget: ContextBudget | None = None
     _gone: dict[int, Message] = Factory(dict)  # dropped messages by id (held, so ids stay theirs)
+    _last: _Sent | None = None  # the last chunked fit, which the next may extend
     drops: int = 0
 
     def budget(self, instructions: str | None, tools: Sequence[ToolSpec]) -> ContextBudget:
@@ -290,6 +331,11 @@ class ContextTracker:
             return messages if isinstance(messages, tuple) else tuple(messages)
         if self.window.drop_to >= 1:
             return trim(messages, self.ledger.costs, budget)
+        last = self._last
+        if last is not None:
+            self._last = last.extended(messages, self.ledger.costs, budget)
+            if self._last is not None:
+                return self._last.kept
         return self._chunked(messages, total, budget)
 
     def _chunked(
@@ -303,6 +349,7 @@ class ContextTracker:
         if needed > budget.tokens:
             raise _too_long(budget, needed)
         gone = [unit for unit in units if not unit.pinned and self._held(messages, unit)]
+        clean = not any(unit.pinned and self._held(messages, unit) for unit in units)
         kept = total - sum(sum(costs[unit.start : unit.stop]) for unit in gone)
         if kept > budget.tokens:
             low_water = int(budget.tokens * self.window.drop_to)
@@ -312,7 +359,9 @@ class ContextTracker:
                 if not unit.pinned and unit not in gone:
                     gone.append(unit)
                     kept -= sum(costs[unit.start : unit.stop])
-        return self._without(messages, gone)
+        fitted = self._without(messages, gone)
+        self._last = _Sent(tuple(messages), fitted, kept) if clean else None
+        return fitted
 
     def _held(self, messages: Sequence[Message], unit: Unit) -> bool:
         """Whether a message of `unit` was dropped before."""

@@ -103,3 +103,20 @@ def test_drop_to_one_trims_just_enough_before_every_request() -> None:
 def test_drop_to_outside_zero_to_one_is_a_configuration_error(drop_to: object) -> None:
     with pytest.raises(ConfigurationError, match=r"ContextWindow\.drop_to"):
         ContextWindow(1000, 0, drop_to=drop_to)  # type: ignore[arg-type]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(conversations(), st.data())
+def test_extending_the_last_fit_keeps_what_cutting_into_units_again_keeps(
+    conversation: Conversation, data: st.DataObject
+) -> None:
+    """The O(new messages) path for a step that only appends gives the very result of the
+    full one (forced here by forgetting the last fit before each request)."""
+    messages = conversation.messages
+    size = data.draw(st.integers(1, tokens(messages) + 10)) + 1
+    window = ContextWindow(size, 1, drop_to=data.draw(st.sampled_from([0.3, 0.6, 0.9])))
+    fast, slow = window.tracker(), window.tracker()
+    for end in range(1, len(messages) + 1):
+        slow._last = None
+        assert fitted(fast, messages[:end]) == fitted(slow, messages[:end])
+        assert fast.drops == slow.drops
