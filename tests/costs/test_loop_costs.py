@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from reactloop import ReActLoop, StopReason, Usage
+from reactloop._durable._codec import encode
 from reactloop.costs import CostOptions, GenAIPrices, ModelPrice, Prices
 from reactloop.errors import ConfigurationError
 from reactloop.stopping import CostBudget
@@ -132,3 +133,23 @@ async def test_the_journal_keeps_the_cost_and_reads_it_back(tmp_path: Path) -> N
     stored = await store.load(result.run_id)
     assert stored.usage.cost == result.usage.cost == Decimal("0.0045")
     assert stored.steps[0].usage.cost == Decimal("0.0045")
+
+
+@pytest.mark.anyio
+async def test_a_run_without_prices_stores_its_records_without_a_cost(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "runs.db")
+    model = sonnet(reply("", call("t"), usage=Usage(1_000, 100)), reply("hi", usage=Usage(5, 1)))
+    result = await ReActLoop(model, tools=[FakeTool("t")], store=store).run("go")
+    stored = await store.load(result.run_id)
+    encoded = [encode(record) for record in stored.records]
+    assert any(b'"input_tokens":1000' in data for data in encoded)  # usage is stored ...
+    assert not any(b'"cost"' in data for data in encoded)  # ... in the layout it had before
+
+
+@pytest.mark.anyio
+async def test_a_stored_cost_is_exact_decimal_text(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "runs.db")
+    model = sonnet(reply("hi", usage=Usage(1_000, 100)))
+    result = await ReActLoop(model, cost=COST, store=store).run("go")
+    encoded = [encode(record) for record in (await store.load(result.run_id)).records]
+    assert any(b'"cost":"0.0045"' in data for data in encoded)
