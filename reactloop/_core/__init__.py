@@ -89,12 +89,7 @@ from reactloop._core._messages import (
     ModelDelta,
     ModelRequest,
     ModelResponse,
-    ModelSettings,
     ReasoningDelta,
-    ReasoningEffort,
-    ReasoningSettings,
-    ResponseFormat,
-    ResponseFormatKind,
     SystemMessage,
     TextDelta,
     ToolCall,
@@ -157,6 +152,13 @@ from reactloop._core._repair import (
     interrupted_result,
     pair_calls,
     repair_history,
+)
+from reactloop._core._settings import (
+    ModelSettings,
+    ReasoningEffort,
+    ReasoningSettings,
+    ResponseFormat,
+    ResponseFormatKind,
 )
 from reactloop._core._state import (
     NO_USAGE,

@@ -46,6 +46,10 @@ from reactloop._core import (
 from reactloop._costs import CostOptions, pricing_for
 from reactloop._durable import from_url
 from reactloop._errors import ConfigurationError
+from reactloop._loop._output_config import (
+    offer_final_tool,
+    request_settings,
+)
 from reactloop._loop._run import Instructions, LoopConfig
 from reactloop._loop._tool_options import (
     ToolLike,
@@ -63,7 +67,7 @@ from reactloop._output import (
     build_output,
     output_validator,
 )
-from reactloop._phases import OutputPhase, traced_model
+from reactloop._phases import traced_model
 from reactloop._policies import (
     NON_EMPTY_INPUT,
     CapPolicy,
@@ -426,9 +430,9 @@ def build_config(
     tools = tool_registry(checked.get("tools", ()))
     toolsets = loop_toolsets(checked.get("tools", ()))
     output = _output(output_type, model, checked, options)
-    _offer_final_tool(tools, output)
+    offer_final_tool(tools, output)
     settings = checked.get("settings", ModelSettings())
-    _settings_taken(model, _request_settings(output, settings) or settings)
+    _settings_taken(model, request_settings(output, settings) or settings)
     holds = _holds_calls(checked.get("approval"), [*tools.values(), *_toolsets_of(toolsets)])
     store = checked.get("store")
     keys = checked.get("state_key") or signing_keys(None)  # None: the environment's key
@@ -469,7 +473,7 @@ def build_config(
         state_keys=keys,
         max_state_token_bytes=checked.get("max_state_token_bytes", MAX_TOKEN_BYTES),
         output=output,
-        request_settings=_request_settings(output, checked.get("settings", ModelSettings())),
+        request_settings=request_settings(output, checked.get("settings", ModelSettings())),
         toolsets=toolsets,
         selection=tool_selection(checked),
         tracing=tracing,
@@ -500,22 +504,6 @@ def _settings_taken(model: Model, settings: ModelSettings | None) -> None:
         check(settings)
 
 
-def _request_settings(output: Output | None, settings: ModelSettings) -> ModelSettings | None:
-    """The settings every request carries, computed once: with a NATIVE output's format."""
-    return None if output is None else output.settings(settings)
-
-
-def _offer_final_tool(tools: dict[str, Tool], output: Output | None) -> None:
-    """With the TOOL strategy the final-answer tool is one of the loop's tools."""
-    final = None if output is None else output.tool
-    if final is None:
-        return
-    if final.name in tools:
-        rule = f"a name other than {final.name!r}, which the final-answer tool of output_type uses"
-        raise ConfigurationError.invalid("tools", final.name, rule)
-    tools[final.name] = final
-
-
 def config_with_output(
     config: LoopConfig, output_type: object, options: Mapping[str, object]
 ) -> LoopConfig:
@@ -530,24 +518,16 @@ def config_with_output(
         raise ConfigurationError.invalid("output_type", None, "a type (or a JSON schema)")
     tools = {name: tool for name, tool in config.tools.items() if name != FINAL_TOOL}
     output = _output(output_type, config.model, {**checked, "settings": config.settings}, options)
-    _offer_final_tool(tools, output)
+    offer_final_tool(tools, output)
     return attrs.evolve(
         config,
         tools=tools,
         tool_list=tuple(tools.values()),
         tool_specs=tuple(tool.spec for tool in tools.values()),
         output=output,
-        request_settings=_request_settings(output, config.settings),
+        request_settings=request_settings(output, config.settings),
         owns_store=False,
     )
-
-
-def check_output_phase(config: LoopConfig, phases: Sequence[Phase]) -> None:
-    """A loop with `output_type` needs an `OutputPhase` among its phases to check the answer."""
-    if config.output is None or any(isinstance(phase, OutputPhase) for phase in phases):
-        return
-    rule = "a sequence with OutputPhase() (before ToolPhase) when output_type is given"
-    raise ConfigurationError.invalid("phases", phases, rule)
 
 
 def _output(

@@ -34,12 +34,12 @@ from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._loop._config import (
     LoopOptions,
     build_config,
-    check_output_phase,
     config_with_output,
     phase_sequence,
 )
 from reactloop._loop._entry import RunEntryPoints
 from reactloop._loop._lifecycle import Departure, finish_run
+from reactloop._loop._output_config import check_output_phase
 from reactloop._loop._run import Run
 from reactloop._phases import default_phases, default_start_phases
 from reactloop._telemetry import RUN_MARKS, MarkedRun, phase_name

@@ -13,7 +13,7 @@ import pytest
 from reactloop._cli._lines import THOUGHT_CHARS, Kind, Line, Narrator, shorten
 from reactloop._cli._timings import Timings
 from reactloop._cli._trace import watched_trace, write_trace
-from reactloop._core._messages import ModelSettings, ReasoningSettings
+from reactloop._core._settings import ModelSettings, ReasoningSettings
 from reactloop._core._state import RunResult
 from reactloop._loop._loop import ReActLoop
 from reactloop._providers import AnthropicModel

@@ -15,11 +15,11 @@ from reactloop._core._messages import (
     AssistantMessage,
     ForcedTool,
     ModelRequest,
-    ResponseFormatKind,
     ToolCall,
     ToolMessage,
     UserMessage,
 )
+from reactloop._core._settings import ResponseFormatKind
 from reactloop._core._state import RunContext
 from reactloop._durable._stores import MemoryStore
 from reactloop._errors import ConfigurationError, ErrorCode

@@ -9,13 +9,8 @@ import pytest
 
 from reactloop import Event, FinalAnswerMarker, Hook, Limits, Override, StopReason, StopRun, Usage
 from reactloop._core._events import ModelRetrying
-from reactloop._core._messages import (
-    AssistantMessage,
-    Message,
-    ModelSettings,
-    ToolCall,
-    UserMessage,
-)
+from reactloop._core._messages import AssistantMessage, Message, ToolCall, UserMessage
+from reactloop._core._settings import ModelSettings
 from reactloop._errors import ErrorCode, ModelTimeoutError, ProviderUnavailableError
 from reactloop._policies._context import ContextWindow
 from reactloop._policies._retry import RetryPolicy

@@ -6,9 +6,6 @@ from reactloop._core._messages import (
     AssistantMessage,
     ForcedTool,
     ModelRequest,
-    ModelSettings,
-    ResponseFormat,
-    ResponseFormatKind,
     SystemMessage,
     ToolCall,
     ToolChoice,
@@ -16,6 +13,7 @@ from reactloop._core._messages import (
     ToolSpec,
     UserMessage,
 )
+from reactloop._core._settings import ModelSettings, ResponseFormat, ResponseFormatKind
 
 WEATHER = ToolSpec(
     "get_weather",

@@ -13,13 +13,13 @@ from reactloop._core._messages import (
     FinishReason,
     Message,
     ModelRequest,
-    ModelSettings,
     SystemMessage,
     ToolCall,
     UserMessage,
 )
 from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._core._plan import StepPlan
+from reactloop._core._settings import ModelSettings
 from reactloop._errors import (
     ConfigurationError,
     ErrorCode,

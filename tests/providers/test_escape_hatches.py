@@ -10,13 +10,8 @@ from typing import Any
 
 import pytest
 
-from reactloop._core._messages import (
-    ModelRequest,
-    ModelSettings,
-    ResponseFormat,
-    ResponseFormatKind,
-    UserMessage,
-)
+from reactloop._core._messages import ModelRequest, UserMessage
+from reactloop._core._settings import ModelSettings, ResponseFormat, ResponseFormatKind
 from reactloop._errors import ConfigurationError
 from reactloop._loop._loop import ReActLoop
 from reactloop._output._spec import OutputStrategy

@@ -16,10 +16,10 @@ from reactloop._core._messages import (
     ModelDelta,
     ModelRequest,
     ModelResponse,
-    ModelSettings,
     TextDelta,
     UserMessage,
 )
+from reactloop._core._settings import ModelSettings
 from reactloop._errors import ConfigurationError, ProviderConfigurationError
 from reactloop._loop._loop import ReActLoop
 from reactloop._output._spec import FINAL_TOOL, OutputStrategy

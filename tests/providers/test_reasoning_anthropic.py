@@ -22,9 +22,6 @@ from reactloop._core._messages import (
     Message,
     ModelRequest,
     ModelResponse,
-    ModelSettings,
-    ReasoningEffort,
-    ReasoningSettings,
     SystemMessage,
     ToolCall,
     ToolChoice,
@@ -32,6 +29,7 @@ from reactloop._core._messages import (
     ToolSpec,
     UserMessage,
 )
+from reactloop._core._settings import ModelSettings, ReasoningEffort, ReasoningSettings
 from reactloop._errors import ProviderConfigurationError
 from reactloop._loop._loop import ReActLoop
 from reactloop._output._spec import OutputStrategy

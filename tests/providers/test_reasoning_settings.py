@@ -9,14 +9,13 @@ from typing import Any
 import attrs
 import pytest
 
-from reactloop._core._messages import (
-    ModelRequest,
+from reactloop._core._messages import ModelRequest, UserMessage
+from reactloop._core._settings import (
     ModelSettings,
     ReasoningEffort,
     ReasoningSettings,
     ResponseFormat,
     ResponseFormatKind,
-    UserMessage,
 )
 from reactloop._errors import ConfigurationError, ProviderConfigurationError
 from reactloop._loop._loop import ReActLoop

@@ -11,9 +11,9 @@ from reactloop._core._messages import (
     ModelDelta,
     ModelRequest,
     ModelResponse,
-    ModelSettings,
     UserMessage,
 )
+from reactloop._core._settings import ModelSettings
 from reactloop._errors import (
     AuthenticationError,
     ContextTooLongError,

@@ -25,9 +25,7 @@ from reactloop._core._messages import (
     ModelDelta,
     ModelRequest,
     ModelResponse,
-    ModelSettings,
     ReasoningDelta,
-    ReasoningSettings,
     ToolChoice,
     ToolMessage,
     ToolSpec,
@@ -36,6 +34,7 @@ from reactloop._core._messages import (
 )
 from reactloop._core._parts import ReasoningPart, TextPart
 from reactloop._core._records import ResponseSaved
+from reactloop._core._settings import ModelSettings, ReasoningSettings
 from reactloop._durable._codec import decode, encode
 from reactloop._providers import OpenAIResponsesModel
 from tests.helpers.vendor_schemas import check_openai_responses_body

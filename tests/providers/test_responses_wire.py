@@ -13,16 +13,18 @@ from reactloop._core._messages import (
     ForcedTool,
     Message,
     ModelRequest,
-    ModelSettings,
-    ReasoningSettings,
-    ResponseFormat,
-    ResponseFormatKind,
     ToolCall,
     ToolChoice,
     ToolMessage,
     UserMessage,
 )
 from reactloop._core._parts import ReasoningPart, TextPart
+from reactloop._core._settings import (
+    ModelSettings,
+    ReasoningSettings,
+    ResponseFormat,
+    ResponseFormatKind,
+)
 from reactloop._errors import ConfigurationError, ProviderConfigurationError
 from reactloop._providers import OpenAIResponsesModel
 from reactloop._providers._wire import EMPTY_TOOL_RESULT

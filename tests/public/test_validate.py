@@ -24,15 +24,15 @@ from reactloop._cassettes._cassette import Cassette
 from reactloop._core._approvals import Approve, Deny, Edit, ExternalFailure, ExternalResult
 from reactloop._core._cache import CacheSettings
 from reactloop._core._contracts import Hook
-from reactloop._core._messages import (
+from reactloop._core._messages import ToolSpec
+from reactloop._core._parts import AudioPart, DocumentPart, ImagePart
+from reactloop._core._settings import (
     ModelSettings,
     ReasoningEffort,
     ReasoningSettings,
     ResponseFormat,
     ResponseFormatKind,
-    ToolSpec,
 )
-from reactloop._core._parts import AudioPart, DocumentPart, ImagePart
 from reactloop._core._state import Step
 from reactloop._durable._leases import StoreTimeouts
 from reactloop._durable._stores import MemoryStore, PostgresStore, SqliteStore, store_from_url
