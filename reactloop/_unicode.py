@@ -72,6 +72,13 @@ _WALKED: dict[type, tuple[tuple[str, str], ...]] = {}
 _PLAIN = (int, float, bool, type(None), bytes)  # bytes: a part's content, never text
 
 
+def holds_no_text(cls: type) -> type:
+    """Mark an attrs class whose fields never hold text (counts, amounts): the repair skips it
+    whole instead of walking its fields on every record that holds one."""
+    _WALKED[cls] = ()
+    return cls
+
+
 def _walked(cls: type) -> tuple[tuple[str, str], ...]:
     found = _WALKED.get(cls)
     if found is None:

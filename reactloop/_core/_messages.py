@@ -28,7 +28,7 @@ from reactloop._core._settings import (
     ModelSettings,
 )
 from reactloop._errors import ConfigurationError
-from reactloop._unicode import json_text
+from reactloop._unicode import holds_no_text, json_text
 
 JsonObject: TypeAlias = dict[str, Any]
 
@@ -40,6 +40,7 @@ def new_call_id() -> str:
     return f"call_{next(_call_ids)}"
 
 
+@holds_no_text
 @frozen
 class Usage:
     """Tokens one model call (or a whole run) consumed, the same way on every provider.
