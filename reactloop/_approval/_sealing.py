@@ -375,12 +375,12 @@ class Opened:
         return run_id
 
     def matches(self, records: Sequence[Record]) -> bool:
-        """True when `records` (a stored run) are the records this token sealed, by reference
-        or inline."""
+        """True when `records` (a stored run) are the records this token sealed. A token of a
+        run in a store is sealed by reference (`with_state`), and a run without parts reads the
+        same either way, so one comparison by reference decides."""
         with blobs_apart():
-            if orjson.loads(dump_json(unstructure_records(records))) == self.values:
-                return True
-        return bool(orjson.loads(dump_json(unstructure_records(records))) == self.values)
+            stored = orjson.loads(dump_json(unstructure_records(records)))
+        return bool(stored == self.values)
 
 
 def open_token(token: object, keys: SigningKeys, *, max_bytes: int = MAX_TOKEN_BYTES) -> Opened:

@@ -129,10 +129,10 @@ async def open_journal(run: Run, session: Session) -> None:
         return
     own_history = () if session.release is not None else tuple(state.messages[:-1])
     said = state.messages[-1]  # the run's input comes last
-    plain = not isinstance(said, UserMessage) or said.is_plain
+    said = said if isinstance(said, UserMessage) else UserMessage("")
     created = RunCreated(
         state.run_id,
-        said.text if isinstance(said, UserMessage) else "",
+        said.text,
         state.instructions,
         tuple(run.config.tools),
         time.time(),
@@ -141,7 +141,7 @@ async def open_journal(run: Run, session: Session) -> None:
         run.context.user_id,
         run.context.session_id,
         session.standing,
-        () if plain or not isinstance(said, UserMessage) else said.parts,
+        () if said.is_plain else said.parts,
     )
     state.standing.update((given.tool, given.decision) for given in session.standing)
     await store.create_run(created)
