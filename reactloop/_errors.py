@@ -78,6 +78,7 @@ class ErrorCode(enum.StrEnum):
     CONTEXT_TOO_LONG = "context_too_long"
     AUTHENTICATION = "authentication"
     INVALID_REQUEST = "invalid_request"
+    CONTENT_FILTERED = "content_filtered"
     QUOTA_EXHAUSTED = "quota_exhausted"
     PROVIDER_UNAVAILABLE = "provider_unavailable"
     TOOL_ERROR = "tool_error"

@@ -28,6 +28,9 @@ DEFAULT_MESSAGES: Mapping[ErrorCode, str] = MappingProxyType(
         ErrorCode.INVALID_REQUEST: (
             "Your request could not be processed. Please rephrase it and try again."
         ),
+        ErrorCode.CONTENT_FILTERED: (
+            "Your request was blocked by the AI service's content policy. Please rephrase it."
+        ),
         ErrorCode.QUOTA_EXHAUSTED: (
             "The assistant has used up its AI service allowance for now. Please contact support."
         ),

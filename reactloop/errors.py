@@ -38,7 +38,12 @@ from reactloop._errors import (
     UnknownToolError,
 )
 from reactloop._output import OutputValidationError
-from reactloop._providers import ContentTooLargeError, UnsupportedContentError
+from reactloop._providers import (
+    ContentFilteredError,
+    ContentTooLargeError,
+    FilterVerdict,
+    UnsupportedContentError,
+)
 from reactloop._resolver import (
     DefaultErrorMessages,
     ErrorMessageResolver,
@@ -74,6 +79,7 @@ __all__ = [
     "CassetteFormatError",
     "CassetteMismatchError",
     "ConfigurationError",
+    "ContentFilteredError",
     "ContentTooLargeError",
     "ContextTooLongError",
     "ContractError",
@@ -81,6 +87,7 @@ __all__ = [
     "DefaultErrorMessages",
     "ErrorCode",
     "ErrorMessageResolver",
+    "FilterVerdict",
     "GuardRejectedError",
     "HookError",
     "InvalidRequestError",

@@ -10,12 +10,15 @@ from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenA
 from reactloop._providers._profiles import ModelProfile, model_profile
 from reactloop._providers._registry import model_from_string
 from reactloop._providers._responses import OpenAIResponsesModel, ResponsesConversation
+from reactloop._providers._safety import ContentFilteredError, FilterVerdict
 
 __all__ = [
     "DEFAULT_SWITCH_ON",
     "AnthropicModel",
+    "ContentFilteredError",
     "ContentTooLargeError",
     "FallbackModel",
+    "FilterVerdict",
     "InstructionsRole",
     "MaxTokensField",
     "ModelProfile",

@@ -54,12 +54,11 @@ from reactloop._providers._anthropic_stream import (
     decode_message,
     joined,
 )
+from reactloop._providers._auth import AuthScheme, resolve_key
 from reactloop._providers._base import HttpModel
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
-    AuthScheme,
     HttpChannel,
-    resolve_key,
 )
 from reactloop._providers._options import (
     check_base_url,

@@ -47,6 +47,7 @@ from reactloop._errors import (
     InvalidResponseError,
     ProviderUnavailableError,
 )
+from reactloop._providers._auth import AuthScheme, resolve_key
 from reactloop._providers._base import HttpModel
 from reactloop._providers._chat_content import (
     check_files,
@@ -64,11 +65,9 @@ from reactloop._providers._chat_reasoning import (
 )
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
-    AuthScheme,
     HttpChannel,
     error_detail,
     parse_json,
-    resolve_key,
     stream_error,
 )
 from reactloop._providers._openai_cache import openai_cache, takes_breakpoints

@@ -16,13 +16,12 @@ from reactloop._errors import (
     ProviderUnavailableError,
     RateLimitedError,
 )
+from reactloop._providers._auth import Secret, resolve_key
 from reactloop._providers._http import (
     ErrorDetail,
     RetryHints,
-    Secret,
     detail_of,
     parse_json,
-    resolve_key,
     retry_hints,
     shown_url,
     status_error,

@@ -55,6 +55,7 @@ PINNED: dict[str, set[str]] = {
         "ToolArgumentsError", "ToolDefinitionError", "ToolError",
         "ToolExecutionError", "ToolRefusedError", "ToolTimeoutError", "UnknownToolError",
         "user_message", "UnsupportedContentError", "ContentTooLargeError",
+        "ContentFilteredError", "FilterVerdict",
     },
     "reactloop.messages": {
         "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind",
