@@ -13,6 +13,7 @@ from benchmarks import _handwritten as handwritten
 from benchmarks import cassette as cassette_benchmark
 from benchmarks import mutation, output_validation
 from benchmarks import partial as partial_benchmark
+from benchmarks import providers as providers_benchmark
 from benchmarks import reasoning as reasoning_benchmark
 from benchmarks import telemetry as telemetry_benchmark
 from benchmarks.__main__ import main
@@ -176,3 +177,11 @@ def test_the_output_validation_benchmark_reports_each_way() -> None:
     figures = output_validation.measure(fields=9, number=2, repeats=1)
     assert set(figures) == {"convert", "parse + convert", "strict answer", "raw schema"}
     assert all(value > 0 for value in figures.values())
+
+
+def test_the_providers_benchmark_encodes_and_decodes_with_every_provider() -> None:
+    figures = providers_benchmark.measure(messages=5, repeats=2, inner=1)
+    assert {"openai", "anthropic", "openai-responses"} <= set(figures)
+    for row in figures.values():
+        assert set(row) == {"encode", "decode"}
+        assert all(0 < first <= median <= third for first, median, third in row.values())
