@@ -1,12 +1,14 @@
-"""The model providers: OpenAI Chat Completions (and compatible servers), OpenAI Responses and
-Anthropic Messages, each implementing the `Model` contract, `model_from_string` for
-"openai:gpt-4o", and `FallbackModel` (the next model asked when one is unavailable)."""
+"""The model providers: OpenAI Chat Completions (and compatible servers), OpenAI Responses,
+Anthropic Messages and Gemini (native API), each implementing the `Model` contract,
+`model_from_string` for "openai:gpt-4o", and `FallbackModel` (the next model asked when one is
+unavailable)."""
 
 from reactloop._core import publish
 from reactloop._providers import (
     DEFAULT_SWITCH_ON,
     AnthropicModel,
     FallbackModel,
+    GeminiModel,
     InstructionsRole,
     MaxTokensField,
     ModelProfile,
@@ -21,6 +23,7 @@ __all__ = [
     "DEFAULT_SWITCH_ON",
     "AnthropicModel",
     "FallbackModel",
+    "GeminiModel",
     "InstructionsRole",
     "MaxTokensField",
     "ModelProfile",

@@ -1,10 +1,11 @@
 """Real model providers over HTTP: OpenAI Chat Completions (and compatible servers), OpenAI
-Responses, Anthropic, and model strings. Published by `reactloop.providers` and
+Responses, Anthropic, Gemini, and model strings. Published by `reactloop.providers` and
 `reactloop.models`."""
 
 from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._content import ContentTooLargeError, UnsupportedContentError
 from reactloop._providers._fallback import DEFAULT_SWITCH_ON, FallbackModel, SwitchOn
+from reactloop._providers._gemini import GeminiModel
 from reactloop._providers._http import RetryHints, retry_hints
 from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenAIModel
 from reactloop._providers._profiles import ModelProfile, model_profile
@@ -19,6 +20,7 @@ __all__ = [
     "ContentTooLargeError",
     "FallbackModel",
     "FilterVerdict",
+    "GeminiModel",
     "InstructionsRole",
     "MaxTokensField",
     "ModelProfile",

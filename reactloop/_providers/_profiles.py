@@ -125,6 +125,20 @@ _OPENAI_REASONING = ModelProfile(
 _OPENAI_CHAT = ModelProfile(reasoning_efforts=frozenset(), thinking_budget=False)
 """OpenAI's GPT-4 families: no reasoning settings."""
 
+_GEMINI_3 = ModelProfile(thinking=True, thinking_budget=False)
+"""Gemini 3 and later: thinking by `thinkingLevel` (an effort; Google recommends it over a
+budget, and refuses both in one request), the levels of a family not listed here left to the
+API (ai.google.dev/gemini-api/docs/thinking: thinking levels)."""
+
+_GEMINI_2_5 = ModelProfile(thinking=True, reasoning_efforts=frozenset())
+"""Gemini 2.5: thinking by `thinkingBudget` (no levels); Pro cannot turn thinking off."""
+
+_GEMINI_EARLY = ModelProfile(
+    reasoning_efforts=frozenset(), thinking_budget=False, native_output=False
+)
+"""Gemini 2.0 and 1.5: no thinking settings, no JSON-schema response format (`responseJsonSchema`
+came with Gemini 2.5)."""
+
 FAMILIES: tuple[tuple[str, ModelProfile], ...] = (
     ("claude-opus-4-8", attrs.evolve(_CLAUDE_ADAPTIVE, system_turns=True)),
     ("claude-opus-4-7", _CLAUDE_ADAPTIVE),
@@ -144,6 +158,16 @@ FAMILIES: tuple[tuple[str, ModelProfile], ...] = (
     ("o4", _OPENAI_REASONING),
     ("gpt-4.1", attrs.evolve(_OPENAI_CHAT, cache_retention=True)),
     ("gpt-4o", _OPENAI_CHAT),
+    ("gemini-3-pro", attrs.evolve(_GEMINI_3, reasoning_efforts=frozenset({"low", "high"}))),
+    ("gemini-3-flash", attrs.evolve(
+        _GEMINI_3, reasoning_efforts=frozenset({"minimal", "low", "medium", "high"}))),
+    ("gemini-3.1-pro", attrs.evolve(
+        _GEMINI_3, reasoning_efforts=frozenset({"low", "medium", "high"}))),
+    ("gemini-3", _GEMINI_3),
+    ("gemini-2.5-pro", _GEMINI_2_5),
+    ("gemini-2.5-flash", attrs.evolve(_GEMINI_2_5, reasoning_efforts=frozenset({"none"}))),
+    ("gemini-2", _GEMINI_EARLY),
+    ("gemini-1", _GEMINI_EARLY),
 )  # fmt: skip
 """Family prefixes, most specific first, and their profiles."""
 

@@ -6,6 +6,9 @@ Forms:
 - `openai-responses:MODEL`: OpenAI over the Responses API (`OpenAIResponsesModel`, stateless;
   key from `OPENAI_API_KEY`, `OPENAI_BASE_URL` as for `openai:`).
 - `anthropic:MODEL`: Anthropic (key from `ANTHROPIC_API_KEY`).
+- `google:MODEL` or `gemini:MODEL`: Gemini over Google's native API (`GeminiModel`; key from
+  `GEMINI_API_KEY`, else `GOOGLE_API_KEY`; `GEMINI_BASE_URL` or `GOOGLE_GEMINI_BASE_URL` may
+  point elsewhere).
 - `openai-compatible:MODEL@BASE_URL`: any Chat Completions server (vLLM, Ollama, llama.cpp, ...)
   at `BASE_URL`, e.g. `openai-compatible:qwen2.5:7b@http://127.0.0.1:11434/v1`. The key is
   optional and read from `OPENAI_COMPATIBLE_API_KEY` only, never from `OPENAI_API_KEY`, so that an
@@ -20,15 +23,16 @@ import re
 from reactloop._core import Model
 from reactloop._errors import ConfigurationError
 from reactloop._providers._anthropic import AnthropicModel
+from reactloop._providers._gemini import GeminiModel
 from reactloop._providers._openai import MaxTokensField, OpenAIModel
 from reactloop._providers._responses import OpenAIResponsesModel
 from reactloop._validate import checked_arguments, did_you_mean
 
 _COMPATIBLE = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
-PROVIDERS = ("openai", "openai-responses", "anthropic", "openai-compatible")
+PROVIDERS = ("openai", "openai-responses", "anthropic", "google", "gemini", "openai-compatible")
 FORMS = (
-    "'openai:MODEL', 'openai-responses:MODEL', 'anthropic:MODEL' or"
+    "'openai:MODEL', 'openai-responses:MODEL', 'anthropic:MODEL', 'google:MODEL' or"
     " 'openai-compatible:MODEL@http://HOST:PORT/v1'"
 )
 
@@ -71,6 +75,8 @@ def model_from_string(spec: str) -> Model:
         return OpenAIResponsesModel(rest)
     if prefix == "anthropic":
         return AnthropicModel(rest)
+    if prefix in ("google", "gemini"):
+        return GeminiModel(rest)
     if prefix == "openai-compatible":
         return _compatible(rest, spec)
     hint = did_you_mean(prefix, PROVIDERS)

@@ -72,7 +72,7 @@ PINNED: dict[str, set[str]] = {
     "reactloop.providers": {
         "AnthropicModel", "InstructionsRole", "MaxTokensField", "ModelProfile", "OpenAIModel",
         "OpenAIResponsesModel", "ResponsesConversation", "model_from_string", "model_profile",
-        "DEFAULT_SWITCH_ON", "FallbackModel",
+        "DEFAULT_SWITCH_ON", "FallbackModel", "GeminiModel",
     },
     "reactloop.phases": {
         "Finishing", "HookDecisionApplier", "IterationGuards", "LoopOptions",

@@ -69,6 +69,7 @@ from reactloop._policies._tokens import MessageTokenEstimator
 from reactloop._providers import (
     AnthropicModel,
     FallbackModel,
+    GeminiModel,
     ModelProfile,
     OpenAIModel,
     OpenAIResponsesModel,
@@ -475,6 +476,10 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         },
     ),
     AnthropicModel: ({"model": "m", "api_key": "k"}, {**HTTP_BAD, "max_tokens": COUNTS}),
+    GeminiModel: (
+        {"model": "m", "api_key": "k"},
+        {**HTTP_BAD, "extra_body": ["k=5", {1: "a"}, {"contents": []}, {"x": object()}]},
+    ),
     FallbackModel: (
         {"models": [ScriptedModel([]), ScriptedModel([])]},
         {
