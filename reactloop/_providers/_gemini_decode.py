@@ -37,7 +37,7 @@ from reactloop._core import (
     new_call_id,
 )
 from reactloop._errors import InvalidResponseError, ModelError
-from reactloop._providers._http import error_detail, status_error
+from reactloop._providers._http import error_detail, stream_error
 from reactloop._providers._safety import ContentFilteredError, FilterVerdict
 from reactloop._providers._wire import count, items, obj, text
 
@@ -70,25 +70,6 @@ call to no declared tool): an `InvalidResponseError` naming the reason."""
 
 _FINISH = {"STOP": FinishReason.STOP, "MAX_TOKENS": FinishReason.LENGTH}
 
-STATUS_CODES = {
-    "INVALID_ARGUMENT": 400,
-    "FAILED_PRECONDITION": 400,
-    "OUT_OF_RANGE": 400,
-    "UNAUTHENTICATED": 401,
-    "PERMISSION_DENIED": 403,
-    "NOT_FOUND": 404,
-    "ABORTED": 409,
-    "ALREADY_EXISTS": 409,
-    "RESOURCE_EXHAUSTED": 429,
-    "CANCELLED": 499,
-    "INTERNAL": 500,
-    "UNKNOWN": 500,
-    "UNAVAILABLE": 503,
-    "DEADLINE_EXCEEDED": 504,
-}
-"""The HTTP status of each canonical error status Google's APIs name (google.rpc.Code), for an
-error sent inside a 200 answer without its numeric code."""
-
 
 def decode_usage(usage: object) -> Usage:
     """`usageMetadata` as neutral usage: the input is the prompt (cached content included, also
@@ -107,18 +88,10 @@ def decode_usage(usage: object) -> Usage:
     )
 
 
-def error_status(error: object) -> int:
-    """The HTTP status of an error object: its numeric `code`, else its canonical `status`."""
-    code = count(error, "code")
-    if code is not None and 400 <= code < 600:
-        return code
-    return STATUS_CODES.get(text(error, "status") or "", 500)
-
-
 def gemini_error(provider: str, body: JsonObject) -> ModelError:
-    """The typed error of an `{"error": {...}}` sent inside a 200 answer (a stream event)."""
-    status = error_status(obj(body, "error"))
-    return status_error(provider, status, error_detail(body), origin="sent an error")
+    """The typed error of an `{"error": {...}}` sent inside a 200 answer (a stream event), by
+    its canonical `status` (`_http.KIND_STATUS`) and its `details` reason."""
+    return stream_error(provider, error_detail(body), None)
 
 
 def verdicts(ratings: object) -> tuple[FilterVerdict, ...]:

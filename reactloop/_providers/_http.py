@@ -55,6 +55,7 @@ _CONTEXT_MARKERS = (
     "context length",
     "exceed_context_size",
     "context window",
+    "input token count",  # Gemini: "The input token count (N) exceeds the maximum ..."
 )
 
 _SETTING_MARKERS = (
@@ -96,8 +97,24 @@ KIND_STATUS = {
     "server_error": 500,
     "timeout_error": 504,
     "overloaded_error": 529,
+    # Google's canonical statuses (google.rpc.Code), as Gemini names them beside the code
+    "INVALID_ARGUMENT": 400,
+    "FAILED_PRECONDITION": 400,
+    "UNAUTHENTICATED": 401,
+    "PERMISSION_DENIED": 403,
+    "NOT_FOUND": 404,
+    "RESOURCE_EXHAUSTED": 429,
+    "INTERNAL": 500,
+    "UNAVAILABLE": 503,
+    "DEADLINE_EXCEEDED": 504,
 }
 """The HTTP status an error type stands for, for errors that arrive inside a 200 stream."""
+
+_CREDENTIAL_REASONS = ("API_KEY_", "ACCESS_TOKEN_", "CREDENTIALS_MISSING")
+"""Prefixes of the `reason` of an error whose credentials were refused, whatever its status
+(Google answers a bad API key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID)."""
+
+_PRECONDITION_HINT = "the account cannot make this request as set up (billing, region, project)"
 
 
 @frozen
@@ -148,22 +165,36 @@ class ErrorDetail:
     kind: str | None = None
     code: str | None = None
     param: str | None = None  # the request field at fault, when the error names it (OpenAI)
+    reason: str | None = None  # a machine-readable reason in `details` (Google's ErrorInfo)
+    retry_after: float | None = None  # a delay the body gives (Google's RetryInfo)
 
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _details(inner: dict[str, Any]) -> tuple[str | None, float | None]:
+    """The first `reason` and `retryDelay` ("22s") of Google's `details` list."""
+    details = inner.get("details")
+    found = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
+    reason = next((r for d in found if (r := _text(d.get("reason")))), None)
+    delay = next((d for entry in found if (d := _text(entry.get("retryDelay")))), None)
+    return reason, None if delay is None else _seconds(delay.removesuffix("s"))
+
+
 def error_detail(body: object, raw: bytes = b"") -> ErrorDetail:
-    """Read `{"error": {...}}` (OpenAI, Anthropic) or a looser body of a compatible server."""
+    """Read `{"error": {...}}` (OpenAI, Anthropic, Google: its `status` as the type, its
+    `details` reason and retry delay) or a looser body of a compatible server."""
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict):
             message = _text(inner.get("message")) or _text(inner.get("detail")) or ""
             code = inner.get("code")
-            kind = _text(inner.get("type"))
+            kind = _text(inner.get("type")) or _text(inner.get("status"))
             param = _text(inner.get("param"))
-            return ErrorDetail(message, kind, None if code is None else str(code), param)
+            reason, delay = _details(inner)
+            code_text = None if code is None else str(code)
+            return ErrorDetail(message, kind, code_text, param, reason, delay)
         if isinstance(inner, str):
             return ErrorDetail(inner)
     text = raw.decode("utf-8", "replace").strip()
@@ -227,7 +258,7 @@ def _error_class(status: int, detail: ErrorDetail) -> type[ModelError]:
     """The error class of a status: who can fix it (nobody, the end user, the developer)."""
     if status in (402, 429):
         return RateLimitedError
-    if status in (401, 403):
+    if status in (401, 403) or (detail.reason or "").startswith(_CREDENTIAL_REASONS):
         return AuthenticationError
     if status == 408:
         return ModelTimeoutError
@@ -237,14 +268,18 @@ def _error_class(status: int, detail: ErrorDetail) -> type[ModelError]:
         return ContextTooLongError  # 413: the request is too large to be taken at all
     if 300 <= status < 400 or status in CONFIGURATION_HINTS or _rejects_a_setting(detail):
         return ProviderConfigurationError
+    if detail.kind == "FAILED_PRECONDITION":
+        return ProviderConfigurationError
     if status >= 400:
         return InvalidRequestError
     return InvalidResponseError
 
 
-def _hint(status: int) -> str:
+def _hint(status: int, detail: ErrorDetail) -> str:
     if 300 <= status < 400:
         return REDIRECT_HINT
+    if detail.kind == "FAILED_PRECONDITION" and status not in CONFIGURATION_HINTS:
+        return _PRECONDITION_HINT
     return CONFIGURATION_HINTS.get(status, SETTING_HINT)
 
 
@@ -286,14 +321,14 @@ def status_error(
         model = f"model {rejected.model!r}" if rejected.model else "the model"
         message += f" ({model} does not take the parameter {rejected.param!r}: leave it unset)"
     elif cls is ProviderConfigurationError:
-        message += f" ({_hint(status)})"
+        message += f" ({_hint(status, detail)})"
     if secret is not None:
         message = secret.redact(message)
         url = None if url is None else secret.redact(url)
     kwargs: dict[str, Any] = {
         "status": status,
         "provider": provider,
-        "retry_after": hints.retry_after,
+        "retry_after": detail.retry_after if hints.retry_after is None else hints.retry_after,
         "should_retry": hints.should_retry,
     }
     if cls is RateLimitedError:
