@@ -27,12 +27,15 @@ import functools
 import inspect
 import types
 import typing
+import warnings
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 import orjson
+import pydantic
 import typing_extensions
 from anthropic.types import message_create_params as anthropic_params
+from google.genai import types as genai
 from jsonschema import Draft202012Validator, validators
 from openai.types.chat import (
     ChatCompletionAssistantMessageParam,
@@ -390,14 +393,61 @@ def _chat_vendor(body: JsonObject) -> ChatVendor:
     return "openai"
 
 
+_GEMINI_FIELDS: dict[str, Any] = {
+    "contents": list[genai.Content],
+    "systemInstruction": genai.Content,
+    "tools": list[genai.Tool],
+    "toolConfig": genai.ToolConfig,
+    "generationConfig": genai.GenerationConfig,
+    "safetySettings": list[genai.SafetySetting],
+    "cachedContent": str,
+}
+"""The top-level fields of a Gemini `generateContent` body and the google-genai (3.6.1) types
+that judge them: pydantic models that forbid unknown fields, read from JSON so that bytes fields
+(`thoughtSignature`, `inlineData.data`) must be base64."""
+GEMINI_ROUTES = (":generateContent", ":streamGenerateContent")
+
+
+@functools.cache
+def _gemini_adapter(key: str) -> pydantic.TypeAdapter[Any]:
+    return pydantic.TypeAdapter(_GEMINI_FIELDS[key])
+
+
+def check_gemini_body(body: JsonObject, exempt: collections.abc.Set[str] = frozenset()) -> None:
+    """Raise `VendorSchemaError` unless each field of `body` is what the google-genai SDK's
+    request types take (`Content`, `Tool`, `ToolConfig`, `GenerationConfig`), and no other
+    top-level field is there."""
+    problems: list[str] = []
+    for key, value in _without(body, exempt).items():
+        if key not in _GEMINI_FIELDS:
+            problems.append(f"$.{key}: unknown top-level field of a generateContent request")
+            continue
+        problems += _gemini_problems(key, value)
+    _raise("google-genai SDK request types", problems)
+
+
+def _gemini_problems(key: str, value: object) -> list[str]:
+    """What the SDK's type for `key` refuses in `value`. Its enums only warn about a value they
+    do not know (`UserWarning: X is not a valid Mode`) and take it: a refusal here."""
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        try:
+            _gemini_adapter(key).validate_json(orjson.dumps(value))
+        except pydantic.ValidationError as error:
+            return [f"$.{key}.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()]
+    return [f"$.{key}: {warning.message}" for warning in warned]
+
+
 def wire_problems(
     path: str, raw: bytes, exempt: collections.abc.Set[str] = frozenset()
 ) -> list[str]:
     """What the vendor's own definition refuses in a request sent to `path` (empty: none, or not a
-    path of the three APIs): `/v1/messages` Anthropic, `/chat/completions` OpenAI Chat Completions
-    (DeepSeek's or Gemini's by the model id), `/responses` OpenAI Responses."""
+    path of the four APIs): `/v1/messages` Anthropic, `/chat/completions` OpenAI Chat Completions
+    (DeepSeek's or Gemini's by the model id), `/responses` OpenAI Responses, `:generateContent`
+    and `:streamGenerateContent` Gemini."""
     route = path.split("?", 1)[0].rstrip("/")
-    if not route.endswith(("/v1/messages", "/chat/completions", "/responses")):
+    gemini = route.endswith(GEMINI_ROUTES)
+    if not (gemini or route.endswith(("/v1/messages", "/chat/completions", "/responses"))):
         return []
     try:
         body = orjson.loads(raw)
@@ -406,7 +456,9 @@ def wire_problems(
     if not isinstance(body, dict):
         return [f"POST {route}: the body is not a JSON object"]
     try:
-        if route.endswith("/v1/messages"):
+        if gemini:
+            check_gemini_body(body, exempt)
+        elif route.endswith("/v1/messages"):
             check_anthropic_body(body, exempt)
         elif route.endswith("/chat/completions"):
             check_openai_chat_body(body, exempt, _chat_vendor(body))

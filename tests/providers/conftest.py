@@ -114,7 +114,7 @@ def vendor_checked_bodies(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
     violations: list[str] = []
     exempt: set[str] = set()
     request.node.stash[VIOLATIONS] = violations
-    for name in ("OpenAIModel", "AnthropicModel", "OpenAIResponsesModel"):
+    for name in ("OpenAIModel", "AnthropicModel", "OpenAIResponsesModel", "GeminiModel"):
         provider = getattr(reactloop._providers, name, None)
         if isinstance(provider, type):
             _noting_extra_body(provider, exempt, monkeypatch)

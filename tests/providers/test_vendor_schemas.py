@@ -20,6 +20,7 @@ from reactloop._providers import OpenAIModel
 from tests.helpers.vendor_schemas import (
     VendorSchemaError,
     check_anthropic_body,
+    check_gemini_body,
     check_openai_chat_body,
     check_openai_responses_body,
     wire_problems,
@@ -291,3 +292,73 @@ async def test_the_wire_hook_exempts_only_what_extra_body_adds(
         await model.request(ModelRequest((UserMessage("hi"),)))
     assert server.requests[0].json()["x_vendor_flag"] is True
     assert request.node.stash[VIOLATIONS] == []
+
+
+GEMINI: JsonObject = {
+    "contents": [
+        {"role": "user", "parts": [{"text": "weather?"}]},
+        {
+            "role": "model",
+            "parts": [
+                {
+                    "functionCall": {"name": "weather", "args": {"city": "Paris"}, "id": "c1"},
+                    "thoughtSignature": "EpwICpkIAXLI2nxl",
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "weather", "id": "c1", "response": {"output": "sun"}}}
+            ],
+        },
+    ],
+    "systemInstruction": {"parts": [{"text": "Be brief."}]},
+    "tools": [{"functionDeclarations": [{"name": "weather", "parametersJsonSchema": {}}]}],
+    "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["weather"]}},
+    "generationConfig": {"maxOutputTokens": 64, "thinkingConfig": {"thinkingLevel": "low"}},
+}
+
+
+def test_a_documented_gemini_body_passes() -> None:
+    check_gemini_body(GEMINI)
+    assert not wire_problems("/v1beta/models/gemini-3-pro:generateContent", orjson.dumps(GEMINI))
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problem"),
+    [
+        (("contents", 0, "parts", 0, "txt"), "x", "$.contents.0.parts.0.txt: Extra inputs"),
+        (("contents", 1, "parts", 0, "thoughtSignature"), "not base64!", "valid base64"),
+        (("generationConfig", "maxTokens"), 5, "$.generationConfig.maxTokens: Extra inputs"),
+        (
+            ("generationConfig", "thinkingConfig", "thinkingLevel"),
+            "huge",
+            "huge is not a valid ThinkingLevel",
+        ),
+        (
+            ("toolConfig", "functionCallingConfig", "mode"),
+            "SOMETIMES",
+            "SOMETIMES is not a valid FunctionCallingConfigMode",
+        ),
+        (("tools", 0, "functionDeclarations", 0, "params"), {}, "params: Extra inputs"),
+        (("systemInstruction", "text"), "Be brief.", "$.systemInstruction.text: Extra inputs"),
+        (("candidateCount",), 2, "$.candidateCount: unknown top-level field"),
+    ],
+)
+def test_a_gemini_departure_is_refused_with_its_path(
+    path: tuple[str | int, ...], value: object, problem: str
+) -> None:
+    with pytest.raises(VendorSchemaError, match="google-genai SDK") as caught:
+        check_gemini_body(_changed(GEMINI, path, value))
+    assert problem in str(caught.value)
+
+
+def test_the_gemini_check_routes_by_path_and_exempts_only_extra_body_fields() -> None:
+    body = orjson.dumps({**GEMINI, "labels": {"team": "a"}})
+    streaming = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    assert wire_problems(streaming, body)
+    assert not wire_problems(streaming, body, frozenset({"labels"}))
+    assert not wire_problems("/v1beta/models/gemini-2.5-flash:countTokens", body)
+    extras = {**GEMINI, "safetySettings": [], "cachedContent": "cachedContents/abc"}
+    check_gemini_body(extras)
