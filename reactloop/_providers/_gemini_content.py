@@ -102,7 +102,8 @@ class Contents:
         check_size(self.provider, part, RAW_LIMIT)
         self.inline += len(data)
         if self.inline > RAW_LIMIT:
-            raise ContentTooLargeError(self.provider, describe(part), self.inline, RAW_LIMIT)
+            what = f"{describe(part)} (with the request's earlier inline data)"
+            raise ContentTooLargeError(self.provider, what, self.inline, RAW_LIMIT)
         return {"inlineData": {"mimeType": mime, "data": b64(data)}}
 
 
