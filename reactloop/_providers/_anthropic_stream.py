@@ -34,7 +34,14 @@ from reactloop._core import (
 from reactloop._errors import InvalidResponseError, ProviderUnavailableError
 from reactloop._providers._http import error_detail, parse_json, stream_error
 from reactloop._providers._sse import SseEvent
-from reactloop._providers._wire import CallParts, assemble_calls, count, items, obj, text
+from reactloop._providers._wire import (
+    CallParts,
+    assemble_calls,
+    count,
+    obj,
+    required_list,
+    text,
+)
 
 MAX_CONTINUATIONS = 5
 """How many times a `pause_turn` is continued within one call before the paused response is
@@ -138,7 +145,8 @@ def decode_message(provider: str, body: JsonObject, model: str | None = None) ->
     reasoning parts name)."""
     if body.get("type") == "error":
         raise stream_error(provider, error_detail(body), None)
-    decoded = (_decode_block(provider, model, block) for block in items(body, "content"))
+    content = required_list(provider, body, "content", "Messages `message`")
+    decoded = (_decode_block(provider, model, block) for block in content)
     parts = kept(decoded)
     finish = decode_stop(text(body, "stop_reason"))
     answer = "".join(part.text for part in parts if isinstance(part, TextPart))

@@ -44,7 +44,7 @@ from reactloop._providers._responses_decode import (
 )
 from reactloop._providers._responses_stream import ResponsesStream
 from reactloop._providers._responses_wire import OWNED, Encoding, ItemMemory, encode_request
-from reactloop._providers._wire import items, text
+from reactloop._providers._wire import required_list, text
 from reactloop._redact import redacted
 from reactloop._schema import strict_schema_openai
 from reactloop._validate import checked_arguments, member
@@ -65,7 +65,8 @@ def decode_response(provider: str, model: str, body: JsonObject) -> tuple[ModelR
     """A whole `response` object as a neutral response, and its decoded output (item ids)."""
     if "error" in body and "output" not in body and "status" not in body:
         raise stream_error(provider, error_detail(body), None)
-    decoded = decode_output(provider, model, items(body, "output"))
+    output = required_list(provider, body, "output", "Responses `response`")
+    decoded = decode_output(provider, model, output)
     finish = decode_finish(provider, body, decoded)
     message = AssistantMessage(parts=finished_parts(decoded, finish), refusal=decoded.refusal)
     usage = decode_usage(body.get("usage"))

@@ -139,6 +139,21 @@ def items(value: object, key: str) -> list[Any]:
     return inner if isinstance(inner, list) else []
 
 
+def required_list(provider: str, body: JsonObject, key: str, kind: str) -> list[Any]:
+    """`body[key]`, which a whole `kind` always has as a list: a 200 whose body lacks it is no
+    answer of the protocol (an InvalidResponseError), never an empty success."""
+    inner = body.get(key)
+    if isinstance(inner, list):
+        return inner
+    got = "no such field" if inner is None else f"a {type(inner).__name__}"
+    raise InvalidResponseError(
+        f"{provider} answered with a body that is not a {kind}: its {key!r} must be a list, got"
+        f" {got}",
+        status=200,
+        provider=provider,
+    )
+
+
 def is_json(arguments: str) -> bool:
     """True when the text parses as JSON."""
     try:
