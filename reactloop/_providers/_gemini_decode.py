@@ -179,9 +179,9 @@ class PartsReader:
 
     def _thought(self, said: str, signature: str | None) -> ModelDelta | None:
         last = self.entries[-1] if self.entries else None
-        if last is not None and last.kind == "thought" and last.signature is None:
-            last.pieces.append(said)
-            last.signature = signature
+        if last is not None and last.kind == "thought" and None in (last.signature, signature):
+            last.pieces.append(said)  # a stream's pieces: one signature for the whole thought
+            last.signature = last.signature or signature
         else:
             self.entries.append(_Entry("thought", [said], signature))
         return ReasoningDelta(said) if said else None

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import reactloop._providers
-from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
+from reactloop._providers import AnthropicModel, GeminiModel, OpenAIModel, OpenAIResponsesModel
 from tests.helpers.vendor_schemas import VendorSchemaError, wire_problems
 from tests.providers.protocol import OpenAIRequestSchema
 from tests.providers.wire_server import Reply, Request, WireServer
@@ -48,6 +48,13 @@ async def responses(server: WireServer) -> AsyncIterator[OpenAIResponsesModel]:
     """An OpenAI Responses model (a reasoning family) talking to the wire server."""
     url = f"{server.url}/v1"
     async with OpenAIResponsesModel("gpt-5", api_key=API_KEY, base_url=url) as model:
+        yield model
+
+
+@pytest.fixture
+async def gemini(server: WireServer) -> AsyncIterator[GeminiModel]:
+    """A Gemini model (the native API) talking to the wire server."""
+    async with GeminiModel("gemini-2.5-flash", api_key=API_KEY, base_url=server.url) as model:
         yield model
 
 
