@@ -6,6 +6,7 @@ from reactloop._providers._anthropic import AnthropicModel
 from reactloop._providers._content import ContentTooLargeError, UnsupportedContentError
 from reactloop._providers._fallback import DEFAULT_SWITCH_ON, FallbackModel, SwitchOn
 from reactloop._providers._gemini import GeminiModel
+from reactloop._providers._hosts import HOSTS, OpenAICompatibleHost, ReasoningRequest
 from reactloop._providers._http import RetryHints, retry_hints
 from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenAIModel
 from reactloop._providers._profiles import ModelProfile, model_profile
@@ -15,6 +16,7 @@ from reactloop._providers._safety import ContentFilteredError, FilterVerdict
 
 __all__ = [
     "DEFAULT_SWITCH_ON",
+    "HOSTS",
     "AnthropicModel",
     "ContentFilteredError",
     "ContentTooLargeError",
@@ -24,8 +26,10 @@ __all__ = [
     "InstructionsRole",
     "MaxTokensField",
     "ModelProfile",
+    "OpenAICompatibleHost",
     "OpenAIModel",
     "OpenAIResponsesModel",
+    "ReasoningRequest",
     "ResponsesConversation",
     "RetryHints",
     "SwitchOn",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import orjson
 from attrs import frozen
 
 from reactloop._core import (
@@ -24,12 +25,16 @@ from reactloop._providers._wire import obj, replays, text
 class Recipient:
     """Who a message goes to (the provider's name and model: what reasoning replays), and
     whether it belongs to the current tool loop (after the last user message); `breakpoints`:
-    whether cache points go as explicit cache breakpoints."""
+    whether cache points go as explicit cache breakpoints; `reasoning_field`: the assistant field
+    readable reasoning goes back in (None: none goes back); `details`: OpenRouter's
+    `reasoning_details` go back."""
 
     provider: str = "openai"
     model: str = ""
     current_loop: bool = False
     breakpoints: bool = False
+    reasoning_field: str | None = "reasoning_content"
+    details: bool = False
 
 
 OUTSIDE_LOOP = Recipient()
@@ -84,6 +89,19 @@ def reasoning_content(message: AssistantMessage, provider: str, model: str) -> s
         if part.text and not part.is_opaque and replays(part, provider, model)
     ]
     return "".join(texts) or None
+
+
+def reasoning_fields(message: AssistantMessage, to: Recipient) -> JsonObject:
+    """The reasoning an assistant message carries back to `to`: OpenRouter's
+    `reasoning_details` as they came, else the readable reasoning in `to.reasoning_field`."""
+    if to.details:
+        for part in message.reasoning:
+            if part.encrypted is not None and replays(part, to.provider, to.model):
+                return {"reasoning_details": orjson.loads(part.encrypted)}
+    if to.reasoning_field is None:
+        return {}
+    thought = reasoning_content(message, to.provider, to.model)
+    return {} if thought is None else {to.reasoning_field: thought}
 
 
 def tool_calls_of(message: AssistantMessage, provider: str, model: str) -> list[JsonObject]:

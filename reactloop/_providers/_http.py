@@ -345,8 +345,11 @@ def status_error(
 
 
 def stream_error(provider: str, detail: ErrorDetail, secret: Secret | Masks | None) -> ModelError:
-    """The typed error for an error inside a 200 answer (a stream event or body), by its type."""
+    """The typed error for an error inside a 200 answer (a stream event or body), by its type,
+    or by its code when that is an HTTP status (OpenRouter's `{"code": 429, ...}`)."""
     status = KIND_STATUS.get(detail.kind or "", KIND_STATUS.get(detail.code or "", 500))
+    if detail.code is not None and detail.code.isdigit() and 400 <= int(detail.code) < 600:
+        status = int(detail.code)
     return status_error(provider, status, detail, secret=secret, origin="sent an error")
 
 

@@ -1,9 +1,5 @@
-"""`OpenAIModel`: the OpenAI Chat Completions protocol, for OpenAI and any compatible server.
-
-Only choice 0 is read (reactloop never asks for `n > 1`; extra choices a server sends are
-ignored). A stream is complete at `data: [DONE]` or once choice 0 reported its finish reason; a
-stream that ends before either was cut and raises `ProviderUnavailableError`.
-"""
+"""`OpenAIModel`: the OpenAI Chat Completions protocol, for OpenAI and any compatible server
+(an OpenAI-compatible host's differences: `_hosts`; reading answers: `_chat_decode`)."""
 
 from __future__ import annotations
 
@@ -13,41 +9,31 @@ from collections.abc import Mapping
 from typing import Any, assert_never
 
 import httpx
-import orjson
 from attrs import frozen
 
 from reactloop._core import (
     AssistantMessage,
     DeltaSink,
-    FinishReason,
     ForcedTool,
     JsonObject,
     Message,
     ModelRequest,
     ModelResponse,
     ModelSettings,
-    ReasoningDelta,
     ResponseFormat,
     ResponseFormatKind,
     SystemMessage,
-    TextDelta,
-    ToolCall,
-    ToolCallDelta,
     ToolChoice,
     ToolMessage,
     ToolSpec,
-    Usage,
     UserMessage,
     is_blank,
-    new_call_id,
     only_reasoning,
 )
 from reactloop._errors import (
     ConfigurationError,
-    InvalidResponseError,
-    ProviderUnavailableError,
 )
-from reactloop._providers._auth import AuthScheme, resolve_key
+from reactloop._providers._auth import AuthScheme, Secret, resolve_key
 from reactloop._providers._base import HttpModel
 from reactloop._providers._chat_content import (
     check_files,
@@ -55,20 +41,32 @@ from reactloop._providers._chat_content import (
     tool_content,
     user_content,
 )
+from reactloop._providers._chat_decode import (
+    ChatStream,
+    decode_completion,
+    decode_finish,
+    decode_usage,
+    reasoning_of,
+)
 from reactloop._providers._chat_reasoning import (
     OUTSIDE_LOOP,
     Recipient,
-    message_parts,
-    reasoning_content,
-    thought_signature,
+    reasoning_fields,
     tool_calls_of,
+)
+from reactloop._providers._hosts import (
+    HostReading,
+    MaxTokensField,
+    OpenAICompatibleHost,
+    host_back,
+    host_key,
+    host_named,
+    host_reasoning,
+    host_url,
 )
 from reactloop._providers._http import (
     DEFAULT_IDLE_TIMEOUT,
     HttpChannel,
-    error_detail,
-    parse_json,
-    stream_error,
 )
 from reactloop._providers._openai_cache import openai_cache, takes_breakpoints
 from reactloop._providers._options import (
@@ -84,31 +82,36 @@ from reactloop._providers._profiles import (
     model_profile,
 )
 from reactloop._providers._reasoning import openai_reasoning
-from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import (
-    CallParts,
-    assemble_calls,
     check_history,
-    count,
-    items,
-    obj,
-    text,
     wire_ids,
 )
 from reactloop._redact import redacted
 from reactloop._schema import strict_schema_openai
 from reactloop._validate import boolean, checked_arguments, member
 
+__all__ = [  # what other modules import from here, those read from _chat_decode and _hosts too
+    "OPENAI_BASE_URL",
+    "OWNED",
+    "PATH",
+    "ChatStream",
+    "InstructionsRole",
+    "MaxTokensField",
+    "OpenAIModel",
+    "OpenAIOptions",
+    "decode_completion",
+    "decode_finish",
+    "decode_usage",
+    "encode_message",
+    "encode_messages",
+    "encode_request",
+    "encode_response_format",
+    "openai_channel",
+    "reasoning_of",
+]
+
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 PATH = "/chat/completions"
-
-_FINISH = {
-    "stop": FinishReason.STOP,
-    "length": FinishReason.LENGTH,
-    "tool_calls": FinishReason.TOOL_CALLS,
-    "function_call": FinishReason.TOOL_CALLS,
-    "content_filter": FinishReason.CONTENT_FILTER,
-}
 
 
 class InstructionsRole(enum.StrEnum):
@@ -118,20 +121,15 @@ class InstructionsRole(enum.StrEnum):
     DEVELOPER = "developer"
 
 
-class MaxTokensField(enum.StrEnum):
-    """The body field for the output limit: OpenAI's current one, or the older one servers know."""
-
-    MAX_COMPLETION_TOKENS = "max_completion_tokens"
-    MAX_TOKENS = "max_tokens"
-
-
 @frozen
 class OpenAIOptions:
-    """How a request is spelled for one server: instructions role, limit field, usage in streams."""
+    """How a request is spelled for one server: instructions role, limit field, usage in streams,
+    and the compatible host whose differences apply (None: OpenAI's own spelling)."""
 
     instructions_role: InstructionsRole = InstructionsRole.SYSTEM
     max_tokens_field: MaxTokensField = MaxTokensField.MAX_COMPLETION_TOKENS
     include_usage: bool = True
+    host: OpenAICompatibleHost | None = None
 
 
 def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
@@ -148,9 +146,7 @@ def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
     elif message.refusal is not None and not is_blank(message.refusal):
         encoded["content"] = [{"type": "refusal", "refusal": message.refusal}]
     if to.current_loop or message.tool_calls:
-        thought = reasoning_content(message, to.provider, to.model)
-        if thought is not None:
-            encoded["reasoning_content"] = thought
+        encoded.update(reasoning_fields(message, to))
     if message.tool_calls:
         encoded["tool_calls"] = tool_calls_of(message, to.provider, to.model)
     return encoded
@@ -173,11 +169,17 @@ def encode_message(message: Message, to: Recipient = OUTSIDE_LOOP) -> JsonObject
 
 
 def encode_messages(
-    messages: tuple[Message, ...], provider: str, model: str, breakpoints: bool = False
+    messages: tuple[Message, ...],
+    provider: str,
+    model: str,
+    breakpoints: bool = False,
+    host: OpenAICompatibleHost | None = None,
 ) -> list[JsonObject]:
     """The messages in order; those after the last user message form the current tool loop.
     After a run of tool results, a user message carries what they could not (`_chat_content`);
-    with `breakpoints`, a user message's cache points go as explicit cache breakpoints."""
+    with `breakpoints`, a user message's cache points go as explicit cache breakpoints; a `host`
+    says where reasoning goes back."""
+    field, details = ("reasoning_content", False) if host is None else host_back(host)
     last_user = max(
         (index for index, message in enumerate(messages) if isinstance(message, UserMessage)),
         default=-1,
@@ -187,7 +189,7 @@ def encode_messages(
     encoded: list[JsonObject] = []
     for index, message in enumerate(messages):
         if not only_reasoning(message):  # nothing the API takes without what followed it
-            to = Recipient(provider, model, index > last_user, breakpoints)
+            to = Recipient(provider, model, index > last_user, breakpoints, field, details)
             encoded.append(encode_message(message, to))
         if index in attachments:
             encoded.append(attachments[index])
@@ -275,7 +277,8 @@ def encode_request(
     profile = model_profile(model) if profile is None else profile
     check_sampling(provider, model, request.settings, profile, OPENAI_DEFAULTS)
     breakpoints = takes_breakpoints(profile, request.settings.cache)
-    messages = encode_messages(wire_ids(request.messages), provider, model, breakpoints)
+    host = options.host
+    messages = encode_messages(wire_ids(request.messages), provider, model, breakpoints, host)
     if request.instructions:
         instructions = {"role": options.instructions_role.value, "content": request.instructions}
         messages.insert(0, instructions)
@@ -284,7 +287,10 @@ def encode_request(
         body["tools"] = [_tool(spec) for spec in request.tools]
         body["tool_choice"] = _tool_choice(request.tool_choice)
     body.update(_settings(request.settings, options.max_tokens_field, bool(request.tools)))
-    body.update(openai_reasoning(provider, model, request.settings, profile))
+    if host is None:
+        body.update(openai_reasoning(provider, model, request.settings, profile))
+    else:
+        body.update(host_reasoning(host, model, request.settings, profile))
     if request.settings.cache is not None:
         body.update(openai_cache(request, profile))
     if stream:
@@ -292,179 +298,6 @@ def encode_request(
         if options.include_usage:
             body["stream_options"] = {"include_usage": True}
     return body
-
-
-def decode_usage(usage: object) -> Usage:
-    """Usage as reported: `prompt_tokens` is the whole input (cache reads and writes included),
-    `completion_tokens` the whole output (reasoning included); the details say how much of each."""
-    prompt = obj(usage, "prompt_tokens_details")
-    completion = obj(usage, "completion_tokens_details")
-    written = count(prompt, "cache_write_tokens")
-    if written is None:
-        written = count(usage, "cache_write_tokens")
-    return Usage(
-        input_tokens=count(usage, "prompt_tokens") or 0,
-        output_tokens=count(usage, "completion_tokens") or 0,
-        cache_read_tokens=count(prompt, "cached_tokens") or 0,
-        cache_write_tokens=written or 0,
-        reasoning_tokens=count(completion, "reasoning_tokens") or 0,
-    )
-
-
-def decode_finish(reason: object, refusal: str | None, has_calls: bool) -> FinishReason:
-    """The neutral finish reason; a refusal that merely `stop`ped is reported as REFUSAL."""
-    if not isinstance(reason, str):
-        finish = FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP
-    else:
-        finish = _FINISH.get(reason, FinishReason.OTHER)
-    if refusal is not None and finish is FinishReason.STOP:
-        return FinishReason.REFUSAL
-    return finish
-
-
-def _decode_call(provider: str, call: object) -> ToolCall:
-    function = obj(call, "function")
-    name = text(function, "name")
-    if not name:
-        raise InvalidResponseError(f"{provider} sent a tool call without a name", provider=provider)
-    arguments = function.get("arguments")
-    if not isinstance(arguments, str):
-        arguments = orjson.dumps(arguments or {}).decode()
-    return ToolCall(name, arguments or "{}", text(call, "id") or new_call_id())
-
-
-def _first_choice(provider: str, body: JsonObject) -> JsonObject:
-    choices = [choice for choice in items(body, "choices") if isinstance(choice, dict)]
-    if not choices:
-        raise InvalidResponseError(f"{provider} response has no choices", provider=provider)
-    return next((choice for choice in choices if choice.get("index") == 0), choices[0])
-
-
-def decode_completion(provider: str, body: JsonObject, model: str | None = None) -> ModelResponse:
-    """A whole `chat.completion` as a neutral response (`model`: the configured model, which
-    its reasoning parts name)."""
-    if "error" in body and "choices" not in body:
-        raise stream_error(provider, error_detail(body), None)
-    choice = _first_choice(provider, body)
-    message = obj(choice, "message")
-    calls = [
-        (_decode_call(provider, call), thought_signature(call))
-        for call in items(message, "tool_calls")
-    ]
-    refusal = text(message, "refusal")
-    finish = decode_finish(choice.get("finish_reason"), refusal, bool(calls))
-    by = Recipient(provider, model or "")
-    reasoning, content = reasoning_of(message) or "", text(message, "content") or ""
-    parts = message_parts(reasoning, content, calls, by)
-    assistant = AssistantMessage(parts=parts, refusal=refusal)
-    usage = decode_usage(body.get("usage"))
-    return ModelResponse(assistant, usage, finish, text(body, "model"), text(body, "id"))
-
-
-def reasoning_of(value: JsonObject) -> str | None:
-    """The reasoning text of a message or delta: DeepSeek's `reasoning_content`, else the
-    `reasoning` that OpenRouter, vLLM, Ollama and Groq send."""
-    return text(value, "reasoning_content") or text(value, "reasoning")
-
-
-class ChatStream:
-    """Accumulates `chat.completion.chunk` events into one response, forwarding deltas."""
-
-    def __init__(self, provider: str, on_delta: DeltaSink, model: str | None = None) -> None:
-        self.provider = provider
-        self.on_delta = on_delta
-        self.configured = model  # the model the reasoning parts name
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-        self.signatures: dict[int, str] = {}
-        self.refusal: list[str] = []
-        self.calls: dict[int, CallParts] = {}
-        self.finish: str | None = None
-        self.usage = Usage()
-        self.model: str | None = None
-        self.id: str | None = None
-        self.done = False
-
-    async def handle(self, event: SseEvent) -> bool:
-        """Take one event; True at `[DONE]`."""
-        if event.data.strip() == "[DONE]":
-            self.done = True
-            return True
-        chunk = parse_json(self.provider, event.data.encode())
-        if "error" in chunk and not chunk.get("choices"):
-            raise stream_error(self.provider, error_detail(chunk), None)
-        self.model = text(chunk, "model") or self.model
-        self.id = text(chunk, "id") or self.id
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = decode_usage(chunk["usage"])
-        for choice in items(chunk, "choices"):
-            if isinstance(choice, dict) and choice.get("index", 0) == 0:
-                await self._choice(choice)
-        return False
-
-    async def _choice(self, choice: JsonObject) -> None:
-        delta = obj(choice, "delta")
-        thought = reasoning_of(delta)
-        if thought:
-            self.reasoning.append(thought)
-            await self.on_delta(ReasoningDelta(thought))
-        content = text(delta, "content")
-        if content:
-            self.text.append(content)
-            await self.on_delta(TextDelta(content))
-        refusal = text(delta, "refusal")
-        if refusal:
-            self.refusal.append(refusal)
-        for item in items(delta, "tool_calls"):
-            if isinstance(item, dict):
-                await self._call_delta(item)
-        if isinstance(choice.get("finish_reason"), str):
-            self.finish = choice["finish_reason"]
-
-    def _index(self, item: JsonObject) -> int:
-        index = count(item, "index")
-        if index is not None:
-            return index
-        known = next((i for i, c in self.calls.items() if c.id and c.id == item.get("id")), None)
-        if known is not None:
-            return known
-        fresh = "id" in item or not self.calls
-        return len(self.calls) if fresh else max(self.calls)
-
-    async def _call_delta(self, item: JsonObject) -> None:
-        index = self._index(item)
-        parts = self.calls.setdefault(index, CallParts())
-        function = obj(item, "function")
-        call_id, name = text(item, "id"), text(function, "name")
-        parts.id = parts.id or call_id
-        parts.name = parts.name or name
-        signature = thought_signature(item)
-        if signature is not None:
-            self.signatures[index] = signature
-        fragment = text(function, "arguments") or ""
-        if fragment:
-            parts.parts.append(fragment)
-        if fragment or call_id or name:
-            await self.on_delta(ToolCallDelta(index, fragment, call_id, name))
-
-    def response(self) -> ModelResponse:
-        """The assembled response; raises if the stream was cut before it was complete."""
-        if not (self.done or self.finish is not None):
-            raise ProviderUnavailableError(
-                f"{self.provider} stream ended before the response was complete"
-                " (no finish_reason and no [DONE]): the connection was cut",
-                provider=self.provider,
-            )
-        refusal = "".join(self.refusal) or None
-        finish = decode_finish(self.finish, refusal, bool(self.calls))
-        calls = []
-        for index in sorted(self.calls):
-            assembled = assemble_calls(self.provider, [self.calls[index]], finish)
-            calls += [(call, self.signatures.get(index)) for call in assembled]
-        by = Recipient(self.provider, self.configured or "")
-        parts = message_parts("".join(self.reasoning), "".join(self.text), calls, by)
-        message = AssistantMessage(parts=parts, refusal=refusal)
-        return ModelResponse(message, self.usage, finish, self.model, self.id)
 
 
 def openai_channel(
@@ -477,12 +310,18 @@ def openai_channel(
     http_client: httpx.AsyncClient | None,
     idle_timeout: float | None,
     extra_headers: dict[str, str] | None,
+    host: OpenAICompatibleHost | None = None,
 ) -> HttpChannel:
     """The channel of an OpenAI API: the base URL from `base_url`, `OPENAI_BASE_URL` or
-    OpenAI's; the key from `api_key` or `OPENAI_API_KEY` (needed only on OpenAI's own URL)."""
-    url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+    OpenAI's; the key from `api_key` or `OPENAI_API_KEY` (needed only on OpenAI's own URL). A
+    host's URL and key come from its own variables (`_hosts`), never OpenAI's."""
+    if host is not None:
+        url, key = host_url(host, base_url, model), host_key(host, api_key, model)
+        secret = Secret(key) if key else None
+    else:
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+        secret = resolve_key(api_key, "OPENAI_API_KEY")
     check_base_url(owner, url)
-    secret = resolve_key(api_key, "OPENAI_API_KEY")
     if secret is None and url.rstrip("/") == OPENAI_BASE_URL:
         raise ConfigurationError(
             f"{provider} model {model!r} needs an API key: pass api_key= or set OPENAI_API_KEY"
@@ -494,6 +333,22 @@ def openai_channel(
     )  # fmt: skip
 
 
+def _options(
+    role: object, field: object, usage: object, host: OpenAICompatibleHost | None
+) -> OpenAIOptions:
+    """The spelling options: each one given, else the host's, else OpenAI's."""
+    if field is None:
+        field = MaxTokensField.MAX_COMPLETION_TOKENS if host is None else host.max_tokens_field
+    if usage is None:
+        usage = True if host is None else host.stream_usage
+    return OpenAIOptions(
+        member("OpenAIModel.instructions_role", role, InstructionsRole),
+        member("OpenAIModel.max_tokens_field", field, MaxTokensField),
+        boolean("OpenAIModel.include_usage", usage),
+        host,
+    )
+
+
 @checked_arguments
 class OpenAIModel(HttpModel):
     """A model served over OpenAI Chat Completions: OpenAI itself or a compatible server.
@@ -503,6 +358,11 @@ class OpenAIModel(HttpModel):
     async context manager, or call `aclose()`, to close its connection pool. `profile` overrides
     what the model is taken to accept (default: its family's, see `model_profile`; native
     structured outputs only on OpenAI's own API unless a profile is given).
+
+    `host` (an `OpenAICompatibleHost`, or a preset's name: "openrouter", "groq", "deepseek",
+    "ollama", "vllm") spells requests and reads answers as that host documents, with its URL and
+    its own key variable; `provider`, `max_tokens_field` and `include_usage`, when given, beat
+    the preset's.
     """
 
     def __init__(
@@ -511,16 +371,19 @@ class OpenAIModel(HttpModel):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
-        provider: str = "openai",
+        provider: str | None = None,
         instructions_role: InstructionsRole = InstructionsRole.SYSTEM,
-        max_tokens_field: MaxTokensField = MaxTokensField.MAX_COMPLETION_TOKENS,
-        include_usage: bool = True,
+        max_tokens_field: MaxTokensField | None = None,
+        include_usage: bool | None = None,
         idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         http_client: httpx.AsyncClient | None = None,
         extra_headers: dict[str, str] | None = None,
         extra_body: Mapping[str, Any] | None = None,
         profile: ModelProfile | None = None,
+        host: OpenAICompatibleHost | str | None = None,
     ) -> None:
+        preset = host_named("OpenAIModel", host)
+        provider = provider or ("openai" if preset is None else preset.name)
         check_http_options(
             "OpenAIModel", model=model, api_key=api_key, base_url=base_url, provider=provider,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
@@ -532,15 +395,12 @@ class OpenAIModel(HttpModel):
             provider == "openai" or profile is not None
         )
         self.supports_forced_tool_choice = self.profile.forced_tool_choice
-        self.options = OpenAIOptions(
-            member("OpenAIModel.instructions_role", instructions_role, InstructionsRole),
-            member("OpenAIModel.max_tokens_field", max_tokens_field, MaxTokensField),
-            boolean("OpenAIModel.include_usage", include_usage),
-        )
+        self.options = _options(instructions_role, max_tokens_field, include_usage, preset)
         self.extra_body = check_extra_body("OpenAIModel", extra_body, OWNED)
         self._channel = openai_channel(
             "OpenAIModel", provider, model, api_key=api_key, base_url=base_url,
             http_client=http_client, idle_timeout=idle_timeout, extra_headers=extra_headers,
+            host=preset,
         )  # fmt: skip
 
     def strict_output_schema(self, schema: JsonObject) -> JsonObject:
@@ -560,11 +420,16 @@ class OpenAIModel(HttpModel):
         """One plain call: the whole response at once."""
         body = self._body(request, stream=False)
         answer = await self._channel.post_json(PATH, self.extra_body.apply(body))
-        return decode_completion(self.provider, answer, self.model)
+        response = decode_completion(self.provider, answer, self.model)
+        if self.options.host is None:
+            return response
+        reading = HostReading(self.options.host)
+        reading.body(answer)
+        return reading.finish(response, self.model)
 
     async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
         """One streamed call: deltas go to `on_delta`, the assembled response is returned."""
         body = self._body(request, stream=True)
-        accumulator = ChatStream(self.provider, on_delta, self.model)
+        accumulator = ChatStream(self.provider, on_delta, self.model, self.options.host)
         await self._channel.post_stream(PATH, self.extra_body.apply(body), accumulator.handle)
         return accumulator.response()

@@ -139,6 +139,13 @@ _GEMINI_EARLY = ModelProfile(
 """Gemini 2.0 and 1.5: no thinking settings, no JSON-schema response format (`responseJsonSchema`
 came with Gemini 2.5)."""
 
+_GPT_OSS = ModelProfile(
+    thinking=True, thinking_budget=False, reasoning_efforts=frozenset({"low", "medium", "high"})
+)
+"""OpenAI's open-weight gpt-oss models, wherever they are served (Groq, OpenRouter, Ollama,
+vLLM): reasoning by effort, "low", "medium" or "high" (Groq's API reference: "openai/gpt-oss-20b
+and openai/gpt-oss-120b support 'low', 'medium', or 'high'"), no token budget."""
+
 FAMILIES: tuple[tuple[str, ModelProfile], ...] = (
     ("claude-opus-4-8", attrs.evolve(_CLAUDE_ADAPTIVE, system_turns=True)),
     ("claude-opus-4-7", _CLAUDE_ADAPTIVE),
@@ -158,6 +165,7 @@ FAMILIES: tuple[tuple[str, ModelProfile], ...] = (
     ("o4", _OPENAI_REASONING),
     ("gpt-4.1", attrs.evolve(_OPENAI_CHAT, cache_retention=True)),
     ("gpt-4o", _OPENAI_CHAT),
+    ("gpt-oss", _GPT_OSS),
     ("gemini-3-pro", attrs.evolve(_GEMINI_3, reasoning_efforts=frozenset({"low", "high"}))),
     ("gemini-3-flash", attrs.evolve(
         _GEMINI_3, reasoning_efforts=frozenset({"minimal", "low", "medium", "high"}))),

@@ -18,6 +18,11 @@ Chat Completions shape; `vendor` adds exactly those, where they are documented: 
 `reasoning_content` on an assistant message (api-docs.deepseek.com, thinking mode: "pass back
 reasoning_content" within a tool loop) and Gemini's `extra_content.google.thought_signature` on a
 tool call (ai.google.dev, OpenAI compatibility: thought signatures).
+
+The OpenAI-compatible host presets (`reactloop._providers._hosts`) are checked by the first segment
+of the request's path, which their tests put before the host's own path (`/groq/openai/v1/...`):
+`_HOST_FIELDS` adds what each host documents, `_HOST_REFUSES` removes what its own definition
+lacks.
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ from referencing.jsonschema import DRAFT202012
 
 JsonObject = dict[str, Any]
 OPENAI_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openai"
-ChatVendor = Literal["openai", "deepseek", "gemini"]
+ChatVendor = Literal["openai", "deepseek", "gemini", "openrouter", "groq", "ollama", "vllm"]
+HOST_VENDORS: tuple[ChatVendor, ...] = ("openrouter", "groq", "deepseek", "ollama", "vllm")
 
 
 class VendorSchemaError(AssertionError):
@@ -62,6 +68,43 @@ class _GoogleExtra(TypedDict, total=False):
 
 class _GeminiExtraContent(TypedDict, total=False):
     google: typing_extensions.Required[_GoogleExtra]
+
+
+class _OpenRouterReasoning(TypedDict, total=False):
+    """openrouter.ai/docs/use-cases/reasoning-tokens: `reasoning` "one of effort, max_tokens"."""
+
+    effort: Literal["xhigh", "high", "medium", "low", "minimal", "none"]
+    max_tokens: int
+    exclude: bool
+    enabled: bool
+
+
+class _DeepSeekThinking(TypedDict, total=False):
+    """api-docs.deepseek.com/guides/thinking_mode: `thinking: {type: enabled|disabled}`."""
+
+    type: typing_extensions.Required[Literal["enabled", "disabled"]]
+
+
+_CHAT_BODIES = (
+    chat_params.CompletionCreateParamsStreaming,
+    chat_params.CompletionCreateParamsNonStreaming,
+)
+_HOST_FIELDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # top-level fields, assistant-message fields
+    "openrouter": (
+        {"reasoning": _OpenRouterReasoning},
+        {"reasoning": str | None, "reasoning_details": list[dict[str, Any]]},
+    ),
+    # groq-python (2026-08) CompletionCreateParams / ChatCompletionAssistantMessageParam
+    "groq": (
+        {"reasoning_format": Literal["hidden", "raw", "parsed"]},
+        {"reasoning": str | None},
+    ),
+    "deepseek": ({"thinking": _DeepSeekThinking}, {"reasoning_content": str | None}),
+}
+_HOST_REFUSES = {"groq": {"stream_options"}}
+"""Top-level fields of OpenAI's request that a host's own definition lacks (groq-python 2026-08:
+no `stream_options`; Groq sends a stream's usage in `x_groq.usage`)."""
 
 
 _SEQUENCES = {
@@ -340,6 +383,9 @@ def check_anthropic_body(body: JsonObject, exempt: collections.abc.Set[str] = fr
 
 
 def _chat_extensions(vendor: ChatVendor) -> dict[type, dict[str, Any]]:
+    if vendor in _HOST_FIELDS:
+        top, assistant = _HOST_FIELDS[vendor]
+        return {cls: top for cls in _CHAT_BODIES} | {ChatCompletionAssistantMessageParam: assistant}
     if vendor == "deepseek":
         return {ChatCompletionAssistantMessageParam: {"reasoning_content": str | None}}
     if vendor == "gemini":
@@ -361,9 +407,12 @@ def check_openai_chat_body(
     )
     checked = _without(body, exempt)
     problems = _Walker(_chat_extensions(vendor)).check(checked, kind, "$")
+    problems += [f"$.{key}: not a field of {vendor}'s request" for key in
+                 _HOST_REFUSES.get(vendor, set()) & set(checked)]  # fmt: skip
+    own = _HOST_FIELDS.get(vendor, ({}, {}))[0]
     problems += _openapi(
         "create_chat_completion_request.json", "CreateChatCompletionRequest"
-    ).problems(checked)
+    ).problems(_without(checked, set(own)))
     _raise(f"openai SDK {kind.__name__} / OpenAPI", problems)
 
 
@@ -383,8 +432,13 @@ def check_openai_responses_body(
     _raise(f"openai SDK {kind.__name__} / OpenAPI", problems)
 
 
-def _chat_vendor(body: JsonObject) -> ChatVendor:
-    """The compatible vendor a Chat Completions body is for, by its model id."""
+def _chat_vendor(body: JsonObject, route: str = "") -> ChatVendor:
+    """The compatible vendor a Chat Completions body is for: a host preset's by the first segment
+    of its path, else by its model id."""
+    first = route.lstrip("/").split("/", 1)[0]
+    host = next((vendor for vendor in HOST_VENDORS if vendor == first), None)
+    if host is not None:
+        return host
     model = body.get("model")
     if isinstance(model, str) and model.startswith("deepseek"):
         return "deepseek"
@@ -461,7 +515,7 @@ def wire_problems(
         elif route.endswith("/v1/messages"):
             check_anthropic_body(body, exempt)
         elif route.endswith("/chat/completions"):
-            check_openai_chat_body(body, exempt, _chat_vendor(body))
+            check_openai_chat_body(body, exempt, _chat_vendor(body, route))
         else:
             check_openai_responses_body(body, exempt)
     except VendorSchemaError as error:

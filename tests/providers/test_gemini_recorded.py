@@ -31,6 +31,7 @@ from reactloop._core import (
     ToolSpec,
     UserMessage,
 )
+from reactloop._loop._loop import ReActLoop
 from reactloop._providers import GeminiModel
 from reactloop._providers._gemini_content import SKIP_SIGNATURE
 from reactloop._providers._responses import decode_response as decode_responses_api
@@ -212,3 +213,24 @@ def test_the_recorded_signatures_are_the_same_bytes_in_either_alphabet() -> None
     received = streamed["candidates"][0]["content"]["parts"][0]["thoughtSignature"]
     assert sent != received
     assert signature_bytes(sent) == signature_bytes(received)
+
+
+async def test_a_streamed_gemini_tool_loop_sends_what_gemini_accepted(
+    server: WireServer, gemini: GeminiModel
+) -> None:
+    """End to end: a `ReActLoop` streaming from Gemini 3, its tool answering as recorded, sends
+    both recorded requests' contents (the signed call back beside its result) and ends with the
+    recorded answer."""
+    recorded = google(STREAMED)
+    server.reply_with(*(sse_reply([stream_bytes(i)]) for i in recorded))
+
+    def get_country() -> str:
+        """The user's country."""
+        return "Mexico"
+
+    loop = ReActLoop(gemini, tools=[get_country])
+    async with loop.stream("What is the capital of the user country? Call the tool") as events:
+        result = await events.result()
+    assert result.output == "The capital of Mexico is Mexico City."
+    for sent, accepted in zip(server.requests, recorded, strict=True):
+        assert view(sent.json())["contents"] == view(accepted["request"]["parsed_body"])["contents"]

@@ -38,6 +38,8 @@ from reactloop._core import (
     UserMessage,
 )
 from reactloop._errors import ConfigurationError, ProviderConfigurationError
+from reactloop._loop._loop import ReActLoop
+from reactloop._output._spec import FINAL_TOOL, OutputStrategy
 from reactloop._providers import (
     AnthropicModel,
     ContentTooLargeError,
@@ -52,6 +54,9 @@ from reactloop._providers._gemini_content import RAW_LIMIT, SKIP_SIGNATURE
 from tests.helpers.images import gif_header, png
 from tests.providers.conftest import API_KEY
 from tests.providers.recorded import Deltas
+from tests.providers.render_gemini import gemini_answer, gemini_answer_stream
+from tests.providers.test_output import ANSWER as FORECAST
+from tests.providers.test_output import STRATEGIES, Forecast, scripted, structured
 from tests.providers.wire_server import WireServer, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
@@ -532,3 +537,26 @@ async def test_a_gemini_history_goes_to_openai_without_its_signatures(server: Wi
         "function_call_output",
     ]
     assert all(SIG.encode() not in request.body for request in server.requests)
+
+
+# -- structured output in a loop ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+async def test_each_output_strategy_ends_with_the_typed_answer(
+    server: WireServer, flash: GeminiModel, strategy: OutputStrategy
+) -> None:
+    """NATIVE is `responseJsonSchema` (what AUTO picks), TOOL a forced final-answer function,
+    PROMPTED the schema in the system instruction."""
+    server.handler = scripted(strategy, gemini_answer_stream, gemini_answer, [FORECAST])
+    assert await structured(flash, strategy, stream=False) == Forecast("Paris", 18)  # type: ignore[arg-type]
+    body = server.requests[-1].json()
+    config = body.get("generationConfig", {})
+    names = [d["name"] for tool in body["tools"] for d in tool["functionDeclarations"]]
+    native = strategy is OutputStrategy.NATIVE
+    assert (config.get("responseMimeType") == "application/json") is native
+    assert ("celsius" in config.get("responseJsonSchema", {}).get("properties", {})) is native
+    assert (FINAL_TOOL in names) is (strategy is OutputStrategy.TOOL)
+    system = str(body.get("systemInstruction", ""))
+    assert ('"celsius"' in system) is (strategy is OutputStrategy.PROMPTED)
+    assert ReActLoop(flash, output_type=Forecast).config.output.strategy is OutputStrategy.NATIVE  # type: ignore[union-attr]
