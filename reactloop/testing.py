@@ -8,6 +8,12 @@
 - `FakeClock`: an injectable clock for time budgets.
 - `Cassette`, `RecordingModel`, `ReplayModel`: turn a recorded or stored run into a regression
   test that replays its model responses and checks every request.
+- The provider kit (docs/adding-a-provider.md): `CONFORMANCE_CHECKS` and `check_provider` run a
+  provider against the `ProviderHarness` its author writes (`Features`, `ScriptedAnswer`,
+  `ScriptedReasoning`, `ScriptedError`/`ErrorKind`, `SentRequest`), over the loopback
+  `WireServer` (`WireReply`, `WireRequest`, `WireEnding`, `json_reply`, `sse_reply`); a failure
+  is a `ConformanceError` listing each `ConformanceFailure`, a check that does not apply raises
+  `CheckSkipped` (a `unittest.SkipTest`, so pytest reports a skip).
 """
 
 from __future__ import annotations
@@ -49,6 +55,28 @@ from reactloop._errors import (
     ContractError,
     ScriptExhaustedError,
     ToolArgumentsError,
+)
+from reactloop._kit import (
+    CONFORMANCE_CHECKS,
+    CheckSkipped,
+    ConformanceCheck,
+    ConformanceError,
+    ConformanceFailure,
+    ConformanceReport,
+    ErrorKind,
+    Features,
+    ProviderHarness,
+    ScriptedAnswer,
+    ScriptedError,
+    ScriptedReasoning,
+    SentRequest,
+    WireEnding,
+    WireReply,
+    WireRequest,
+    WireServer,
+    check_provider,
+    json_reply,
+    sse_reply,
 )
 from reactloop._loop import HOMES, OPTION_NAMES, LoopOptions, Run, build_config
 from reactloop._loop import message as _message
@@ -424,19 +452,39 @@ async def run_phase(phase: Phase, run: Run) -> PhaseDecision:
 
 
 __all__ = [
+    "CONFORMANCE_CHECKS",
     "Cassette",
+    "CheckSkipped",
+    "ConformanceCheck",
+    "ConformanceError",
+    "ConformanceFailure",
+    "ConformanceReport",
+    "ErrorKind",
     "FakeClock",
     "FakeTool",
     "FakeToolset",
+    "Features",
     "FunctionModel",
+    "ProviderHarness",
     "RecordingModel",
     "ReplayModel",
+    "ScriptedAnswer",
+    "ScriptedError",
     "ScriptedModel",
+    "ScriptedReasoning",
+    "SentRequest",
+    "WireEnding",
+    "WireReply",
+    "WireRequest",
+    "WireServer",
     "call",
+    "check_provider",
     "deltas_of",
+    "json_reply",
     "make_run",
     "reply",
     "run_phase",
+    "sse_reply",
 ]
 
 publish(__name__, globals())

@@ -3,12 +3,14 @@ on its own, as a user who copies one block would.
 
 Each block runs in a fresh namespace and is type-checked as its own module: every name it uses
 must be defined or imported in it. After a block runs, its `async def main()` is run, and so are
-its `test_*` functions (async ones on asyncio and trio). Errors point at the file's lines.
+its `test_*` functions (async ones on asyncio and trio; a parametrized one once per case, as
+pytest would). Errors point at the file's lines.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 import subprocess
@@ -125,15 +127,32 @@ def _as_list(marks: Any) -> list[Any]:
     return list(marks) if isinstance(marks, list | tuple) else [marks]
 
 
+def _parameter_sets(function: Callable[..., Any]) -> list[dict[str, Any]]:
+    """The arguments a test's `@pytest.mark.parametrize` marks give it, one set per case (one
+    empty set for a test without them), as pytest would call it."""
+    sets: list[dict[str, Any]] = [{}]
+    for mark in _as_list(getattr(function, "pytestmark", [])):
+        if getattr(mark, "name", None) != "parametrize":
+            continue
+        names, values = mark.args[0], mark.args[1]
+        names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+        cases = [dict(zip(names, v, strict=True)) if len(names) > 1 else {names[0]: v}
+                 for v in values]  # fmt: skip
+        sets = [{**given, **case} for given in sets for case in cases]
+    return sets
+
+
 def _call(function: Callable[..., Any], backend: str, namespace: dict[str, Any]) -> None:
     name = function.__name__
-    assert not inspect.signature(function).parameters, f"{name} takes arguments"
-    if inspect.iscoroutinefunction(function):
-        if name.startswith("test_"):
-            assert _marked_anyio(function, namespace), f"{name} needs @pytest.mark.anyio"
-        anyio.run(function, backend=backend)
-    else:
-        function()
+    for arguments in _parameter_sets(function):
+        taken = set(inspect.signature(function).parameters)
+        assert taken == set(arguments), f"{name} takes arguments its parametrize marks do not give"
+        if inspect.iscoroutinefunction(function):
+            if name.startswith("test_"):
+                assert _marked_anyio(function, namespace), f"{name} needs @pytest.mark.anyio"
+            anyio.run(functools.partial(function, **arguments), backend=backend)
+        else:
+            function(**arguments)
 
 
 def mypy_strict(blocks: list[Block], folder: Path, cache: Path | None) -> tuple[bool, str]:

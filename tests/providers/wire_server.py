@@ -1,199 +1,30 @@
-"""A small HTTP/1.1 server on 127.0.0.1 for provider tests: real sockets, scripted replies.
-
-It runs inside the test's own task group (`async with WireServer.running() as server`), so it
-works on asyncio and trio alike. Each reply body is written as HTTP chunks, one chunk per item of
-`Reply.chunks`: chunked framing keeps those boundaries on the client side (a chunk may arrive in
-pieces, but two chunks never arrive merged), which is what lets a test choose the splits.
-"""
+"""The loopback wire server the provider tests use: it lives in `reactloop._kit` (the provider
+conformance kit serves its checks with it); these are the names the tests have always used."""
 
 from __future__ import annotations
 
-import enum
-import http
-import inspect
-import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
-from typing import Any
+from reactloop._kit import (
+    WireEnding,
+    WireReply,
+    WireRequest,
+    WireServer,
+    events_of,
+    json_reply,
+    split_at,
+    sse_reply,
+)
 
-import anyio
-import orjson
-from anyio.abc import SocketAttribute, SocketStream
-from anyio.streams.buffered import BufferedByteReceiveStream
-from attrs import define, field, frozen
+Ending = WireEnding
+Reply = WireReply
+Request = WireRequest
 
-MAX_HEAD = 65_536
-
-
-class Ending(enum.Enum):
-    """How a reply ends: properly, cut mid-body, stalled forever, no reply, or silence."""
-
-    COMPLETE = "complete"
-    CUT = "cut"
-    STALL = "stall"
-    RESET = "reset"
-    SILENT = "silent"
-
-
-@frozen
-class Request:
-    """One request as the server received it."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> dict[str, Any]:
-        """The body as a JSON object."""
-        value = orjson.loads(self.body)
-        assert isinstance(value, dict)
-        return value
-
-
-@frozen
-class Reply:
-    """What to answer: status, headers, body chunks, and how the body ends. With `hold`, the
-    reply waits after its chunks until the test sets that event, then sends `rest` (a model
-    answering slowly, at the test's pace)."""
-
-    status: int = 200
-    chunks: tuple[bytes, ...] = ()
-    headers: tuple[tuple[str, str], ...] = ()
-    ending: Ending = Ending.COMPLETE
-    hold: anyio.Event | None = None
-    rest: tuple[bytes, ...] = ()
-
-
-Handler = Callable[[Request], Reply | Awaitable[Reply]]
-
-
-def sse_reply(chunks: Sequence[bytes], ending: Ending = Ending.COMPLETE) -> Reply:
-    """A 200 event-stream reply."""
-    return Reply(200, tuple(chunks), (("content-type", "text/event-stream"),), ending)
-
-
-def json_reply(body: object, status: int = 200, headers: Sequence[tuple[str, str]] = ()) -> Reply:
-    """A JSON reply."""
-    all_headers = (("content-type", "application/json"), *headers)
-    return Reply(status, (orjson.dumps(body),), all_headers)
-
-
-def events_of(data: bytes) -> list[bytes]:
-    """Cut a recorded stream after each blank line: one chunk per SSE event."""
-    pieces, start = [], 0
-    while (end := data.find(b"\n\n", start)) != -1:
-        pieces.append(data[start : end + 2])
-        start = end + 2
-    if start < len(data):
-        pieces.append(data[start:])
-    return pieces
-
-
-def split_at(data: bytes, points: Sequence[int]) -> list[bytes]:
-    """Cut `data` at the given byte offsets (sorted, unique, inside the data)."""
-    bounds = [0, *sorted(set(points)), len(data)]
-    return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a]
-
-
-async def _read_request(reader: BufferedByteReceiveStream) -> Request:
-    head = (await reader.receive_until(b"\r\n\r\n", MAX_HEAD)).decode("latin-1")
-    start, *lines = head.split("\r\n")
-    method, path, _ = start.split(" ", 2)
-    headers = {}
-    for line in lines:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    length = int(headers.get("content-length", "0"))
-    body = await reader.receive_exactly(length) if length else b""
-    return Request(method, path, headers, body)
-
-
-def _head(reply: Reply) -> bytes:
-    try:
-        phrase = http.HTTPStatus(reply.status).phrase
-    except ValueError:
-        phrase = "Unknown"
-    lines = [f"HTTP/1.1 {reply.status} {phrase}"]
-    lines += [f"{name}: {value}" for name, value in reply.headers]
-    lines.append("transfer-encoding: chunked")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-@define
-class WireServer:
-    """The running server: its URL, the handler answering requests, and what it received."""
-
-    port: int
-    handler: Handler | None = None
-    requests: list[Request] = field(factory=list)
-    connections: int = 0
-
-    @property
-    def url(self) -> str:
-        """`http://127.0.0.1:PORT`."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @classmethod
-    @asynccontextmanager
-    async def running(cls) -> AsyncIterator[WireServer]:
-        """Listen on a free port; stop (cancelling every connection) when the block ends."""
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        async with listener, anyio.create_task_group() as tasks:
-            server = cls(listener.extra(SocketAttribute.local_port))
-            tasks.start_soon(listener.serve, server._connection)
-            try:
-                yield server
-            finally:
-                tasks.cancel_scope.cancel()
-
-    def reply_with(self, *replies: Reply) -> None:
-        """Answer the next requests with these replies, in order (the last one repeats)."""
-        queue = list(replies)
-
-        def next_reply(request: Request) -> Reply:
-            return queue.pop(0) if len(queue) > 1 else queue[0]
-
-        self.handler = next_reply
-
-    async def _answer(self, request: Request) -> Reply:
-        assert self.handler is not None, "the test gave the wire server no handler"
-        reply = self.handler(request)
-        return await reply if inspect.isawaitable(reply) else reply
-
-    async def _connection(self, stream: SocketStream) -> None:
-        self.connections += 1
-        reader = BufferedByteReceiveStream(stream)
-        async with stream:
-            try:
-                while True:
-                    request = await _read_request(reader)
-                    self.requests.append(request)
-                    if not await self._write(stream, await self._answer(request)):
-                        return
-            except (
-                anyio.EndOfStream,
-                anyio.IncompleteRead,
-                anyio.BrokenResourceError,
-                anyio.ClosedResourceError,
-            ):
-                return
-
-    async def _write(self, stream: SocketStream, reply: Reply) -> bool:
-        if reply.ending is Ending.RESET:
-            return False
-        if reply.ending is Ending.SILENT:
-            await anyio.sleep_forever()
-        await stream.send(_head(reply))
-        for chunk in filter(None, reply.chunks):
-            await stream.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-        if reply.hold is not None:
-            await reply.hold.wait()
-            for chunk in filter(None, reply.rest):
-                await stream.send(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-        if reply.ending is Ending.STALL:
-            await anyio.sleep_forever()
-        if reply.ending is Ending.CUT:
-            return False
-        await stream.send(b"0\r\n\r\n")
-        return True
+__all__ = [
+    "Ending",
+    "Reply",
+    "Request",
+    "WireServer",
+    "events_of",
+    "json_reply",
+    "split_at",
+    "sse_reply",
+]

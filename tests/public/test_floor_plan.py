@@ -14,7 +14,7 @@ import pytest
 PROJECT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 PACKAGES = ["_core", "_schema", "_policies", "_telemetry", "_output", "_providers", "_durable",
-            "_tools", "_approval", "_phases", "_loop", "_cassettes", "_cli"]  # fmt: skip
+            "_kit", "_tools", "_approval", "_phases", "_loop", "_cassettes", "_cli"]  # fmt: skip
 FOUNDATION = {"_errors", "_stored_errors", "_resolver", "_validate", "_moved", "_version",
               "_redact", "_unicode"}  # fmt: skip
 

@@ -124,7 +124,12 @@ PINNED: dict[str, set[str]] = {
         "Cassette", "RecordingModel", "ReplayModel",
         "FakeClock", "FakeTool", "FakeToolset", "FunctionModel", "ScriptedModel", "call",
         "deltas_of",
-        "make_run", "reply", "run_phase"
+        "make_run", "reply", "run_phase",
+        # the provider kit (docs/adding-a-provider.md)
+        "CONFORMANCE_CHECKS", "CheckSkipped", "ConformanceCheck", "ConformanceError",
+        "ConformanceFailure", "ConformanceReport", "ErrorKind", "Features", "ProviderHarness",
+        "ScriptedAnswer", "ScriptedError", "ScriptedReasoning", "SentRequest", "WireEnding",
+        "WireReply", "WireRequest", "WireServer", "check_provider", "json_reply", "sse_reply",
     },
 }  # fmt: skip
 

@@ -1,0 +1,28 @@
+"""The built-in providers pass the provider conformance kit (`reactloop.testing`), every check,
+on asyncio and trio, driven by the harnesses in tests/providers/harnesses.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from reactloop.testing import CONFORMANCE_CHECKS, ConformanceCheck, ProviderHarness
+from tests.providers.harnesses import SIGNED, AnthropicHarness, ChatHarness, ResponsesHarness
+from tests.providers.harnesses_gemini import GeminiHarness
+
+pytestmark = pytest.mark.anyio
+
+HARNESSES: dict[str, ProviderHarness] = {
+    "openai": ChatHarness(),
+    "gemini-openai-compatible": ChatHarness(
+        "gemini", "gemini-3-pro-preview", "/v1beta/openai", SIGNED
+    ),
+    "anthropic": AnthropicHarness(),
+    "openai-responses": ResponsesHarness(),
+    "google": GeminiHarness(),
+}
+
+
+@pytest.mark.parametrize("check", CONFORMANCE_CHECKS, ids=str)
+@pytest.mark.parametrize("provider", sorted(HARNESSES))
+async def test_the_provider_passes(provider: str, check: ConformanceCheck) -> None:
+    await check(HARNESSES[provider])
