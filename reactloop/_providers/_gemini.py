@@ -5,7 +5,8 @@ The request (`encode_request`): `contents` from `_gemini_content`, the instructi
 `parametersJsonSchema` is the tool's JSON schema as it is, `toolConfig.functionCallingConfig`
 for a tool choice other than AUTO, and `generationConfig` for the settings that are set
 (thinking as `thinkingConfig`: a budget on Gemini 2.5, a level on Gemini 3). Settings Gemini has
-no field for (a service tier, `parallel_tool_calls=False`) are refused before anything is sent.
+no field for (a service tier, `parallel_tool_calls=False`) are refused before anything is sent;
+`candidateCount` is never sent (one answer per call), and `topK` has no `ModelSettings` field.
 Caching needs nothing: Gemini caches repeated prefixes implicitly (explicit `cachedContent`
 names are not managed here; `extra_body` can send one). The answers are read by
 `_gemini_decode` (whole) and `_gemini_stream` (SSE).
@@ -296,8 +297,11 @@ class GeminiModel(HttpModel):
         return self.supports_forced_tool_choice
 
     def strict_output_schema(self, schema: JsonObject) -> JsonObject:
-        """A structured output's schema as `responseJsonSchema` takes it: as it is (Gemini reads
-        a JSON Schema subset and ignores what it does not know, so nothing is rewritten)."""
+        """A structured output's schema as `responseJsonSchema` takes it: as it is. Gemini reads
+        a JSON Schema subset (types, `properties`, `required`, `additionalProperties`, `enum`,
+        `format`, bounds, `items`/`prefixItems`, `anyOf`, `$ref`/`$defs`; structured output
+        guide) and does not enforce keywords outside it (`oneOf`, `allOf`, `not`), so nothing is
+        rewritten; a schema too deep or too large for Gemini is its 400, typed."""
         return schema
 
     def __repr__(self) -> str:

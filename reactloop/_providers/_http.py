@@ -291,9 +291,14 @@ def shown_url(url: httpx.URL | str) -> str:
 
 def endpoint(base_url: str, path: str) -> str:
     """The URL of `path` under `base_url`: appended to the base URL's path, any query it has
-    (`https://host/v1?api-version=x`) kept after it; its fragment (never sent) dropped."""
+    (`https://host/v1?api-version=x`) kept after the path's own (Gemini's `?alt=sse`); its
+    fragment (never sent) dropped."""
     parts = urlsplit(base_url)
-    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path, fragment=""))
+    route, _, query = path.partition("?")
+    joined = "&".join(q for q in (query, parts.query) if q)
+    return urlunsplit(
+        parts._replace(path=parts.path.rstrip("/") + route, query=joined, fragment="")
+    )
 
 
 def status_error(

@@ -383,7 +383,8 @@ class OpenAIModel(HttpModel):
         host: OpenAICompatibleHost | str | None = None,
     ) -> None:
         preset = host_named("OpenAIModel", host)
-        provider = provider or ("openai" if preset is None else preset.name)
+        if provider is None:
+            provider = "openai" if preset is None else preset.name
         check_http_options(
             "OpenAIModel", model=model, api_key=api_key, base_url=base_url, provider=provider,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,

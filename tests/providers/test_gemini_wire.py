@@ -8,7 +8,7 @@ conftest's check)."""
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import orjson
@@ -54,7 +54,7 @@ from reactloop._providers._gemini_content import RAW_LIMIT, SKIP_SIGNATURE
 from tests.helpers.images import gif_header, png
 from tests.providers.conftest import API_KEY
 from tests.providers.recorded import Deltas
-from tests.providers.render_gemini import gemini_answer, gemini_answer_stream
+from tests.providers.render_gemini import answer_parts, gemini_json, gemini_stream
 from tests.providers.test_output import ANSWER as FORECAST
 from tests.providers.test_output import STRATEGIES, Forecast, scripted, structured
 from tests.providers.wire_server import WireServer, json_reply, sse_reply
@@ -140,6 +140,17 @@ async def test_extra_headers_and_extra_body_are_sent(server: WireServer) -> None
     assert body["safetySettings"] == extra["safetySettings"]
     assert server.requests[0].headers["x-team"] == "a"
     assert server.requests[0].path == "/v1beta/models/gemini-2.5-flash:generateContent"
+
+
+async def test_a_base_url_query_follows_the_streaming_paths_own(server: WireServer) -> None:
+    url = f"{server.url}/proxy?tenant=a"
+    async with GeminiModel("gemini-2.5-flash", api_key=API_KEY, base_url=url) as model:
+        await sent(server, model, ModelRequest(HI), stream=True)
+        await sent(server, model, ModelRequest(HI))
+    assert [request.path for request in server.requests] == [
+        "/proxy/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&tenant=a",
+        "/proxy/v1beta/models/gemini-2.5-flash:generateContent?tenant=a",
+    ]
 
 
 def test_extra_body_may_not_name_a_field_reactloop_sets() -> None:
@@ -540,6 +551,14 @@ async def test_a_gemini_history_goes_to_openai_without_its_signatures(server: Wi
 
 
 # -- structured output in a loop ------------------------------------------------------------------
+
+
+def gemini_answer(text: str = "", calls: Sequence[ToolCall] = ()) -> JsonObject:
+    return gemini_json(answer_parts(text, calls))
+
+
+def gemini_answer_stream(text: str = "", calls: Sequence[ToolCall] = ()) -> list[bytes]:
+    return gemini_stream(answer_parts(text, calls))
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

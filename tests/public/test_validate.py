@@ -471,6 +471,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         {"model": "m", "api_key": "k"},
         {
             **HTTP_BAD,
+            "provider": ["", 5],  # None: the host's name, else "openai"
             "instructions_role": ["admin", 5, None],
             "max_tokens_field": ["tokens"],  # None: the host's, else OpenAI's
             "include_usage": [1, "yes"],
