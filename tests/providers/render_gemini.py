@@ -127,3 +127,13 @@ def gemini_error(code: int, status: str, message: str, **detail: Any) -> JsonObj
     if detail:
         error["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", **detail}]
     return {"error": error}
+
+
+def gemini_answer(text: str = "", calls: Sequence[ToolCall] = ()) -> JsonObject:
+    """A whole answer of text and calls, like `render.openai_json` for the shared tests."""
+    return gemini_json(answer_parts(text, calls))
+
+
+def gemini_answer_stream(text: str = "", calls: Sequence[ToolCall] = ()) -> list[bytes]:
+    """A streamed answer of text and calls, like `render.openai_stream` for the shared tests."""
+    return gemini_stream(answer_parts(text, calls))

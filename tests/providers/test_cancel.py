@@ -11,9 +11,10 @@ import httpx
 import pytest
 
 from reactloop._core._messages import ModelDelta, ModelRequest, UserMessage
-from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
+from reactloop._providers import AnthropicModel, GeminiModel, OpenAIModel, OpenAIResponsesModel
 from tests.providers.conftest import API_KEY
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
+from tests.providers.render_gemini import gemini_answer, gemini_answer_stream
 from tests.providers.render_responses import responses_json, responses_stream
 from tests.providers.wire_server import Ending, Reply, Request, WireServer, json_reply, sse_reply
 
@@ -27,7 +28,7 @@ LIMITS = httpx.Limits(max_connections=1, max_keepalive_connections=1)
 TRANSPORT: dict[str, httpx.AsyncHTTPTransport] = {}
 
 
-Provider = OpenAIModel | AnthropicModel | OpenAIResponsesModel
+Provider = OpenAIModel | AnthropicModel | OpenAIResponsesModel | GeminiModel
 Build = Callable[[str, httpx.AsyncClient], Provider]
 Render = Callable[[str], Any]
 WIRES: dict[str, tuple[Build, Render, Callable[[str], list[bytes]]]] = {
@@ -49,6 +50,13 @@ WIRES: dict[str, tuple[Build, Render, Callable[[str], list[bytes]]]] = {
         ),
         responses_json,
         responses_stream,
+    ),
+    "google": (
+        lambda url, client: GeminiModel(
+            "gemini-2.5-flash", api_key=API_KEY, base_url=url, http_client=client
+        ),
+        gemini_answer,
+        gemini_answer_stream,
     ),
 }
 """Each provider: how to build it over a client, and its answers (whole, and as a stream)."""
@@ -149,7 +157,7 @@ async def _call(model: Provider, streamed: bool) -> None:
         await model.request(REQUEST)
 
 
-@pytest.mark.parametrize("cls", [OpenAIModel, AnthropicModel, OpenAIResponsesModel])
+@pytest.mark.parametrize("cls", [OpenAIModel, AnthropicModel, OpenAIResponsesModel, GeminiModel])
 async def test_leaving_the_block_closes_the_own_client(
     server: WireServer, cls: type[Provider]
 ) -> None:

@@ -11,6 +11,7 @@ from email.utils import format_datetime
 import anyio
 import pytest
 from anyio.abc import SocketAttribute
+from attrs import frozen
 
 from reactloop._core._contracts import Model
 from reactloop._core._decisions import StopReason
@@ -29,10 +30,11 @@ from reactloop._errors import (
     RateLimitedError,
 )
 from reactloop._loop._loop import ReActLoop
-from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
+from reactloop._providers import AnthropicModel, GeminiModel, OpenAIModel, OpenAIResponsesModel
 from reactloop._resolver import DEFAULT_MESSAGES
 from tests.providers.conftest import API_KEY
 from tests.providers.render import anthropic_stream, openai_stream, sse
+from tests.providers.render_gemini import gemini_answer_stream, gemini_error
 from tests.providers.render_responses import responses_stream
 from tests.providers.wire_server import Ending, Reply, WireServer, json_reply, sse_reply
 
@@ -57,23 +59,29 @@ PATHS = {
     "openai": "/v1/chat/completions",
     "anthropic": "/v1/messages",
     "openai-responses": "/v1/responses",
+    "google": "/v1beta/models/gemini-2.5-flash:generateContent",
 }
+STREAM_PATHS = {"google": "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"}
+"""Where a provider streams from another path than its plain calls' (Gemini)."""
 
 
-def endpoint(server: WireServer, model: Model) -> str:
-    """The URL each provider posts to on the wire server."""
-    return server.url + PATHS[_provider(model)]
+def endpoint(server: WireServer, model: Model, mode: str = "request") -> str:
+    """The URL each provider posts to on the wire server, in the given mode."""
+    provider = _provider(model)
+    path = STREAM_PATHS.get(provider) if mode == "stream" else None
+    return server.url + (path or PATHS[provider])
 
 
-@pytest.fixture(params=["openai", "anthropic", "openai-responses"])
+@pytest.fixture(params=["openai", "anthropic", "openai-responses", "gemini"])
 def model(
     request: pytest.FixtureRequest,
     openai: OpenAIModel,
     anthropic: AnthropicModel,
     responses: OpenAIResponsesModel,
+    gemini: GeminiModel,
 ) -> Model:
     """Each provider in turn."""
-    models: dict[str, Model] = {"openai": openai, "anthropic": anthropic}
+    models: dict[str, Model] = {"openai": openai, "anthropic": anthropic, "gemini": gemini}
     return models.get(request.param, responses)
 
 
@@ -223,10 +231,13 @@ STREAMS: dict[str, Callable[[], list[bytes]]] = {
     "openai": lambda: openai_stream("Hello there, friend."),
     "anthropic": lambda: anthropic_stream("Hello there, friend."),
     "openai-responses": lambda: responses_stream("Hello there, friend."),
+    "google": lambda: gemini_answer_stream("Hello there, friend."),
 }
 
 
 def _provider(model: Model) -> str:
+    if isinstance(model, GeminiModel):
+        return "google"
     if isinstance(model, OpenAIResponsesModel):
         return "openai-responses"
     return "openai" if isinstance(model, OpenAIModel) else "anthropic"
@@ -324,8 +335,10 @@ async def test_retry_after_as_an_http_date(server: WireServer, openai: OpenAIMod
     assert 25 < caught.value.retry_after <= 30
 
 
-async def test_reprs_never_show_the_key(openai: OpenAIModel, anthropic: AnthropicModel) -> None:
-    for model in (openai, anthropic):
+async def test_reprs_never_show_the_key(
+    openai: OpenAIModel, anthropic: AnthropicModel, gemini: GeminiModel
+) -> None:
+    for model in (openai, anthropic, gemini):
         assert API_KEY not in repr(model)
         assert API_KEY not in repr(vars(model))
         assert API_KEY not in repr(vars(model._channel))
@@ -356,11 +369,11 @@ async def test_a_wrong_base_url_is_a_configuration_error_naming_the_url(
     with pytest.raises(ProviderConfigurationError) as caught:
         await call(model, mode)
     error = caught.value
-    assert f"HTTP 404 for POST {endpoint(server, model)}" in str(error)
+    assert f"HTTP 404 for POST {endpoint(server, model, mode)}" in str(error)
     assert "check the base URL" in str(error)
     assert (error.status, error.url, error.code) == (
         404,
-        endpoint(server, model),
+        endpoint(server, model, mode),
         ErrorCode.CONFIGURATION,
     )
     assert not error.retryable
@@ -441,5 +454,94 @@ async def test_a_web_page_instead_of_json_names_the_url(server: WireServer, mode
     server.reply_with(Reply(200, (b"<html>hello</html>",), (("content-type", "text/html"),)))
     with pytest.raises(InvalidResponseError, match=re.escape(f"from {endpoint(server, model)}")):
         await model.request(REQUEST)
-    with pytest.raises(InvalidResponseError, match=re.escape(f"to {endpoint(server, model)}")):
+    streamed = endpoint(server, model, "stream")
+    with pytest.raises(InvalidResponseError, match=re.escape(f"to {streamed}")):
         await model.stream(REQUEST, _ignore)
+
+
+@frozen
+class GoogleError:
+    """One error as Google sends it (its HTTP status, canonical status name, message and an
+    ErrorInfo reason) and the type it must be."""
+
+    status: int
+    name: str
+    message: str
+    expected: type[ModelError]
+    reason: str | None = None
+
+    def body(self) -> dict[str, object]:
+        detail = {} if self.reason is None else {"reason": self.reason, "domain": "googleapis.com"}
+        return gemini_error(self.status, self.name, self.message, **detail)
+
+
+GOOGLE_ERRORS = [
+    GoogleError(400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
+                InvalidRequestError),
+    GoogleError(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
+                AuthenticationError, "API_KEY_INVALID"),
+    GoogleError(400, "INVALID_ARGUMENT", "The input token count (1054016) exceeds the maximum"
+                " number of tokens allowed (1048576).", ContextTooLongError),
+    GoogleError(400, "FAILED_PRECONDITION", "User location is not supported for the API use.",
+                ProviderConfigurationError),
+    GoogleError(402, "RESOURCE_EXHAUSTED", "Your prepayment credits are depleted.",
+                RateLimitedError),
+    GoogleError(403, "PERMISSION_DENIED", "The caller does not have permission",
+                AuthenticationError),
+    GoogleError(404, "NOT_FOUND", "models/gemini-9 is not found for API version v1beta",
+                ProviderConfigurationError),
+    GoogleError(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota", RateLimitedError),
+    GoogleError(500, "INTERNAL", "An internal error has occurred.", ProviderUnavailableError),
+    GoogleError(503, "UNAVAILABLE", "The model is overloaded. Please try again later.",
+                ProviderUnavailableError),
+    GoogleError(504, "DEADLINE_EXCEEDED", "Deadline expired before operation could complete.",
+                ProviderUnavailableError),
+]  # fmt: skip
+"""Google's documented error statuses (ai.google.dev/gemini-api/docs/troubleshooting, "Gemini API
+backend service error codes"; 402 from its API errors page), each as Google sends it, and the type
+it must be; a bad key comes as a 400 whose details say API_KEY_INVALID."""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", GOOGLE_ERRORS, ids=lambda c: f"{c.status}-{c.reason or c.name}")
+async def test_every_documented_gemini_error_is_typed(
+    server: WireServer, gemini: GeminiModel, mode: str, case: GoogleError
+) -> None:
+    server.reply_with(json_reply(case.body(), case.status))
+    with pytest.raises(ModelError) as caught:
+        await call(gemini, mode)
+    assert type(caught.value) is case.expected
+    assert (caught.value.status, caught.value.provider) == (case.status, "google")
+    assert case.message in str(caught.value) and case.name in str(caught.value)
+
+
+async def test_a_gemini_failed_precondition_says_what_to_check(
+    server: WireServer, gemini: GeminiModel
+) -> None:
+    body = gemini_error(400, "FAILED_PRECONDITION", "User location is not supported.")
+    server.reply_with(json_reply(body, 400))
+    with pytest.raises(ProviderConfigurationError, match=r"billing, region, project"):
+        await gemini.request(REQUEST)
+
+
+async def test_a_gemini_retry_delay_in_the_body_is_the_errors_wait(
+    server: WireServer, gemini: GeminiModel
+) -> None:
+    body = gemini_error(429, "RESOURCE_EXHAUSTED", "You exceeded your current quota")
+    retry = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "22s"}
+    body["error"]["details"] = [retry]
+    server.reply_with(json_reply(body, 429))
+    with pytest.raises(RateLimitedError) as caught:
+        await gemini.request(REQUEST)
+    assert (caught.value.retry_after, caught.value.retryable) == (22.0, True)
+
+
+async def test_a_retry_after_header_wins_over_a_gemini_retry_delay(
+    server: WireServer, gemini: GeminiModel
+) -> None:
+    body = gemini_error(429, "RESOURCE_EXHAUSTED", "slow down")
+    body["error"]["details"] = [{"retryDelay": "22s"}]
+    server.reply_with(json_reply(body, 429, [("retry-after", "3")]))
+    with pytest.raises(RateLimitedError) as caught:
+        await gemini.request(REQUEST)
+    assert caught.value.retry_after == 3.0

@@ -22,9 +22,10 @@ from reactloop._durable._stores import SqliteStore
 from reactloop._errors import NoResultError
 from reactloop._loop._loop import ReActLoop
 from reactloop._phases._interrupt import CUT_CALL, PARTIAL_ANSWER
-from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._providers import AnthropicModel, GeminiModel, OpenAIModel
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
-from tests.providers.test_loop import get_weather, results_in
+from tests.providers.render_gemini import gemini_answer, gemini_answer_stream
+from tests.providers.test_loop import get_weather, is_stream, results_in
 from tests.providers.wire_server import Reply, Request, WireServer, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
@@ -40,6 +41,7 @@ HANG_GUARD = 30.0
 PROTOCOLS = {
     "openai": (openai_stream, openai_json, 3),  # role, then "Paris", " is 1"
     "anthropic": (anthropic_stream, anthropic_json, 5),  # start, ping, block start, two deltas
+    "gemini": (gemini_answer_stream, gemini_answer, 2),  # "Paris", " is 1"
 }
 
 
@@ -56,7 +58,7 @@ class SlowFinalAnswer:
     finals: int = 0
 
     def __call__(self, request: Request) -> Reply:
-        stream = bool(request.json().get("stream"))
+        stream = is_stream(request)
         if results_in(request) == 0:
             return self._reply(stream, LOOKING, (CALL,))
         self.finals += 1
@@ -85,8 +87,11 @@ def protocol(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def model(protocol: str, openai: OpenAIModel, anthropic: AnthropicModel) -> Model:
-    return openai if protocol == "openai" else anthropic
+def model(
+    protocol: str, openai: OpenAIModel, anthropic: AnthropicModel, gemini: GeminiModel
+) -> Model:
+    models: dict[str, Model] = {"openai": openai, "anthropic": anthropic, "gemini": gemini}
+    return models[protocol]
 
 
 @pytest.fixture

@@ -13,13 +13,15 @@ from reactloop._core._events import Event, RunFinished, TextStreamed, ToolCallSt
 from reactloop._core._messages import ToolCall
 from reactloop._core._state import RunResult
 from reactloop._loop._loop import ReActLoop
-from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._providers import AnthropicModel, GeminiModel, OpenAIModel
+from tests.providers.conftest import API_KEY
 from tests.providers.protocol import (
     OpenAIRequestSchema,
     check_anthropic_headers,
     check_anthropic_request,
 )
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
+from tests.providers.render_gemini import gemini_answer, gemini_answer_stream
 from tests.providers.wire_server import Reply, Request, WireServer, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
@@ -54,12 +56,20 @@ def get_time() -> str:
 
 
 def results_in(request: Request) -> int:
-    """How many tool results the request's history carries, in either protocol."""
+    """How many tool results the request's history carries, in any protocol."""
+    if "contents" in request.json():  # Gemini: functionResponse parts
+        parts = [p for turn in request.json()["contents"] for p in turn["parts"]]
+        return sum("functionResponse" in part for part in parts)
     messages = request.json()["messages"]
     if request.path.endswith("/chat/completions"):
         return sum(message["role"] == "tool" for message in messages)
     blocks = [b for m in messages if isinstance(m["content"], list) for b in m["content"]]
     return sum(block["type"] == "tool_result" for block in blocks)
+
+
+def is_stream(request: Request) -> bool:
+    """Whether the request asks for a stream: a `stream` field, or Gemini's streaming path."""
+    return bool(request.json().get("stream")) or ":streamGenerateContent" in request.path
 
 
 def conversation(
@@ -70,7 +80,7 @@ def conversation(
 
     def answer(request: Request) -> Reply:
         text, calls = by_results[results_in(request)]
-        if request.json().get("stream"):
+        if is_stream(request):
             return sse_reply(streamed(text, calls))
         return json_reply(whole(text, calls))
 
@@ -137,6 +147,20 @@ async def test_anthropic_runs_three_tool_steps(
         assert request.json()["system"] == "Be brief."
 
 
+async def test_gemini_runs_three_tool_steps(server: WireServer, gemini: GeminiModel) -> None:
+    server.handler = conversation(gemini_answer_stream, gemini_answer)
+    _, events = await run_both_ways(
+        ReActLoop(gemini, tools=[get_weather, get_time], instructions="Be brief.")
+    )
+    check_events(events)
+    assert len(server.requests) == 8
+    for request in server.requests:
+        assert request.headers["x-goog-api-key"] == API_KEY
+        assert request.json()["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    paths = {request.path.split(":")[-1] for request in server.requests}
+    assert paths == {"generateContent", "streamGenerateContent?alt=sse"}
+
+
 async def test_a_capped_run_makes_its_final_call_without_tools(
     server: WireServer, anthropic: AnthropicModel
 ) -> None:
@@ -154,7 +178,7 @@ async def test_a_capped_run_makes_its_final_call_without_tools(
 
 
 async def close(model: Model) -> None:
-    assert isinstance(model, OpenAIModel | AnthropicModel)
+    assert isinstance(model, OpenAIModel | AnthropicModel | GeminiModel)
     await model.aclose()
 
 
@@ -162,6 +186,7 @@ SPECS = {
     "openai": "openai:gpt-4o-mini",
     "anthropic": "anthropic:claude-sonnet-4-5",
     "openai-compatible": "openai-compatible:qwen2.5:7b@{url}/v1",
+    "google": "google:gemini-2.5-flash",
 }
 
 
@@ -173,10 +198,14 @@ async def test_a_model_string_drives_the_loop(
     monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-env")
+    monkeypatch.setenv("GEMINI_BASE_URL", server.url)
     monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
     spec = SPECS[prefix].format(url=server.url)
     if prefix == "anthropic":
         server.handler = conversation(anthropic_stream, anthropic_json)
+    elif prefix == "google":
+        server.handler = conversation(gemini_answer_stream, gemini_answer)
     else:
         server.handler = conversation(openai_stream, openai_json)
     loop = ReActLoop(model=spec, tools=[get_weather, get_time])
@@ -185,9 +214,10 @@ async def test_a_model_string_drives_the_loop(
     finally:
         await close(loop.config.model)
     assert result.output == FINAL
-    model_field = server.requests[0].json()["model"]
-    assert model_field == spec.split(":", 1)[1].split("@")[0]
-    key_header = {"openai": "authorization", "anthropic": "x-api-key"}
+    name = spec.split(":", 1)[1].split("@")[0]
+    sent = server.requests[0]
+    assert sent.json().get("model", sent.path) in (name, f"/v1beta/models/{name}:generateContent")
+    key_header = {"openai": "authorization", "anthropic": "x-api-key", "google": "x-goog-api-key"}
     if prefix in key_header:
         assert server.requests[0].headers[key_header[prefix]].endswith("-env")
     else:

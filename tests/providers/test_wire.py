@@ -18,11 +18,12 @@ from reactloop._core._messages import (
 from reactloop._core._parts import ReasoningPart
 from reactloop._errors import ConfigurationError, InvalidRequestError
 from reactloop._loop._loop import ReActLoop
-from reactloop._providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
+from reactloop._providers import AnthropicModel, GeminiModel, OpenAIModel, OpenAIResponsesModel
 from reactloop._providers._wire import EMPTY_TOOL_RESULT
 from tests.providers.examples import REQUESTS
 from tests.providers.protocol import OpenAIRequestSchema, check_anthropic_request
 from tests.providers.render import anthropic_json, openai_json
+from tests.providers.render_gemini import gemini_answer
 from tests.providers.render_responses import responses_json
 from tests.providers.wire_server import WireServer, json_reply
 
@@ -43,15 +44,16 @@ REFUSED: list[tuple[tuple[Message, ...], str]] = [
 ]
 
 
-@pytest.fixture(params=["openai", "anthropic", "openai-responses"])
+@pytest.fixture(params=["openai", "anthropic", "openai-responses", "gemini"])
 def model(
     request: pytest.FixtureRequest,
     openai: OpenAIModel,
     anthropic: AnthropicModel,
     responses: OpenAIResponsesModel,
+    gemini: GeminiModel,
 ) -> Model:
     """Each provider in turn."""
-    models: dict[str, Model] = {"openai": openai, "anthropic": anthropic}
+    models: dict[str, Model] = {"openai": openai, "anthropic": anthropic, "gemini": gemini}
     return models.get(request.param, responses)
 
 
@@ -128,7 +130,7 @@ async def test_an_answer_holding_only_reasoning_is_left_out_by_every_provider(
 ) -> None:
     """An answer cut off while the model thought (reasoning, nothing else) does not brick the
     conversation: each provider leaves it out, as the vendors drop an earlier turn's reasoning."""
-    replies = {OpenAIModel: openai_json, AnthropicModel: anthropic_json}
+    replies = {OpenAIModel: openai_json, AnthropicModel: anthropic_json, GeminiModel: gemini_answer}
     server.reply_with(json_reply(replies.get(type(model), responses_json)("Sure.")))
     thought = ReasoningPart("Let me think about", signature="sig", provider="x", model="y")
     cut = AssistantMessage(parts=[thought])
@@ -136,6 +138,7 @@ async def test_an_answer_holding_only_reasoning_is_left_out_by_every_provider(
     result = await ReActLoop(model).run("and now?", history=history)
     assert result.output == "Sure."
     sent = server.requests[0].json()
-    turns: list[dict[str, object]] = sent.get("messages") or sent["input"]
-    assert "assistant" not in [turn.get("role") for turn in turns]  # user turns (Claude: merged)
+    turns: list[dict[str, object]] = sent.get("messages") or sent.get("input") or sent["contents"]
+    roles = [turn.get("role") for turn in turns]
+    assert "assistant" not in roles and "model" not in roles  # user turns (Claude: merged)
     assert "Let me think" not in server.requests[0].body.decode()
