@@ -169,16 +169,19 @@ def content_parts(how: Contents, parts: Iterable[ContentPart], where: str) -> li
 
 def _tool_result(how: Contents, message: ToolMessage) -> list[JsonObject]:
     """A `functionResponse` part: `{"output": text}`, or `{"error": text}` for a failed call
-    (the keys Google documents for `FunctionResponse.response`). A result's images and
-    documents go in `functionResponse.parts` on Gemini 3, else as parts after it."""
+    (the keys Google documents for `FunctionResponse.response`). A result's images, PDFs and
+    audio go in `functionResponse.parts` on Gemini 3 (which take inline data and file URIs, no
+    text), else as parts after it; a text document always follows as a text part."""
     key = "error" if message.is_error else "output"
     response: JsonObject = {"name": message.name, "id": message.call_id}
     response["response"] = {key: tool_result_text(message)}
     media = [] if message.is_plain else content_parts(how, _binary(message.parts), TOOL_RESULT)
+    texts = [part for part in media if "text" in part]
+    media = [part for part in media if "text" not in part]
     if media and how.media_in_results:
         response["parts"] = media
-        return [{"functionResponse": response}]
-    return [{"functionResponse": response}, *media]
+        return [{"functionResponse": response}, *texts]
+    return [{"functionResponse": response}, *media, *texts]
 
 
 def _binary(parts: Iterable[ContentPart]) -> list[ContentPart]:

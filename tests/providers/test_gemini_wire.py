@@ -394,6 +394,18 @@ async def test_a_tool_results_image_goes_inside_the_response_on_gemini_3(
     assert on_2_5 == [{"functionResponse": response}, inline]
 
 
+async def test_a_tool_results_text_document_follows_the_response(
+    server: WireServer, pro3: GeminiModel
+) -> None:
+    """`functionResponse.parts` take no text: a text document goes as a text part after it."""
+    call = AssistantMessage(tool_calls=[ToolCall("read", "{}", "c1")])
+    result = ToolMessage("c1", "read", parts=[DocumentPart(PDF), DocumentPart(text="Notes.")])
+    body = await sent(server, pro3, ModelRequest((*HI, call, result)))
+    response, notes = body["contents"][2]["parts"]
+    assert [list(part) for part in response["functionResponse"]["parts"]] == [["inlineData"]]
+    assert notes == {"text": "Notes."}
+
+
 UNSUPPORTED = [
     (ImagePart(gif_header(2, 2)), "image/gif"),
     (DocumentPart(b"PK\x03\x04", media_type="application/vnd.openxmlformats"), "openxmlformats"),
