@@ -8,6 +8,7 @@ import pytest
 from reactloop.testing import CONFORMANCE_CHECKS, ConformanceCheck, ProviderHarness
 from tests.providers.harnesses import SIGNED, AnthropicHarness, ChatHarness, ResponsesHarness
 from tests.providers.harnesses_gemini import GeminiHarness
+from tests.providers.harnesses_hosts import HOSTS
 
 pytestmark = pytest.mark.anyio
 
@@ -19,6 +20,7 @@ HARNESSES: dict[str, ProviderHarness] = {
     "anthropic": AnthropicHarness(),
     "openai-responses": ResponsesHarness(),
     "google": GeminiHarness(),
+    **{f"host-{name}": harness for name, harness in HOSTS.items()},
 }
 
 
