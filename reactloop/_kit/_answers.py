@@ -81,6 +81,8 @@ def full_answer(session: Session) -> ScriptedAnswer:
 
 
 async def stream_matches_whole(session: Session) -> None:
+    """Everything the provider declares in one answer, whole and streamed: equal responses,
+    and deltas that add up to the streamed one (a consumer sees what the loop keeps)."""
     answer = full_answer(session)
     request = first_request()
     whole = await session.call(request, Mode.REQUEST, session.harness.render_whole(answer))
@@ -135,6 +137,9 @@ class Watched:
 
 
 async def text_deltas_in_order(session: Session) -> None:
+    """A long text streamed with its second half held back by the server: a text delta must
+    arrive before the hold is released (the provider streams, not buffers), and all the text
+    deltas must add up, in order, to the text."""
     hold = anyio.Event()
     reply = held(session.harness.render_stream(ScriptedAnswer(LONG_TEXT)), hold)
     session.server.reply_with(reply)
@@ -157,6 +162,8 @@ async def text_deltas_in_order(session: Session) -> None:
 
 
 async def parallel_tool_calls(session: Session) -> None:
+    """Three calls in one answer, whole and streamed: their order, names, ids and arguments
+    kept (arguments compared as JSON), the finish reason TOOL_CALLS, call deltas by index."""
     answer = ScriptedAnswer("", CALLS)
     expected = tuple(CallView.of(call) for call in CALLS)
     for mode in Mode:
@@ -184,6 +191,8 @@ def results_for(response: ModelResponse) -> tuple[ToolMessage, ...]:
 
 
 async def tool_results_paired(session: Session) -> None:
+    """A tool loop, both ways round (stream then whole, whole then stream): the decoded answer
+    goes back with a result per call, and the body carries each result with its call's id."""
     for first, second in ((Mode.STREAM, Mode.REQUEST), (Mode.REQUEST, Mode.STREAM)):
         answer = ScriptedAnswer("", CALLS[:2])
         asked = await session.call(first_request(), first, render(session, answer, first))
@@ -198,6 +207,8 @@ async def tool_results_paired(session: Session) -> None:
 
 
 async def reasoning_sent_back(session: Session) -> None:
+    """Reasoning signed with an opaque value, whole and streamed: decoded with that value (and
+    its text, where declared), and the next request carries the value back byte-identical."""
     for number, mode in enumerate(Mode, start=2):
         value = opaque(number)
         answer = ScriptedAnswer("", CALLS[:1], ScriptedReasoning(THOUGHT, value))
@@ -215,6 +226,7 @@ async def reasoning_sent_back(session: Session) -> None:
 
 
 async def images_reach_the_body(session: Session) -> None:
+    """A user message of a text and a PNG: the body carries the image's bytes and the text."""
     question = "What is in this picture?"
     request = ModelRequest((UserMessage(parts=[question, ImagePart(PNG)]),))
     await session.call(
@@ -227,6 +239,7 @@ async def images_reach_the_body(session: Session) -> None:
 
 
 async def usage_decoded(session: Session) -> None:
+    """Distinct counts for each kind of token, whole and streamed: decoded as scripted."""
     usage = usage_for(session)
     for mode in Mode:
         answer = ScriptedAnswer("Counted.", usage=usage)

@@ -51,6 +51,7 @@ def error_reply(session: Session, kind: ErrorKind, status: int) -> WireReply:
 
 
 async def rate_limited(session: Session) -> None:
+    """A 429 naming a wait: RateLimitedError, status 429, `retry_after` 7 s (both modes)."""
     for mode in Mode:
         reply = error_reply(session, ErrorKind.RATE_LIMITED, 429)
         error = await expect_error(session, mode, reply, RateLimitedError)
@@ -59,6 +60,7 @@ async def rate_limited(session: Session) -> None:
 
 
 async def authentication_failed(session: Session) -> None:
+    """A 401: AuthenticationError, status 401 (both modes)."""
     for mode in Mode:
         reply = error_reply(session, ErrorKind.AUTHENTICATION, 401)
         error = await expect_error(session, mode, reply, AuthenticationError)
@@ -66,6 +68,7 @@ async def authentication_failed(session: Session) -> None:
 
 
 async def server_errors(session: Session) -> None:
+    """A 500 and a 503: ProviderUnavailableError with that status (both modes)."""
     for kind, status in ((ErrorKind.SERVER_ERROR, 500), (ErrorKind.UNAVAILABLE, 503)):
         for mode in Mode:
             reply = error_reply(session, kind, status)
@@ -74,17 +77,22 @@ async def server_errors(session: Session) -> None:
 
 
 async def context_too_long(session: Session) -> None:
+    """The vendor's own context-overflow answer: ContextTooLongError (both modes)."""
     for mode in Mode:
         reply = error_reply(session, ErrorKind.CONTEXT_TOO_LONG, 400)
         await expect_error(session, mode, reply, ContextTooLongError)
 
 
 async def malformed_body(session: Session) -> None:
+    """A 200 whose body is no answer of the protocol: InvalidResponseError, not a blank
+    success."""
     reply = error_reply(session, ErrorKind.MALFORMED, 200)
     await expect_error(session, Mode.REQUEST, reply, InvalidResponseError)
 
 
 async def cut_stream(session: Session) -> None:
+    """A stream cut after half its events, and a whole body cut in half: a ModelError each,
+    never a shortened response."""
     answer = ScriptedAnswer(LONG_TEXT)
     stream = session.harness.render_stream(answer)
     half = len(stream.chunks) // 2
@@ -97,6 +105,8 @@ async def cut_stream(session: Session) -> None:
 
 
 async def cancellation(session: Session) -> None:
+    """A stream cancelled while the server holds its second half: the call ends within the
+    hang guard, and the server sees the connection closed (the response was let go)."""
     hold = anyio.Event()
     session.server.reply_with(held(session.harness.render_stream(ScriptedAnswer(LONG_TEXT)), hold))
     watched = Watched(session)
@@ -116,6 +126,8 @@ async def cancellation(session: Session) -> None:
 
 
 async def stalled_stream(session: Session) -> None:
+    """A stream that stops sending after half its events, from a model built with a 0.5 s
+    idle timeout: ModelTimeoutError."""
     stream = session.harness.render_stream(ScriptedAnswer(LONG_TEXT))
     half = len(stream.chunks) // 2
     stalled = attrs.evolve(stream, chunks=stream.chunks[:half], ending=WireEnding.STALL)
