@@ -22,9 +22,16 @@ from reactloop.messages import (
     UserMessage,
 )
 from reactloop.models import ModelDelta, ModelRequest, ModelSettings, ReasoningSettings, ToolSpec
-from reactloop.providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
+from reactloop.providers import AnthropicModel, GeminiModel, OpenAIModel, OpenAIResponsesModel
 from tests.helpers.vendor_schemas import wire_problems
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
+from tests.providers.render_gemini import (
+    call_part,
+    gemini_answer,
+    gemini_answer_stream,
+    gemini_json,
+    thought_part,
+)
 from tests.providers.render_responses import responses_json, responses_stream
 from tests.providers.wire_server import WireServer, json_reply, sse_reply
 
@@ -72,6 +79,12 @@ def _chat_reasoning() -> dict[str, Any]:
     return body
 
 
+def _gemini_reasoning() -> dict[str, Any]:
+    parts = [thought_part("I should look."), call_part(CALL, OPAQUE)]
+    usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "cachedContentTokenCount": 7}
+    return gemini_json(parts, usage=usage)
+
+
 @attrs.frozen
 class Row:
     """How to build a row's provider against the server, and its wire formats."""
@@ -97,6 +110,13 @@ ROWS = {
         _responses_reasoning,
         responses_json,
         responses_stream,
+    ),
+    "`GeminiModel`": Row(
+        lambda url: GeminiModel("gemini-3-pro-preview", api_key=KEY, base_url=url),
+        lambda: GeminiModel("gemini-2.5-flash", api_key=KEY),
+        _gemini_reasoning,
+        gemini_answer,
+        gemini_answer_stream,
     ),
     "`OpenAIModel`": Row(
         lambda url: OpenAIModel(
