@@ -33,9 +33,10 @@ from reactloop._errors import (
 )
 from reactloop._providers import OpenAIModel
 from reactloop._providers._hosts import HOSTS
-from tests.providers.recorded import Deltas
+from tests.providers.recorded import Deltas, stream_bytes
+from tests.providers.recorded import deepseek as recorded_deepseek
 from tests.providers.render import openai_json, sse
-from tests.providers.wire_server import WireServer, json_reply, sse_reply
+from tests.providers.wire_server import WireServer, events_of, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
 
@@ -281,6 +282,31 @@ async def test_deepseek_cache_hits_are_cache_reads(
     answer = await deepseek.request(ask())
     assert answer.usage.cache_read_tokens == 6 and answer.usage.uncached_input_tokens == 4
     assert answer.usage.cost is None  # DeepSeek reports no cost
+
+
+@pytest.mark.parametrize(
+    "name", ["test_deepseek_model_thinking_part", "test_deepseek_model_thinking_stream"]
+)
+async def test_the_deepseek_preset_sends_what_deepseek_accepted(
+    server: WireServer, name: str
+) -> None:
+    """Recorded DeepSeek traffic (tests/fixtures/recorded/deepseek): the preset's request is the
+    one DeepSeek answered (less the recording client's `n: 1` and `stream: false`), at
+    `/chat/completions` under `https://api.deepseek.com`, and its answer decodes."""
+    (interaction,) = recorded_deepseek(name)
+    accepted = interaction["request"]["parsed_body"]
+    assert interaction["request"]["uri"] == "https://api.deepseek.com/chat/completions"
+    question = ModelRequest((UserMessage(accepted["messages"][0]["content"]),))
+    async with hosted(server, "deepseek", accepted["model"]) as model:
+        if accepted["stream"]:
+            server.reply_with(sse_reply(events_of(stream_bytes(interaction))))
+            answer = await model.stream(question, Deltas())
+        else:
+            server.reply_with(json_reply(interaction["response"]["parsed_body"]))
+            answer = await model.request(question)
+    expected = {k: v for k, v in accepted.items() if k != "n" and v is not False}
+    assert server.requests[-1].json() == expected
+    assert answer.message.reasoning and answer.message.text and answer.usage.input_tokens > 0
 
 
 # -- each host's errors -------------------------------------------------------------------------
