@@ -16,8 +16,10 @@ another model) gets Google's documented placeholder, which Gemini 3 accepts in p
 
 from __future__ import annotations
 
+import mimetypes
 from collections.abc import Iterable
 from typing import assert_never
+from urllib.parse import urlsplit
 
 from attrs import define, field
 
@@ -108,7 +110,10 @@ class Contents:
 
 
 def _file_data(url: str, mime: str | None) -> JsonObject:
+    """`fileData` for a URL; its media type given, else read from the URL's extension (Gemini
+    wants one for a URL outside its Files API), else left for Gemini to find."""
     data: JsonObject = {"fileUri": url}
+    mime = mime or mimetypes.guess_type(urlsplit(url).path)[0]
     if mime:
         data["mimeType"] = mime
     return {"fileData": data}

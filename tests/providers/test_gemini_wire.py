@@ -394,6 +394,22 @@ async def test_a_tool_results_image_goes_inside_the_response_on_gemini_3(
     assert on_2_5 == [{"functionResponse": response}, inline]
 
 
+async def test_a_url_without_a_media_type_gets_one_from_its_extension(
+    server: WireServer, flash: GeminiModel
+) -> None:
+    parts = [ImagePart(url="https://example.com/a/cat.png?size=2"), ImagePart(url="gs://b/blob")]
+    body = await sent(server, flash, ModelRequest((UserMessage(parts=parts),)))
+    assert body["contents"][0]["parts"] == [
+        {
+            "fileData": {
+                "fileUri": "https://example.com/a/cat.png?size=2",
+                "mimeType": "image/webp",
+            }
+        },
+        {"fileData": {"fileUri": "gs://b/blob"}},
+    ]
+
+
 async def test_a_tool_results_text_document_follows_the_response(
     server: WireServer, pro3: GeminiModel
 ) -> None:
