@@ -403,7 +403,7 @@ async def test_a_url_without_a_media_type_gets_one_from_its_extension(
         {
             "fileData": {
                 "fileUri": "https://example.com/a/cat.png?size=2",
-                "mimeType": "image/webp",
+                "mimeType": "image/png",
             }
         },
         {"fileData": {"fileUri": "gs://b/blob"}},
