@@ -24,7 +24,7 @@ from reactloop._core._state import ToolResult
 from reactloop._errors import ConfigurationError, ErrorCode, GuardRejectedError
 from reactloop._loop._loop import ReActLoop
 from reactloop._loop._run import Run
-from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._providers import AnthropicModel, GeminiModel, OpenAIModel
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 
 pytestmark = pytest.mark.anyio
@@ -148,7 +148,7 @@ def _refusing_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.MockTransport(refuse))
 
 
-@pytest.mark.parametrize("provider", [OpenAIModel, AnthropicModel])
+@pytest.mark.parametrize("provider", [OpenAIModel, AnthropicModel, GeminiModel])
 async def test_empty_input_is_refused_the_same_on_every_provider(provider: type[Any]) -> None:
     async with _refusing_client() as client:
         model = provider("m", api_key="k", http_client=client)

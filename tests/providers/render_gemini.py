@@ -52,11 +52,14 @@ def answer_parts(
     text: str = "",
     calls: Sequence[ToolCall] = (),
     signatures: Mapping[str, str] | None = None,
+    *,
+    with_ids: bool = False,
 ) -> list[JsonObject]:
-    """Text then calls, each call with the signature `signatures` gives its id (if any)."""
+    """Text then calls, each call with the signature `signatures` gives its id (if any), and
+    with its id when `with_ids` (Gemini sends none unless asked)."""
     given = signatures or {}
     parts = [text_part(text)] if text else []
-    return parts + [call_part(call, given.get(call.id)) for call in calls]
+    return parts + [call_part(c, given.get(c.id), with_id=with_ids) for c in calls]
 
 
 def candidate(parts: Sequence[JsonObject], finish: str | None = "STOP", **extra: Any) -> JsonObject:
@@ -129,11 +132,15 @@ def gemini_error(code: int, status: str, message: str, **detail: Any) -> JsonObj
     return {"error": error}
 
 
-def gemini_answer(text: str = "", calls: Sequence[ToolCall] = ()) -> JsonObject:
+def gemini_answer(
+    text: str = "", calls: Sequence[ToolCall] = (), *, with_ids: bool = False
+) -> JsonObject:
     """A whole answer of text and calls, like `render.openai_json` for the shared tests."""
-    return gemini_json(answer_parts(text, calls))
+    return gemini_json(answer_parts(text, calls, with_ids=with_ids))
 
 
-def gemini_answer_stream(text: str = "", calls: Sequence[ToolCall] = ()) -> list[bytes]:
+def gemini_answer_stream(
+    text: str = "", calls: Sequence[ToolCall] = (), *, with_ids: bool = False
+) -> list[bytes]:
     """A streamed answer of text and calls, like `render.openai_stream` for the shared tests."""
-    return gemini_stream(answer_parts(text, calls))
+    return gemini_stream(answer_parts(text, calls, with_ids=with_ids))

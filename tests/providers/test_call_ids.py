@@ -4,6 +4,7 @@ with the same provider id, and the wire pairs every result with its own call."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -11,15 +12,17 @@ from typing import Any
 import pytest
 
 from reactloop import Approve, Deny, ReActLoop, tool
+from reactloop._core._contracts import Model
 from reactloop._core._events import RunFinished
 from reactloop._core._messages import AssistantMessage, ToolCall, unique_calls
 from reactloop._core._state import RunResult
-from reactloop._providers import AnthropicModel, OpenAIModel
+from reactloop._providers import AnthropicModel, GeminiModel, OpenAIModel
 from reactloop._providers._wire import wire_ids
 from reactloop.stores import MemoryStore
 from tests.providers.protocol import check_anthropic_request
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
-from tests.providers.test_loop import results_in
+from tests.providers.render_gemini import gemini_answer, gemini_answer_stream
+from tests.providers.test_loop import is_stream, results_in
 from tests.providers.wire_server import Reply, Request, WireServer, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
@@ -43,15 +46,20 @@ def lookup(city: str) -> str:
 
 def replying(protocol: str) -> Callable[[Request], Reply]:
     """Answer each request by how many tool results it carries, in `protocol`, streamed or not."""
-    streamed, whole = {
+    renders: dict[str, tuple[Callable[..., list[bytes]], Callable[..., object]]] = {
         "openai": (openai_stream, openai_json),
         "anthropic": (anthropic_stream, anthropic_json),
-    }[protocol]
+        "gemini": (  # Gemini sends a call's id when it has one (the API's optional `id`)
+            functools.partial(gemini_answer_stream, with_ids=True),
+            functools.partial(gemini_answer, with_ids=True),
+        ),
+    }
+    streamed, whole = renders[protocol]
 
     def answer(request: Request) -> Reply:
         calls = REPLIES[results_in(request)]
         text = "" if calls else "Done."
-        if request.json().get("stream"):
+        if is_stream(request):
             return sse_reply(streamed(text, calls))
         return json_reply(whole(text, calls))
 
@@ -62,6 +70,11 @@ def wire(request: Request) -> tuple[list[str], list[tuple[str, str]]]:
     """The call ids of a request in order, and its results as (call id, content)."""
     calls: list[str] = []
     results: list[tuple[str, str]] = []
+    if "contents" in request.json():  # Gemini: functionCall and functionResponse parts
+        parts = [part for turn in request.json()["contents"] for part in turn["parts"]]
+        calls = [part["functionCall"]["id"] for part in parts if "functionCall" in part]
+        answers = [part["functionResponse"] for part in parts if "functionResponse" in part]
+        return calls, [(a["id"], "".join(a["response"].values())) for a in answers]
     for message in request.json()["messages"]:
         if request.path.endswith("/chat/completions"):
             calls += [call["id"] for call in message.get("tool_calls") or ()]
@@ -89,14 +102,16 @@ async def finish(loop: ReActLoop, streamed: bool, run_id: str | None, **options:
     return last.result
 
 
+@pytest.fixture
+def models(openai: OpenAIModel, anthropic: AnthropicModel, gemini: GeminiModel) -> dict[str, Model]:
+    """A model of each protocol, by its name."""
+    return {"openai": openai, "anthropic": anthropic, "gemini": gemini}
+
+
 @pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
-@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+@pytest.mark.parametrize("protocol", ["openai", "anthropic", "gemini"])
 async def test_reused_provider_ids_get_identities_of_their_own(
-    server: WireServer,
-    openai: OpenAIModel,
-    anthropic: AnthropicModel,
-    protocol: str,
-    streamed: bool,
+    server: WireServer, models: dict[str, Model], protocol: str, streamed: bool
 ) -> None:
     paid: list[int] = []
 
@@ -107,7 +122,7 @@ async def test_reused_provider_ids_get_identities_of_their_own(
         return f"paid {amount}"
 
     server.handler = replying(protocol)
-    model = openai if protocol == "openai" else anthropic
+    model = models[protocol]
     store = MemoryStore()
     loop = ReActLoop(model, tools=[lookup, pay], store=store)
     first = await finish(loop, streamed, None)
