@@ -95,9 +95,9 @@ def chat_call(call: ToolCall, signature: str | None) -> JsonObject:
     return encoded
 
 
-def chat_calls(answer: ScriptedAnswer) -> list[JsonObject]:
+def chat_calls(answer: ScriptedAnswer, signed: bool = True) -> list[JsonObject]:
     """The calls, the first one signed when the answer reasons (as Gemini signs a step)."""
-    signature = answer.reasoning.opaque if answer.reasoning else None
+    signature = answer.reasoning.opaque if answer.reasoning and signed else None
     return [chat_call(call, signature if n == 0 else None) for n, call in enumerate(answer.calls)]
 
 
@@ -115,6 +115,8 @@ class ChatHarness:
     """`OpenAIModel` over Chat Completions: OpenAI's own (no reasoning comes back on Chat
     Completions), or a compatible server named `provider` at `prefix` (Gemini's signs its calls:
     `features=SIGNED`)."""
+
+    signed_calls = True  # reasoning goes as a thought signature on the first call
 
     def __init__(
         self,
@@ -138,7 +140,7 @@ class ChatHarness:
         message: JsonObject = {"role": "assistant", "content": answer.text or None,
                                "refusal": None}  # fmt: skip
         if answer.calls:
-            message["tool_calls"] = chat_calls(answer)
+            message["tool_calls"] = chat_calls(answer, self.signed_calls)
         finish = "tool_calls" if answer.calls else "stop"
         return json_reply({
             "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o", "created": 1,
@@ -149,7 +151,7 @@ class ChatHarness:
     def render_stream(self, answer: ScriptedAnswer) -> WireReply:
         chunks = [chat_chunk({"role": "assistant", "content": ""})]
         chunks += [chat_chunk({"content": piece}) for piece in pieces(answer.text)]
-        for index, call in enumerate(chat_calls(answer)):
+        for index, call in enumerate(chat_calls(answer, self.signed_calls)):
             arguments = call["function"]["arguments"]
             opening = {**call, "index": index, "function": {"name": call["function"]["name"],
                                                             "arguments": ""}}  # fmt: skip
