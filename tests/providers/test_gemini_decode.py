@@ -96,6 +96,15 @@ def test_a_thought_without_a_signature_is_readable_reasoning() -> None:
     assert part == ReasoningPart("Hmm.", provider="google", model=MODEL)
 
 
+def test_two_thoughts_each_signed_stay_two_parts() -> None:
+    body = gemini_json([thought_part("First.", "c2lnMQ=="), thought_part("Second.", "c2lnMg==")])
+    thoughts = decode(body).message.reasoning
+    assert [(t.text, t.signature) for t in thoughts] == [
+        ("First.", "c2lnMQ=="),
+        ("Second.", "c2lnMg=="),
+    ]
+
+
 def test_an_empty_text_part_carrying_a_signature_goes_before_the_text_it_follows() -> None:
     body = gemini_json([text_part("Hello"), text_part("", SIGNATURE)])
     assert decode(body).message.parts == (signed(SIGNATURE), TextPart("Hello"))

@@ -84,6 +84,18 @@ async def test_thoughts_stream_as_reasoning_deltas_and_join_with_their_signature
     assert "".join(reasoning) == "Weighing the options."
 
 
+async def test_a_thoughts_signature_on_its_last_piece_signs_the_whole_thought(
+    server: WireServer, gemini: GeminiModel
+) -> None:
+    pieces = [thought_part("Weighing "), thought_part("the options.", SIGNATURE)]
+    server.reply_with(sse_reply([chunk([piece]) for piece in pieces] + gemini_stream([])))
+    response = await gemini.stream(REQUEST, Deltas())
+    thought = ReasoningPart(
+        "Weighing the options.", signature=SIGNATURE, provider="google", model=MODEL
+    )
+    assert response.message.parts == (thought,)
+
+
 async def test_a_call_streams_whole_as_one_delta_after_its_signature(
     server: WireServer, gemini: GeminiModel
 ) -> None:
