@@ -50,15 +50,16 @@ class ReasoningRequest(enum.StrEnum):
 
     - `EFFORT`: OpenAI's `reasoning_effort` (the default; Ollama documents it too).
     - `OPENROUTER`: `reasoning: {effort}` or `reasoning: {max_tokens}` (a thinking budget).
-    - `GROQ`: `reasoning_effort` with `reasoning_format: "parsed"`, so the reasoning comes back
-      in its own field rather than inside the answer's text.
+    - `EFFORT_PARSED`: `reasoning_effort` with `reasoning_format: "parsed"`, so the reasoning
+      comes back in its own `reasoning` field rather than inside the answer's text (Groq,
+      Cerebras).
     - `DEEPSEEK`: `thinking: {type: enabled|disabled}`, with `reasoning_effort` beside it.
     - `NONE`: no documented request field; a reasoning setting is refused before sending.
     """
 
     EFFORT = "effort"
     OPENROUTER = "openrouter"
-    GROQ = "groq"
+    EFFORT_PARSED = "effort_parsed"
     DEEPSEEK = "deepseek"
     NONE = "none"
 
@@ -157,7 +158,7 @@ GROQ = OpenAICompatibleHost(
     key_env="GROQ_API_KEY",
     key_required=True,
     stream_usage=False,  # not a field of Groq's request; usage comes in x_groq.usage
-    reasoning=ReasoningRequest.GROQ,
+    reasoning=ReasoningRequest.EFFORT_PARSED,
     reasoning_efforts=frozenset({"none", "low", "medium", "high"}),
     reasoning_back="reasoning",
     docs=(
@@ -177,6 +178,19 @@ DEEPSEEK = OpenAICompatibleHost(
         "https://api-docs.deepseek.com/guides/thinking_mode",
         "https://api-docs.deepseek.com/api/create-chat-completion",
         "https://api-docs.deepseek.com/quick_start/error_codes",
+    ),
+)
+
+CEREBRAS = OpenAICompatibleHost(
+    "cerebras",
+    base_url="https://api.cerebras.ai/v1",
+    key_env="CEREBRAS_API_KEY",
+    key_required=True,
+    reasoning=ReasoningRequest.EFFORT_PARSED,
+    reasoning_back=None,  # no documented assistant field for earlier reasoning
+    docs=(
+        "https://inference-docs.cerebras.ai/capabilities/reasoning",
+        "https://inference-docs.cerebras.ai/resources/openai",
     ),
 )
 
@@ -203,7 +217,7 @@ VLLM = OpenAICompatibleHost(
 )
 
 HOSTS: Mapping[str, OpenAICompatibleHost] = MappingProxyType(
-    {host.name: host for host in (OPENROUTER, GROQ, DEEPSEEK, OLLAMA, VLLM)}
+    {host.name: host for host in (OPENROUTER, GROQ, DEEPSEEK, CEREBRAS, OLLAMA, VLLM)}
 )
 """The presets by name: `OpenAIModel(MODEL, host="groq")` or the model string `groq:MODEL`."""
 
@@ -269,7 +283,7 @@ def host_reasoning(
             return openai_reasoning(host.name, model, settings, profile)
         case ReasoningRequest.OPENROUTER:
             return _openrouter(host, model, reasoning, profile)
-        case ReasoningRequest.GROQ:
+        case ReasoningRequest.EFFORT_PARSED:
             _check_host_effort(host, model, reasoning)
             body = openai_reasoning(host.name, model, settings, profile)
             if reasoning.effort is ReasoningEffort.NONE:

@@ -360,9 +360,9 @@ class OpenAIModel(HttpModel):
     structured outputs only on OpenAI's own API unless a profile is given).
 
     `host` (an `OpenAICompatibleHost`, or a preset's name: "openrouter", "groq", "deepseek",
-    "ollama", "vllm") spells requests and reads answers as that host documents, with its URL and
-    its own key variable; `provider`, `max_tokens_field` and `include_usage`, when given, beat
-    the preset's.
+    "cerebras", "ollama", "vllm") spells requests and reads answers as that host documents, with
+    its URL and its own key variable; `provider`, `max_tokens_field` and `include_usage`, when
+    given, beat the preset's.
     """
 
     def __init__(

@@ -13,8 +13,9 @@ Forms:
   at `BASE_URL`, e.g. `openai-compatible:qwen2.5:7b@http://127.0.0.1:11434/v1`. The key is
   optional and read from `OPENAI_COMPATIBLE_API_KEY` only, never from `OPENAI_API_KEY`, so that an
   OpenAI key is not sent to another server; the output limit is sent as `max_tokens`.
-- `openrouter:MODEL`, `groq:MODEL`, `deepseek:MODEL`: that host's preset (`OpenAIModel` with
-  `host=`; key from `OPENROUTER_API_KEY`, `GROQ_API_KEY`, `DEEPSEEK_API_KEY` only).
+- `openrouter:MODEL`, `groq:MODEL`, `deepseek:MODEL`, `cerebras:MODEL`: that host's preset
+  (`OpenAIModel` with `host=`; key from `OPENROUTER_API_KEY`, `GROQ_API_KEY`,
+  `DEEPSEEK_API_KEY`, `CEREBRAS_API_KEY` only).
 - `ollama:MODEL`: a local Ollama (`OLLAMA_BASE_URL`, else `OLLAMA_HOST`'s server plus `/v1`, else
   `http://127.0.0.1:11434/v1`; no key unless `OLLAMA_API_KEY` is set).
 - `vllm:MODEL@BASE_URL`: a vLLM server at `BASE_URL` (key from `VLLM_API_KEY`, optional).

@@ -53,8 +53,17 @@ from referencing.jsonschema import DRAFT202012
 
 JsonObject = dict[str, Any]
 OPENAI_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openai"
-ChatVendor = Literal["openai", "deepseek", "gemini", "openrouter", "groq", "ollama", "vllm"]
-HOST_VENDORS: tuple[ChatVendor, ...] = ("openrouter", "groq", "deepseek", "ollama", "vllm")
+ChatVendor = Literal[
+    "openai", "deepseek", "gemini", "openrouter", "groq", "cerebras", "ollama", "vllm"
+]
+HOST_VENDORS: tuple[ChatVendor, ...] = (
+    "openrouter",
+    "groq",
+    "deepseek",
+    "cerebras",
+    "ollama",
+    "vllm",
+)
 
 
 class VendorSchemaError(AssertionError):
@@ -101,6 +110,8 @@ _HOST_FIELDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {"reasoning": str | None},
     ),
     "deepseek": ({"thinking": _DeepSeekThinking}, {"reasoning_content": str | None}),
+    # inference-docs.cerebras.ai/capabilities/reasoning: reasoning_format
+    "cerebras": ({"reasoning_format": Literal["parsed", "raw", "hidden", "none"]}, {}),
 }
 _HOST_REFUSES = {"groq": {"stream_options"}}
 """Top-level fields of OpenAI's request that a host's own definition lacks (groq-python 2026-08:

@@ -45,6 +45,7 @@ PATHS = {
     "openrouter": "/openrouter/api/v1",
     "groq": "/groq/openai/v1",
     "deepseek": "/deepseek",
+    "cerebras": "/cerebras/v1",
     "ollama": "/ollama/v1",
     "vllm": "/vllm/v1",
 }
@@ -52,6 +53,7 @@ MODELS = {
     "openrouter": "deepseek/deepseek-r1",
     "groq": "openai/gpt-oss-120b",
     "deepseek": "deepseek-chat",
+    "cerebras": "zai-glm-4.7",
     "ollama": "qwen3:8b",
     "vllm": "Qwen/Qwen3-8B",
 }
@@ -104,6 +106,7 @@ LIMITS = {  # host: (limit field, stream_options sent)
     "openrouter": ("max_tokens", False),  # usage-accounting: include_usage deprecated, no effect
     "groq": ("max_completion_tokens", False),  # not in Groq's request; x_groq.usage instead
     "deepseek": ("max_tokens", True),
+    "cerebras": ("max_completion_tokens", True),
     "ollama": ("max_tokens", True),
     "vllm": ("max_tokens", True),
 }
@@ -144,6 +147,7 @@ REASONING_BODIES = [  # host, reasoning settings, the fields sent (and only thos
     ("deepseek", {"effort": "high"},
      {"thinking": {"type": "enabled"}, "reasoning_effort": "high"}),
     ("deepseek", {"effort": "none"}, {"thinking": {"type": "disabled"}}),
+    ("cerebras", {"effort": "high"}, {"reasoning_effort": "high", "reasoning_format": "parsed"}),
     ("ollama", {"effort": "medium"}, {"reasoning_effort": "medium"}),
 ]  # fmt: skip
 REASONING_FIELDS = {"reasoning", "reasoning_effort", "reasoning_format", "thinking"}

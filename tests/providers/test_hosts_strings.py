@@ -13,7 +13,8 @@ from tests.providers.render import openai_json
 from tests.providers.wire_server import WireServer, json_reply
 
 OPENAI_KEY = "sk-openai-NEVER-ELSEWHERE-0123"
-HOST_ENV = ("OPENROUTER_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY",
+HOST_ENV = ("OPENROUTER_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "CEREBRAS_API_KEY",
+            "OLLAMA_API_KEY",
             "VLLM_API_KEY", "OLLAMA_BASE_URL", "OLLAMA_HOST", "OPENAI_BASE_URL")  # fmt: skip
 
 
@@ -33,6 +34,7 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> None:
          "https://openrouter.ai/api/v1"),
         ("groq:llama-3.3-70b-versatile", "GROQ_API_KEY", "https://api.groq.com/openai/v1"),
         ("deepseek:deepseek-chat", "DEEPSEEK_API_KEY", "https://api.deepseek.com"),
+        ("cerebras:gpt-oss-120b", "CEREBRAS_API_KEY", "https://api.cerebras.ai/v1"),
     ],
 )  # fmt: skip
 def test_a_hosted_string_takes_the_hosts_url_and_key_variable(
