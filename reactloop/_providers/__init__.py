@@ -3,6 +3,7 @@ Responses, Anthropic, Gemini, and model strings. Published by `reactloop.provide
 `reactloop.models`."""
 
 from reactloop._providers._anthropic import AnthropicModel
+from reactloop._providers._azure import AzureOpenAIModel, AzureOpenAIResponsesModel
 from reactloop._providers._content import ContentTooLargeError, UnsupportedContentError
 from reactloop._providers._fallback import DEFAULT_SWITCH_ON, FallbackModel, SwitchOn
 from reactloop._providers._gemini import GeminiModel
@@ -18,6 +19,8 @@ __all__ = [
     "DEFAULT_SWITCH_ON",
     "HOSTS",
     "AnthropicModel",
+    "AzureOpenAIModel",
+    "AzureOpenAIResponsesModel",
     "ContentFilteredError",
     "ContentTooLargeError",
     "FallbackModel",

@@ -32,7 +32,7 @@ from reactloop._errors import (
     ProviderUnavailableError,
     RateLimitedError,
 )
-from reactloop._providers._auth import AuthScheme, Masks, Secret
+from reactloop._providers._auth import AuthScheme, Masks, Secret, TokenSource
 from reactloop._providers._sse import SseDecoder, SseEvent
 from reactloop._redact import redacted
 from reactloop._unicode import dumps
@@ -433,6 +433,7 @@ class HttpChannel:
         auth: AuthScheme,
         client: httpx.AsyncClient | None,
         idle_timeout: float | None,
+        tokens: TokenSource | None = None,
     ) -> None:
         self.provider = provider
         parts = urlsplit(base_url)
@@ -441,6 +442,7 @@ class HttpChannel:
         self._secret = secret
         self._masks = Masks(secret, base_url)
         self._auth = auth
+        self._tokens = tokens  # a token asked for each request, sent with `auth`'s scheme
         self._owns_client = client is None
         self.client = client if client is not None else make_client()
         self.idle_timeout = idle_timeout
@@ -450,10 +452,19 @@ class HttpChannel:
         if self._owns_client:
             await self.client.aclose()
 
-    def _request(self, path: str, body: Mapping[str, Any]) -> httpx.Request:
-        headers = self._headers
-        if self._secret is not None:
-            headers = {**headers, **self._secret.header(self._auth)}
+    async def _signed(
+        self, tokens: TokenSource, path: str, body: Mapping[str, Any]
+    ) -> tuple[httpx.Request, Masks]:
+        """The request with a fresh token of `tokens`, and masks that include it."""
+        token = await tokens.secret()
+        return self._request(path, body, token), self._masks.including(token)
+
+    def _request(
+        self, path: str, body: Mapping[str, Any], token: Secret | None = None
+    ) -> httpx.Request:
+        headers, secret = self._headers, token or self._secret
+        if secret is not None:
+            headers = {**headers, **secret.header(self._auth)}
         url, content = endpoint(self.base_url, path), dumps(body, where="a request to the model")
         return self.client.build_request("POST", url, content=content, headers=headers)
 
@@ -461,7 +472,7 @@ class HttpChannel:
         """The request's URL as error messages show it: no user info, no key."""
         return self._masks.redact(shown_url(request.url))
 
-    def _failure(self, response: httpx.Response) -> ModelError:
+    def _failure(self, response: httpx.Response, masks: Masks) -> ModelError:
         hints = retry_hints(response.headers)
         detail = detail_of(response.content)
         location = response.headers.get("location")
@@ -470,14 +481,14 @@ class HttpChannel:
         url = self._url(response.request)
         rejected = rejected_parameter(detail, response.request.content)
         return status_error(
-            self.provider, response.status_code, detail, hints=hints, secret=self._masks, url=url,
+            self.provider, response.status_code, detail, hints=hints, secret=masks, url=url,
             rejected=rejected,
         )  # fmt: skip
 
-    def _not_a_stream(self, response: httpx.Response) -> ModelError:
+    def _not_a_stream(self, response: httpx.Response, masks: Masks) -> ModelError:
         detail = detail_of(response.content)
         if detail.kind or detail.code:
-            return stream_error(self.provider, detail, self._masks)
+            return stream_error(self.provider, detail, masks)
         kind = response.headers.get("content-type", "(none)")
         return InvalidResponseError(
             f"{self.provider} answered a streaming request to {self._url(response.request)}"
@@ -488,13 +499,16 @@ class HttpChannel:
 
     async def post_json(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """POST `body`; the JSON object answered, or a typed error."""
-        request = self._request(path, body)
+        if self._tokens is None:  # the plain path: no await beyond the send
+            request, masks = self._request(path, body), self._masks
+        else:
+            request, masks = await self._signed(self._tokens, path, body)
         try:
             response = await self.client.send(request)
         except httpx.RequestError as exc:
             raise transport_error(self.provider, exc, self._url(request)) from exc
         if not response.is_success:
-            raise self._failure(response)
+            raise self._failure(response, masks)
         return parse_json(self.provider, response.content, response.status_code, self._url(request))
 
     async def post_stream(self, path: str, body: Mapping[str, Any], handle: EventHandler) -> None:
@@ -502,7 +516,10 @@ class HttpChannel:
 
         The idle timeout bounds the wait for the response head and then for each chunk.
         """
-        request = self._request(path, body)
+        if self._tokens is None:  # the plain path: no await beyond the send
+            request, masks = self._request(path, body), self._masks
+        else:
+            request, masks = await self._signed(self._tokens, path, body)
         url = self._url(request)
         try:
             response = await self._idle(self.client.send(request, stream=True))
@@ -511,10 +528,10 @@ class HttpChannel:
         try:
             if not response.is_success:
                 await self._idle(response.aread())
-                raise self._failure(response)
+                raise self._failure(response, masks)
             if not _is_event_stream(response):
                 await self._idle(response.aread())
-                raise self._not_a_stream(response)
+                raise self._not_a_stream(response, masks)
             await self._pump(response, handle)
         except httpx.RequestError as exc:
             raise transport_error(self.provider, exc, url) from exc

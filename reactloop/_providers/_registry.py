@@ -9,6 +9,10 @@ Forms:
 - `google:MODEL` or `gemini:MODEL`: Gemini over Google's native API (`GeminiModel`; key from
   `GEMINI_API_KEY`, else `GOOGLE_API_KEY`; `GEMINI_BASE_URL` or `GOOGLE_GEMINI_BASE_URL` may
   point elsewhere).
+- `azure:DEPLOYMENT` and `azure-responses:DEPLOYMENT`: a deployment of Azure OpenAI over Chat
+  Completions or Responses (`AzureOpenAIModel`, `AzureOpenAIResponsesModel`; endpoint from
+  `AZURE_OPENAI_ENDPOINT`, key from `AZURE_OPENAI_API_KEY`, the v1 API unless
+  `OPENAI_API_VERSION` names a dated one).
 - `openai-compatible:MODEL@BASE_URL`: any Chat Completions server (vLLM, Ollama, llama.cpp, ...)
   at `BASE_URL`, e.g. `openai-compatible:qwen2.5:7b@http://127.0.0.1:11434/v1`. The key is
   optional and read from `OPENAI_COMPATIBLE_API_KEY` only, never from `OPENAI_API_KEY`, so that an
@@ -30,6 +34,7 @@ from collections.abc import Callable
 from reactloop._core import Model
 from reactloop._errors import ConfigurationError
 from reactloop._providers._anthropic import AnthropicModel
+from reactloop._providers._azure import AzureOpenAIModel, AzureOpenAIResponsesModel
 from reactloop._providers._gemini import GeminiModel
 from reactloop._providers._hosts import HOSTS, OLLAMA
 from reactloop._providers._openai import MaxTokensField, OpenAIModel
@@ -45,6 +50,7 @@ FORMS = (
     "'openai:MODEL', 'openai-responses:MODEL', 'anthropic:MODEL', 'google:MODEL' or"
     " 'openai-compatible:MODEL@http://HOST:PORT/v1'"
 )
+AZURE_FORMS = ("azure", "azure-responses")  # 'azure:DEPLOYMENT', 'azure-responses:DEPLOYMENT'
 
 
 _BY_NAME: dict[str, Callable[[str], Model]] = {
@@ -127,7 +133,11 @@ def model_from_string(spec: str) -> Model:
         return _BY_NAME[prefix](rest)
     if prefix == "openai-compatible":
         return _compatible(rest, spec)
-    hint = did_you_mean(prefix, PROVIDERS)
+    if prefix == AZURE_FORMS[0]:
+        return AzureOpenAIModel(rest)
+    if prefix == AZURE_FORMS[1]:
+        return AzureOpenAIResponsesModel(rest)
+    hint = did_you_mean(prefix, (*PROVIDERS, *AZURE_FORMS))
     raise ConfigurationError(
         f"model string {spec!r} names an unknown provider {prefix!r}{hint}: use {FORMS}",
         option="model",

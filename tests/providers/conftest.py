@@ -65,6 +65,7 @@ def openai_schema() -> OpenAIRequestSchema:
 
 
 VIOLATIONS = pytest.StashKey[list[str]]()
+AZURE_MODELS = ("AzureOpenAIModel", "AzureOpenAIResponsesModel")
 
 OVERRIDDEN = (
     "a profile override (`profile=attrs.evolve(..., sampling=True)`) sends `temperature` to"
@@ -121,7 +122,8 @@ def vendor_checked_bodies(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
     violations: list[str] = []
     exempt: set[str] = set()
     request.node.stash[VIOLATIONS] = violations
-    for name in ("OpenAIModel", "AnthropicModel", "OpenAIResponsesModel", "GeminiModel"):
+    models = ("OpenAIModel", "AnthropicModel", "OpenAIResponsesModel", "GeminiModel")
+    for name in (*models, *AZURE_MODELS):
         provider = getattr(reactloop._providers, name, None)
         if isinstance(provider, type):
             _noting_extra_body(provider, exempt, monkeypatch)

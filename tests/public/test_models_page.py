@@ -22,7 +22,14 @@ from reactloop.messages import (
     UserMessage,
 )
 from reactloop.models import ModelDelta, ModelRequest, ModelSettings, ReasoningSettings, ToolSpec
-from reactloop.providers import AnthropicModel, GeminiModel, OpenAIModel, OpenAIResponsesModel
+from reactloop.providers import (
+    AnthropicModel,
+    AzureOpenAIModel,
+    AzureOpenAIResponsesModel,
+    GeminiModel,
+    OpenAIModel,
+    OpenAIResponsesModel,
+)
 from tests.helpers.vendor_schemas import wire_problems
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
 from tests.providers.render_gemini import (
@@ -96,7 +103,22 @@ class Row:
     stream: Callable[[str], list[bytes]]
 
 
+AZURE = "https://my-resource.openai.azure.com"
 ROWS = {
+    "`AzureOpenAIResponsesModel`": Row(
+        lambda url: AzureOpenAIResponsesModel("gpt-5", endpoint=url, api_key=KEY),
+        lambda: AzureOpenAIResponsesModel("gpt-5", endpoint=AZURE, api_key=KEY),
+        _responses_reasoning,
+        responses_json,
+        responses_stream,
+    ),
+    "`AzureOpenAIModel`": Row(  # a DeepSeek deployment: Azure's v1 API serves it too
+        lambda url: AzureOpenAIModel("deepseek-r1", endpoint=url, api_key=KEY),
+        lambda: AzureOpenAIModel("gpt-4.1", endpoint=AZURE, api_key=KEY),
+        _chat_reasoning,
+        openai_json,
+        openai_stream,
+    ),
     "`AnthropicModel`": Row(
         lambda url: AnthropicModel("claude-opus-5", api_key=KEY, base_url=url),
         lambda: AnthropicModel("claude-sonnet-4-5", api_key=KEY),

@@ -73,6 +73,7 @@ PINNED: dict[str, set[str]] = {
         "AnthropicModel", "InstructionsRole", "MaxTokensField", "ModelProfile", "OpenAIModel",
         "OpenAIResponsesModel", "ResponsesConversation", "model_from_string", "model_profile",
         "DEFAULT_SWITCH_ON", "FallbackModel", "GeminiModel",
+        "AzureOpenAIModel", "AzureOpenAIResponsesModel",
         "HOSTS", "OpenAICompatibleHost", "ReasoningRequest",
     },
     "reactloop.phases": {

@@ -68,6 +68,8 @@ from reactloop._policies._stop import (
 from reactloop._policies._tokens import MessageTokenEstimator
 from reactloop._providers import (
     AnthropicModel,
+    AzureOpenAIModel,
+    AzureOpenAIResponsesModel,
     FallbackModel,
     GeminiModel,
     ModelProfile,
@@ -276,6 +278,20 @@ HTTP_BAD: dict[str, list[object]] = {
     "http_client": ["client", object(), httpx.AsyncClient],
     "extra_headers": ["x-a: 1", {"x-a": 1}, {1: "a"}, [("x-a", "1")]],
     "extra_body": ["k=5", {1: "a"}, {"model": "m"}, {"messages": []}, {"x": object()}, [("a", 1)]],
+}
+
+AZURE_VALID: dict[str, object] = {
+    "deployment": "d",
+    "api_key": "k",
+    "endpoint": "https://r.openai.azure.com",
+}
+AZURE_BAD: dict[str, list[object]] = {
+    **{key: values for key, values in HTTP_BAD.items() if key not in ("model", "base_url")},
+    "deployment": ["", 5, None],
+    "model": ["", 5],
+    "endpoint": ["r.openai.azure.com", "https://r.openai.azure.com/openai/v1", 5, "ftp://r"],
+    "api_version": ["2024-10", "latest", 5],
+    "token_provider": ["token", 5],
 }
 
 MCP_BAD: dict[str, list[object]] = {
@@ -506,6 +522,23 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         {
             "models": ["openai:gpt", 5, [ScriptedModel([])], [ScriptedModel([]), 5], None],
             "switch_on": [[ValueError], ["timeout"], [399], [True], 5, "timeout", [None]],
+        },
+    ),
+    AzureOpenAIModel: (
+        AZURE_VALID,
+        {
+            **AZURE_BAD,
+            "instructions_role": ["admin", 5, None],
+            "max_tokens_field": ["tokens", None],
+            "include_usage": [1, None, "yes"],
+        },
+    ),
+    AzureOpenAIResponsesModel: (
+        AZURE_VALID,
+        {
+            **AZURE_BAD,
+            "conversation": ["stored", 5, None, True],
+            "extra_body": ["k=5", {1: "a"}, {"model": "m"}, {"input": []}, {"x": object()}],
         },
     ),
     OpenAIResponsesModel: (
