@@ -1,5 +1,8 @@
 """The built-in providers pass the provider conformance kit (`reactloop.testing`), every check,
-on asyncio and trio, driven by the harnesses in tests/providers/harnesses.py."""
+on asyncio and trio, driven by the harnesses in tests/providers/harnesses*.py: OpenAI Chat
+Completions (and Gemini's compatible endpoint), Anthropic, OpenAI Responses, native Gemini,
+Azure OpenAI (Chat Completions on the v1 API, a dated version and with an Entra ID token;
+Responses) and every OpenAI-compatible host preset."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import pytest
 
 from reactloop.testing import CONFORMANCE_CHECKS, ConformanceCheck, ProviderHarness
 from tests.providers.harnesses import SIGNED, AnthropicHarness, ChatHarness, ResponsesHarness
+from tests.providers.harnesses_azure import AzureChatHarness, AzureResponsesHarness
 from tests.providers.harnesses_gemini import GeminiHarness
 from tests.providers.harnesses_hosts import HOSTS
 
@@ -20,6 +24,10 @@ HARNESSES: dict[str, ProviderHarness] = {
     "anthropic": AnthropicHarness(),
     "openai-responses": ResponsesHarness(),
     "google": GeminiHarness(),
+    "azure": AzureChatHarness(),
+    "azure-dated": AzureChatHarness(api_version="2024-10-21"),
+    "azure-entra": AzureChatHarness(entra=True),
+    "azure-responses": AzureResponsesHarness(),
     **{f"host-{name}": harness for name, harness in HOSTS.items()},
 }
 
