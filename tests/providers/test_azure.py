@@ -5,6 +5,7 @@ it, and Azure's streams with their content-filter chunks (tests/providers/azure_
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -144,6 +145,19 @@ async def test_a_streamed_request_asks_for_its_own_token(server: WireServer) -> 
         response = await model.stream(HI, _ignore)
     assert response.message.text == "Hello"
     assert server.requests[0].headers["authorization"] == f"Bearer {given[0]}"
+
+
+async def test_a_sync_token_provider_runs_off_the_event_loops_thread(server: WireServer) -> None:
+    threads: list[int] = []
+
+    def provider() -> str:
+        threads.append(threading.get_ident())
+        return "entra-token"
+
+    server.reply_with(_reply(False))
+    async with AzureOpenAIModel("prod-gpt", endpoint=server.url, token_provider=provider) as model:
+        await model.request(HI)
+    assert threads and threads[0] != threading.get_ident()
 
 
 def _failing() -> str:
