@@ -18,7 +18,7 @@ from reactloop._errors import ReactLoopError, show
 from reactloop._kit._harness import ProviderHarness
 from reactloop._kit._server import WireReply, WireRequest, WireServer
 
-HANG_GUARD = 20.0
+HANG_GUARD = 10.0
 """Seconds any one call (or a cancelled call's ending) may take before the check reports a hang:
 a guard against waiting forever, far above what a loopback call takes, never a timing check."""
 
