@@ -81,9 +81,14 @@ class ConformanceCheck:
     def __str__(self) -> str:
         return self.name
 
+    def applies_to(self, harness: ProviderHarness) -> bool:
+        """Whether the check applies to the provider: its harness declares what it needs (to
+        leave the others out of a parametrization instead of skipping them)."""
+        return self.needs is None or bool(getattr(harness.features, self.needs))
+
     async def __call__(self, harness: ProviderHarness) -> None:
         """Run the check against the provider `harness` drives."""
-        if self.needs is not None and not getattr(harness.features, self.needs):
+        if not self.applies_to(harness):
             why = f"{harness.name} does not declare it (Features.{self.needs} is False)"
             raise CheckSkipped(f"{self.name} skipped: {why}")
         failed: Exception | None = None

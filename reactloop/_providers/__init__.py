@@ -8,7 +8,7 @@ from reactloop._providers._content import ContentTooLargeError, UnsupportedConte
 from reactloop._providers._fallback import DEFAULT_SWITCH_ON, FallbackModel, SwitchOn
 from reactloop._providers._gemini import GeminiModel
 from reactloop._providers._hosts import HOSTS, OpenAICompatibleHost, ReasoningRequest
-from reactloop._providers._http import RetryHints, retry_hints
+from reactloop._providers._http_errors import RetryHints, retry_hints
 from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenAIModel
 from reactloop._providers._profiles import ModelProfile, model_profile
 from reactloop._providers._registry import model_from_string

@@ -17,7 +17,8 @@ from reactloop._core import FinishReason, JsonObject, ModelResponse, is_blank
 from reactloop._errors import ModelError, ProviderConfigurationError
 from reactloop._providers._auth import Masks
 from reactloop._providers._chat_decode import ChatStream
-from reactloop._providers._http import HttpChannel, detail_of, parse_json
+from reactloop._providers._http import HttpChannel, parse_json
+from reactloop._providers._http_errors import detail_of
 from reactloop._providers._safety import ContentFilteredError, FilterVerdict
 from reactloop._providers._wire import obj, text
 

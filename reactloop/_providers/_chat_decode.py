@@ -28,7 +28,8 @@ from reactloop._core import (
 from reactloop._errors import InvalidResponseError, ProviderUnavailableError
 from reactloop._providers._chat_reasoning import Recipient, message_parts, thought_signature
 from reactloop._providers._hosts import HostReading, OpenAICompatibleHost
-from reactloop._providers._http import error_detail, parse_json, stream_error
+from reactloop._providers._http import parse_json
+from reactloop._providers._http_errors import error_detail, stream_error
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import CallParts, assemble_calls, count, items, obj, text
 

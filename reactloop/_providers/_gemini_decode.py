@@ -37,7 +37,7 @@ from reactloop._core import (
     new_call_id,
 )
 from reactloop._errors import InvalidResponseError, ModelError
-from reactloop._providers._http import error_detail, stream_error
+from reactloop._providers._http_errors import error_detail, stream_error
 from reactloop._providers._safety import ContentFilteredError, FilterVerdict
 from reactloop._providers._wire import count, items, obj, text
 
@@ -90,7 +90,7 @@ def decode_usage(usage: object) -> Usage:
 
 def gemini_error(provider: str, body: JsonObject) -> ModelError:
     """The typed error of an `{"error": {...}}` sent inside a 200 answer (a stream event), by
-    its canonical `status` (`_http.KIND_STATUS`) and its `details` reason."""
+    its canonical `status` (`_http_errors.KIND_STATUS`) and its `details` reason."""
     return stream_error(provider, error_detail(body), None)
 
 

@@ -29,7 +29,7 @@ from reactloop._core import (
     Usage,
 )
 from reactloop._errors import ConfigurationError
-from reactloop._providers._http import ErrorDetail, stream_error
+from reactloop._providers._http_errors import ErrorDetail, stream_error
 from reactloop._providers._options import check_base_url
 from reactloop._providers._profiles import ModelProfile
 from reactloop._providers._reasoning import check_effort, openai_reasoning, refuse

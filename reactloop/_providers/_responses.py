@@ -24,11 +24,8 @@ from reactloop._core import (
     ModelResponse,
 )
 from reactloop._providers._base import HttpModel
-from reactloop._providers._http import (
-    DEFAULT_IDLE_TIMEOUT,
-    error_detail,
-    stream_error,
-)
+from reactloop._providers._http import DEFAULT_IDLE_TIMEOUT
+from reactloop._providers._http_errors import error_detail, stream_error
 from reactloop._providers._openai import openai_channel
 from reactloop._providers._options import (
     check_extra_body,

@@ -17,7 +17,7 @@ from reactloop._core import (
     new_call_id,
 )
 from reactloop._errors import InvalidResponseError
-from reactloop._providers._http import error_detail, stream_error
+from reactloop._providers._http_errors import error_detail, stream_error
 from reactloop._providers._wire import count, is_json, items, obj, text
 
 _INCOMPLETE = {

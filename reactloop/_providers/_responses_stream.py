@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 
 from reactloop._core import DeltaSink, JsonObject, ReasoningDelta, TextDelta, ToolCallDelta
 from reactloop._errors import ProviderUnavailableError
-from reactloop._providers._http import error_detail, parse_json, stream_error
+from reactloop._providers._http import parse_json
+from reactloop._providers._http_errors import error_detail, stream_error
 from reactloop._providers._sse import SseEvent
 from reactloop._providers._wire import count, items, obj, text
 

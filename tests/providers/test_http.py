@@ -17,13 +17,12 @@ from reactloop._errors import (
     RateLimitedError,
 )
 from reactloop._providers._auth import Secret, resolve_key
-from reactloop._providers._http import (
+from reactloop._providers._http import parse_json, shown_url
+from reactloop._providers._http_errors import (
     ErrorDetail,
     RetryHints,
     detail_of,
-    parse_json,
     retry_hints,
-    shown_url,
     status_error,
     stream_error,
 )
