@@ -71,11 +71,14 @@ def marked_failure(error: BaseException) -> bool:
 
 def model_identity(model: object) -> tuple[str, str | None]:
     """The provider name and requested model name a model object declares (`provider`,
-    `model`), with the conventions' fallback `_OTHER` for a provider it does not name."""
+    `model`) in the conventions' spelling (`sc.WELL_KNOWN_PROVIDERS`), with their fallback
+    `_OTHER` for a provider it does not name."""
     provider = getattr(model, "provider", None)
     name = getattr(model, "model", None)
     return (
-        provider if isinstance(provider, str) and provider else sc.OTHER,
+        sc.WELL_KNOWN_PROVIDERS.get(provider, provider)
+        if isinstance(provider, str) and provider
+        else sc.OTHER,
         name if isinstance(name, str) and name else None,
     )
 

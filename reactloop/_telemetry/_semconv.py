@@ -52,6 +52,15 @@ TOKEN_TYPE_INPUT: Final = "input"
 TOKEN_TYPE_OUTPUT: Final = "output"
 TOOL_TYPE_FUNCTION: Final = "function"
 OTHER: Final = "_OTHER"  # the conventions' fallback value (provider name, error type)
+WELL_KNOWN_PROVIDERS: Final = {
+    "openai-responses": "openai",
+    "google": "gcp.gemini",
+    "azure": "azure.ai.openai",
+    "azure-responses": "azure.ai.openai",
+}
+"""reactloop's provider names whose `gen_ai.provider.name` is a well-known value of another
+spelling (the Gemini API is `gcp.gemini`, Azure OpenAI `azure.ai.openai`); any other name
+(`openai`, `anthropic`, `groq`, `deepseek`, `openrouter`, ...) is sent as it is."""
 
 # Metrics (opentelemetry.semconv._incubating.metrics.gen_ai_metrics), with the conventions'
 # explicit bucket boundaries advice (not carried by the Python package: from the spec's text).

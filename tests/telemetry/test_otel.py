@@ -502,3 +502,26 @@ async def test_no_opaque_reasoning_value_is_recorded(traces: Traces) -> None:
     assert not any(
         secret in value for value in recorded for secret in (SIGNATURE, REDACTED, ENCRYPTED)
     )
+
+
+@pytest.mark.parametrize(
+    ("provider", "expected"),
+    [
+        ("google", "gcp.gemini"),
+        ("azure", "azure.ai.openai"),
+        ("azure-responses", "azure.ai.openai"),
+        ("openai-responses", "openai"),
+        ("groq", "groq"),
+        ("openrouter", "openrouter"),
+    ],
+)
+async def test_a_provider_is_named_as_the_conventions_spell_it(
+    traces: Traces, provider: str, expected: str
+) -> None:
+    model = two_calls_then_done()
+    model.provider = provider  # type: ignore[attr-defined]
+    model.model = "m"  # type: ignore[attr-defined]
+    await ReActLoop(model, tools=[add], telemetry=traces.telemetry()).run("go")
+    chat = traces.named("chat m")[0].attributes or {}
+    run = traces.one("invoke_agent").attributes or {}
+    assert chat["gen_ai.provider.name"] == run["gen_ai.provider.name"] == expected

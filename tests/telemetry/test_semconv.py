@@ -62,3 +62,8 @@ def test_metric_units_are_the_published_ones() -> None:
         _semconv.GEN_AI_CLIENT_TOKEN_USAGE: _semconv.TOKEN_USAGE_UNIT,
         _semconv.GEN_AI_CLIENT_OPERATION_DURATION: _semconv.DURATION_UNIT,
     }
+
+
+def test_every_renamed_provider_is_a_published_well_known_value() -> None:
+    published_values = {value.value for value in published.GenAiProviderNameValues}
+    assert set(_semconv.WELL_KNOWN_PROVIDERS.values()) <= published_values
