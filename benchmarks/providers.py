@@ -146,6 +146,8 @@ def _chat_hosts() -> dict[str, Any]:
     azure = getattr(providers, "AzureOpenAIModel", None)
     if azure is not None:
         found["azure"] = azure("gpt-4.1", endpoint="https://bench.openai.azure.com", api_key=KEY)
+    if hasattr(providers, "OpenAICompatibleHost"):
+        found["openai+groq"] = providers.OpenAIModel("gpt-4.1", api_key=KEY, host="groq")
     return found
 
 
