@@ -235,6 +235,8 @@ def build_output(
     checked: Sequence[OutputValidator] = sequence_of(
         "output_validators", validators, output_validator, "functions"
     )
+    if chosen is OutputStrategy.NATIVE:
+        refuse_native(model)
     resolved = resolve_strategy(chosen, model, settings)
     native = None
     if resolved is OutputStrategy.NATIVE:
@@ -246,6 +248,25 @@ def build_output(
             resolved = _fallback(model, settings)
     forcing = can_force_tools(model, settings)
     return Output(spec, resolved, count, tuple(checked), native, forcing)
+
+
+def refuse_native(model: Model) -> None:
+    """An explicit NATIVE on a model that declares it takes no JSON-schema response format (its
+    profile's `native_output`, e.g. a compatible host's default) fails when the loop is built,
+    before a request the server would reject or ignore; a model that says nothing may try."""
+    if getattr(model, "supports_native_output", None) is not False:
+        return
+    rule = (
+        "a model that takes a JSON-schema response format (this one's profile has"
+        " native_output=False: pass profile=ModelProfile(native_output=True) if the server takes"
+        " it, or use OutputStrategy.TOOL or PROMPTED)"
+    )
+    raise ConfigurationError(
+        f"output strategy 'native' needs {rule}, got {model!r}",
+        option="output_strategy",
+        value=OutputStrategy.NATIVE,
+        rule=rule,
+    )
 
 
 def strict_form(model: Model, schema: JsonObject) -> JsonObject:
