@@ -34,7 +34,14 @@ from reactloop._providers._options import check_base_url
 from reactloop._providers._profiles import ModelProfile
 from reactloop._providers._reasoning import check_effort, openai_reasoning, refuse
 from reactloop._providers._wire import items, obj, text
-from reactloop._validate import boolean, checked_arguments, fail, member, optional_text
+from reactloop._validate import (
+    boolean,
+    checked_arguments,
+    did_you_mean,
+    fail,
+    member,
+    optional_text,
+)
 from reactloop._validate import text as check_text
 
 
@@ -228,7 +235,8 @@ def host_named(owner: str, host: object) -> OpenAICompatibleHost | None:
         return host
     if isinstance(host, str) and host in HOSTS:
         return HOSTS[host]
-    fail(f"{owner}.host", host, f"None, an OpenAICompatibleHost or one of {sorted(HOSTS)}")
+    hint = did_you_mean(host, HOSTS)
+    fail(f"{owner}.host", host, f"None, an OpenAICompatibleHost or one of {sorted(HOSTS)}{hint}")
     return None  # not reached: fail raises
 
 

@@ -46,11 +46,14 @@ COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
 PROVIDERS = (
     "openai", "openai-responses", "anthropic", "google", "gemini", "openai-compatible", *HOSTS,
 )  # fmt: skip
-FORMS = (
-    "'openai:MODEL', 'openai-responses:MODEL', 'anthropic:MODEL', 'google:MODEL' or"
-    " 'openai-compatible:MODEL@http://HOST:PORT/v1'"
-)
 AZURE_FORMS = ("azure", "azure-responses")  # 'azure:DEPLOYMENT', 'azure-responses:DEPLOYMENT'
+FORMS = (
+    "'openai:MODEL', 'openai-responses:MODEL', 'anthropic:MODEL', 'google:MODEL' (or"
+    " 'gemini:MODEL'), 'azure:DEPLOYMENT', 'azure-responses:DEPLOYMENT',"
+    " 'openai-compatible:MODEL@http://HOST:PORT/v1' or a host preset's "
+    + ", ".join(f"'{name}:MODEL@URL'" if name == "vllm" else f"'{name}:MODEL'" for name in HOSTS)
+)
+"""Every form `model_from_string` takes, as its errors list them."""
 
 
 _BY_NAME: dict[str, Callable[[str], Model]] = {

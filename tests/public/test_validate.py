@@ -67,6 +67,7 @@ from reactloop._policies._stop import (
 )
 from reactloop._policies._tokens import MessageTokenEstimator
 from reactloop._providers import (
+    HOSTS,
     AnthropicModel,
     AzureOpenAIModel,
     AzureOpenAIResponsesModel,
@@ -934,6 +935,20 @@ def test_a_wrong_model_string_suggests_the_provider() -> None:
     with pytest.raises(ConfigurationError, match="did you mean 'openai'") as caught:
         model_from_string("opneai:gpt-4o")
     assert (caught.value.option, caught.value.value) == ("model", "opneai:gpt-4o")
+
+
+def test_a_misspelled_host_preset_suggests_the_preset() -> None:
+    with pytest.raises(ConfigurationError, match="did you mean 'openrouter'") as caught:
+        OpenAIModel("m", host="OpenRoutr", api_key="k")
+    assert (caught.value.option, caught.value.value) == ("OpenAIModel.host", "OpenRoutr")
+
+
+@pytest.mark.parametrize("prefix", ["gemini", "azure", "azure-responses", *HOSTS])
+def test_a_model_string_without_a_model_lists_its_own_form(prefix: str) -> None:
+    """Every prefix `model_from_string` takes is among the forms its errors list."""
+    with pytest.raises(ConfigurationError) as caught:
+        model_from_string(f"{prefix}:")
+    assert f"'{prefix}:" in str(caught.value) and f"'{prefix}:" in (caught.value.rule or "")
 
 
 def test_a_string_for_on_cap_is_taken_as_the_policy() -> None:
