@@ -74,8 +74,10 @@ def _convert(prices: Any) -> ModelPrice | None:
 
 class GenAIPrices:
     """Prices from genai-prices (`pip install 'reactloop[prices]'`): its bundled snapshot, the
-    prices in force at `at` (default: when asked). Provider names are genai-prices' ids
-    ("anthropic", "openai"; "openai-responses" is read as OpenAI by its matching rules)."""
+    prices in force at `at` (default: when asked). Provider names are genai-prices' ids:
+    "anthropic", "openai" ("openai-responses" read as OpenAI by its matching rules), "google"
+    (`GeminiModel`), "azure" (both Azure classes, by the model a deployment runs), "openrouter",
+    "groq", "deepseek", "cerebras"; Ollama and vLLM models have no price here."""
 
     def __init__(self, at: datetime | None = None) -> None:
         self._snapshot = _snapshot()

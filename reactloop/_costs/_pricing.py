@@ -93,7 +93,10 @@ class Pricing:
 
     def priced(self, model: Model, response: ModelResponse, spent: Usage) -> Usage:
         """`spent` with its cost (None when the answering model's price is unknown; with a
-        budget, that is a `ConfigurationError`: a fallback model first chosen without a price)."""
+        budget, that is a `ConfigurationError`: a fallback model first chosen without a price).
+        A cost the provider reported (OpenRouter's `usage.cost`) is what it billed, and stays."""
+        if spent.cost is not None:
+            return spent
         key = _answered_by(model, response)
         price = None if key is None else self.lookup(key)
         if price is None:

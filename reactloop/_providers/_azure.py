@@ -49,6 +49,8 @@ from reactloop._validate import boolean, checked_arguments, member, optional_tex
 ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
 KEY_ENV = "AZURE_OPENAI_API_KEY"
 API_VERSION_ENV = "OPENAI_API_VERSION"  # the variable the openai SDK's AzureOpenAI reads
+PRICED_AS = "azure"
+"""The provider a price table is asked for (genai-prices' id of Azure), whichever protocol."""
 V1 = "v1"
 _DATED = re.compile(r"^\d{4}-\d{2}-\d{2}(-preview)?$")
 VERSION_RULE = "None or 'v1' (the v1 API), or a dated version such as '2024-10-21'"
@@ -216,6 +218,11 @@ class AzureOpenAIModel(OpenAIModel):
         url = redacted(self.base_url)
         return f"AzureOpenAIModel(deployment={self.deployment!r}, base_url={url!r})"
 
+    def price_keys(self) -> tuple[tuple[str, str], ...]:
+        """Priced as Azure's `model` (the family the deployment runs): a deployment's own name
+        is yours, and no price table knows it."""
+        return ((PRICED_AS, self.family),)
+
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One plain call: the whole response at once."""
         body = self._body(request, stream=False)
@@ -278,6 +285,11 @@ class AzureOpenAIResponsesModel(OpenAIResponsesModel):
     def __repr__(self) -> str:
         url = redacted(self.base_url)
         return f"AzureOpenAIResponsesModel(deployment={self.deployment!r}, base_url={url!r})"
+
+    def price_keys(self) -> tuple[tuple[str, str], ...]:
+        """Priced as Azure's `model` (the family the deployment runs): a deployment's own name
+        is yours, and no price table knows it."""
+        return ((PRICED_AS, self.family),)
 
     def _answer(self, body: JsonObject) -> ModelResponse:
         said = "status incomplete, incomplete_details.reason content_filter"
