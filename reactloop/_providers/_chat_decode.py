@@ -64,8 +64,11 @@ def decode_usage(usage: object) -> Usage:
 
 
 def decode_finish(reason: object, refusal: str | None, has_calls: bool) -> FinishReason:
-    """The neutral finish reason; a refusal that merely `stop`ped is reported as REFUSAL."""
-    if not isinstance(reason, str):
+    """The neutral finish reason; a refusal that merely `stop`ped is reported as REFUSAL, and
+    calls that merely `stop`ped as TOOL_CALLS (OpenAI does so for a forced tool, Gemini's
+    compatible endpoint when streaming: the answer asks for its calls either way, as on the
+    other providers)."""
+    if not isinstance(reason, str) or (reason == "stop" and has_calls):
         finish = FinishReason.TOOL_CALLS if has_calls else FinishReason.STOP
     else:
         finish = _FINISH.get(reason, FinishReason.OTHER)
