@@ -69,8 +69,17 @@ def seconds(value: str) -> float:
     return parsed
 
 
+MODEL_HELP = (
+    "a model string, PROVIDER:MODEL (e.g. openai:gpt-4o-mini); PROVIDER is openai,"
+    " openai-responses, anthropic, google (or gemini), azure or azure-responses (then"
+    " :DEPLOYMENT), a host preset (openrouter, groq, deepseek, cerebras, ollama; vllm:MODEL@URL),"
+    " or openai-compatible:MODEL@URL"
+)
+"""What `--model` takes: every prefix `model_from_string` knows (docs/providers.md has the keys)."""
+
+
 def _agent_options(parser: argparse.ArgumentParser, *, model_required: bool = True) -> None:
-    parser.add_argument("--model", required=model_required, help="e.g. openai:gpt-4o-mini")
+    parser.add_argument("--model", required=model_required, help=MODEL_HELP)
     parser.add_argument(
         "--tools",
         action="append",
