@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
+import attrs
 from attrs import frozen
 
 from reactloop._core import Model, ModelDelta, ModelRequest, ModelResponse
@@ -24,6 +25,22 @@ a guard against waiting forever, far above what a loopback call takes, never a t
 
 IDLE_TIMEOUT = 30.0
 """The idle timeout of the model every check but the stalled-stream one builds."""
+
+
+def differing(path: str, expected: object, got: object) -> list[tuple[str, object, object]]:
+    """The fields (dotted paths) where two values of one attrs class differ, nested attrs
+    values followed down; empty for values of other kinds or classes (a tuple of calls in
+    another order reads best whole)."""
+    kind = type(expected)
+    if kind is not type(got) or not attrs.has(kind):
+        return []
+    found: list[tuple[str, object, object]] = []
+    for field in attrs.fields(kind):
+        mine, theirs = getattr(expected, field.name), getattr(got, field.name)
+        if mine != theirs:
+            name = f"{path}{field.name}"
+            found += differing(f"{name}.", mine, theirs) or [(name, mine, theirs)]
+    return found
 
 
 class Mode(enum.Enum):
@@ -143,9 +160,17 @@ class Session:
         )
 
     def expect(self, what: str, expected: object, got: object) -> None:
-        """Fail unless `got == expected`; `what` names the value compared."""
-        if got != expected:
+        """Fail unless `got == expected`; `what` names the value compared. Two values of one
+        attrs class are shown by the fields that differ (`usage.input_tokens 1234`), which a
+        whole repr cut short could hide."""
+        if got == expected:
+            return
+        found = differing("", expected, got)
+        if not found:
             raise self.failure(f"{what} {show(expected)}", got)
+        wanted = ", ".join(f"{name} {show(value)}" for name, value, _ in found)
+        came = ", ".join(f"{name} {show(value)}" for name, _, value in found)
+        raise self.failure(f"{what}: {wanted}", came)
 
     def last_request(self) -> WireRequest:
         """The last request the server received (a failure when there was none)."""
