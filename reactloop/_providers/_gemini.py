@@ -58,6 +58,9 @@ GEMINI_BASE_URL = "https://generativelanguage.googleapis.com"
 KEY_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 URL_ENV = ("GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL")
 SAMPLING = "takes no sampling parameters (its profile says so)"
+LEVELS = frozenset({"minimal", "low", "medium", "high", "xhigh"})
+"""`ThinkingConfig.thinkingLevel`'s values (google-genai 3.6.1 `ThinkingLevel`, lowercase as
+Google's REST examples send them): no level turns thinking off, none is above "xhigh"."""
 OWNED = frozenset({"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"})
 """The body fields reactloop sets: an `extra_body` may not name them (`safetySettings`,
 `cachedContent` and the like stay open)."""
@@ -160,13 +163,23 @@ def thinking_config(
         if effort is ReasoningEffort.NONE and profile.thinking_budget:
             config["thinkingBudget"] = 0
         else:
-            config["thinkingLevel"] = effort.value
+            config["thinkingLevel"] = _level(provider, model, effort)
     if reasoning.summary is not None:
         if not profile.thinking:
             rule = "None (the model does not think: its profile says so)"
             raise refuse(provider, model, "summary", reasoning.summary, rule)
         config["includeThoughts"] = True
     return {"thinkingConfig": config} if config else {}
+
+
+def _level(provider: str, model: str, effort: ReasoningEffort) -> str:
+    """The effort as a `thinkingLevel`: only Gemini's levels, whatever the profile allows (a
+    model of a family not listed has every effort, but no level "none" or "max" exists)."""
+    if effort.value not in LEVELS:
+        levels = ", ".join(sorted(LEVELS))
+        rule = f"one of Gemini's thinking levels ({levels}): thinkingLevel has no {effort.value!r}"
+        raise refuse(provider, model, "effort", effort, rule)
+    return effort.value
 
 
 def _no_budget_beside(provider: str, model: str, config: JsonObject) -> None:
