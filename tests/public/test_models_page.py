@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 import pytest
 
+import reactloop.providers
 from reactloop.errors import ProviderConfigurationError, UnsupportedContentError
 from reactloop.messages import (
     AssistantMessage,
@@ -23,12 +24,14 @@ from reactloop.messages import (
 )
 from reactloop.models import ModelDelta, ModelRequest, ModelSettings, ReasoningSettings, ToolSpec
 from reactloop.providers import (
+    HOSTS,
     AnthropicModel,
     AzureOpenAIModel,
     AzureOpenAIResponsesModel,
     GeminiModel,
     OpenAIModel,
     OpenAIResponsesModel,
+    model_from_string,
 )
 from tests.helpers.vendor_schemas import wire_problems
 from tests.providers.render import anthropic_json, anthropic_stream, openai_json, openai_stream
@@ -245,6 +248,42 @@ def test_the_table_has_a_row_per_provider_and_a_probe_per_column() -> None:
     rows = table()
     assert set(rows) == set(ROWS)
     assert set(next(iter(rows.values()))) == {"provider", "model strings", *PROBES}
+
+
+def test_every_provider_class_has_a_row() -> None:
+    """Each class of `reactloop.providers` that is a model (`request` and `stream`), but the
+    fallback wrapper, which is no provider of its own."""
+    models = {
+        f"`{name}`"
+        for name in reactloop.providers.__all__
+        if isinstance(cls := getattr(reactloop.providers, name), type)
+        and callable(getattr(cls, "request", None))
+        and callable(getattr(cls, "stream", None))
+        and name != "FallbackModel"
+    }
+    assert models == set(table())
+
+
+STRINGS = ["openai", "openai-responses", "anthropic", "google", "gemini", "azure",
+           "azure-responses", "openai-compatible", *HOSTS]  # fmt: skip
+"""Every prefix `model_from_string` takes (the forms of docs/providers.md)."""
+
+
+def test_each_row_lists_the_model_strings_that_build_its_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for variable in ("AZURE_OPENAI_ENDPOINT", "OLLAMA_BASE_URL", "OLLAMA_HOST"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://my-resource.openai.azure.com")
+    for variable in ("OPENAI", "ANTHROPIC", "GEMINI", "AZURE_OPENAI", *map(str.upper, HOSTS)):
+        monkeypatch.setenv(f"{variable}_API_KEY", KEY)
+    built: dict[str, set[str]] = {}
+    for prefix in STRINGS:
+        url = "@http://127.0.0.1:8000/v1" if prefix in ("openai-compatible", "vllm") else ""
+        model = model_from_string(f"{prefix}:some-model{url}")
+        built.setdefault(f"`{type(model).__name__}`", set()).add(f"`{prefix}:`")
+    listed = {row: set(cells["model strings"].split(", ")) for row, cells in table().items()}
+    assert listed == built
 
 
 @pytest.mark.parametrize("provider", sorted(ROWS))
