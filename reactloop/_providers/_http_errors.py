@@ -165,7 +165,10 @@ def _details(inner: dict[str, Any]) -> tuple[str | None, float | None]:
 
 def error_detail(body: object, raw: bytes = b"") -> ErrorDetail:
     """Read `{"error": {...}}` (OpenAI, Anthropic, Google: its `status` as the type, its
-    `details` reason and retry delay) or a looser body of a compatible server."""
+    `details` reason and retry delay) or a looser body of a compatible server; Google's
+    streaming endpoint sends its error as a list of one (`[{"error": {...}}]`)."""
+    if isinstance(body, list) and len(body) == 1:
+        body = body[0]
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict):

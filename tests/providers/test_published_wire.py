@@ -22,6 +22,7 @@ from reactloop._core import (
     ToolCall,
     UserMessage,
 )
+from reactloop._errors import AuthenticationError, RateLimitedError
 from reactloop._providers import GeminiModel, OpenAIModel
 from reactloop._providers._gemini import encode_request
 from tests.providers.recorded import Deltas
@@ -208,3 +209,30 @@ async def test_an_image_output_part_does_not_break_the_answer(
     server.reply_with(sse_reply([_gemini(body, usageMetadata=USAGE)]))
     response = await gemini3.stream(REQUEST, Deltas())
     assert response.message == AssistantMessage(parts=(TextPart("Here it is."),))
+
+
+# Google's streaming endpoint answers an error as a list of one error body -----------------
+# googleapis/python-genai commit 2629fb42 ("Handle single-element list responses in error
+# details") unwraps `[{"error": {...}}]` for that reason.
+
+RETRY = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "22s"}
+BAD_KEY = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
+
+
+async def test_a_listed_rate_limit_keeps_its_type_and_retry_delay(
+    server: WireServer, gemini3: GeminiModel
+) -> None:
+    error = {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED"}
+    server.reply_with(json_reply([{"error": {**error, "details": [RETRY]}}], status=429))
+    with pytest.raises(RateLimitedError) as caught:
+        await gemini3.stream(REQUEST, Deltas())
+    assert caught.value.retry_after == 22
+
+
+async def test_a_listed_bad_key_is_an_authentication_error(
+    server: WireServer, gemini3: GeminiModel
+) -> None:
+    error = {"code": 400, "message": "API key not valid.", "status": "INVALID_ARGUMENT"}
+    server.reply_with(json_reply([{"error": {**error, "details": [BAD_KEY]}}], status=400))
+    with pytest.raises(AuthenticationError):
+        await gemini3.stream(REQUEST, Deltas())
