@@ -87,8 +87,11 @@ ANTHROPIC_IMAGE_MAX = 1_600
 OPENAI_LOW, OPENAI_TILE = 85, 170
 """OpenAI: 85 tokens at detail "low"; else 85 + 170 per 512 px tile of the scaled image."""
 GEMINI_TILE = 258
-"""Gemini: 258 tokens for an image within 384 x 384 px, else 258 per 768 px tile; and a page."""
-PDF_PAGE = {"anthropic": 3_000, "openai": 2_000, "gemini": GEMINI_TILE}
+"""Gemini 2: 258 tokens for an image within 384 x 384 px, else 258 per 768 px tile; a page."""
+GEMINI_3_IMAGE, GEMINI_3_PAGE = 1_120, 560
+"""Gemini 3's defaults (media resolution unspecified: high for images, medium for PDFs): up to
+1,120 tokens an image and 560 a PDF page; "gemini" counts the larger of its two generations."""
+PDF_PAGE = {"anthropic": 3_000, "openai": 2_000, "gemini": max(GEMINI_TILE, GEMINI_3_PAGE)}
 """Tokens per PDF page (its text and an image of the page, at the high end of what is seen)."""
 PDF_BYTES_PER_PAGE = 50_000
 """A PDF whose page objects cannot be counted (compressed): one page per 50 kB, at least one."""
@@ -118,10 +121,11 @@ def _openai_image(size: Size | None, detail: str | None) -> int:
 
 
 def _gemini_image(size: Size | None) -> int:
+    """Gemini 2's tiles or Gemini 3's default budget, whichever is larger."""
     width, height = size if size is not None else (1536, 1536)
     if width <= 384 and height <= 384:
-        return GEMINI_TILE
-    return GEMINI_TILE * math.ceil(width / 768) * math.ceil(height / 768)
+        return GEMINI_3_IMAGE
+    return max(GEMINI_3_IMAGE, GEMINI_TILE * math.ceil(width / 768) * math.ceil(height / 768))
 
 
 def _image_tokens(part: ImagePart, vendor: str) -> int:

@@ -88,8 +88,9 @@ def test_any_bytes_give_a_wav_duration_of_zero_or_more_or_none(tail: bytes) -> N
         ((1024, 1024), "openai", 765),  # 768 x 768: 4 tiles
         ((2048, 4096), "openai", 1105),  # 768 x 1536: 6 tiles
         ((100, 100), "openai", 255),  # 1 tile
-        ((300, 300), "gemini", 258),
-        ((1000, 1000), "gemini", 1032),  # 4 tiles of 768
+        ((300, 300), "gemini", 1120),  # Gemini 3's default budget (Gemini 2: 258)
+        ((1000, 1000), "gemini", 1120),  # Gemini 2: 4 tiles of 768, 1,032
+        ((2000, 1000), "gemini", 1548),  # Gemini 2: 6 tiles of 768, past Gemini 3's 1,120
     ],
 )
 def test_an_image_counts_by_its_vendors_rule(
@@ -117,7 +118,7 @@ def test_a_pdf_counts_its_page_objects_and_not_its_page_tree() -> None:
     data = b"%PDF-1.4\n" + PDF_TREE + PDF_PAGE * 3
     assert pdf_pages(data) == 3
     assert media_tokens(DocumentPart(data), "anthropic") == 9_000
-    assert media_tokens(DocumentPart(data), "gemini") == 3 * 258
+    assert media_tokens(DocumentPart(data), "gemini") == 3 * 560  # Gemini 3's default per page
 
 
 def test_a_pdf_whose_pages_cannot_be_seen_counts_one_page_per_50_kb() -> None:
