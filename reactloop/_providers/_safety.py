@@ -9,8 +9,20 @@ from collections.abc import Iterable
 from attrs import frozen
 
 from reactloop._errors import ErrorCode, InvalidRequestError
+from reactloop._validate import (
+    boolean,
+    checked_arguments,
+    fail,
+    instance,
+    optional_text,
+    sequence_of,
+    text,
+)
+
+PLACES = ("prompt", "answer")
 
 
+@checked_arguments
 @frozen
 class FilterVerdict:
     """One category's verdict: its vendor name (`hate`, `jailbreak`,
@@ -20,6 +32,15 @@ class FilterVerdict:
     category: str
     filtered: bool
     severity: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        text("FilterVerdict.category", self.category, blank=True)  # as the vendor named it
+        boolean("FilterVerdict.filtered", self.filtered)
+        optional_text("FilterVerdict.severity", self.severity, blank=True)
+
+
+def _verdict(option: str, value: object) -> FilterVerdict:
+    return instance(option, value, FilterVerdict, "a FilterVerdict")
 
 
 class ContentFilteredError(InvalidRequestError):
@@ -42,8 +63,11 @@ class ContentFilteredError(InvalidRequestError):
         status: int | None = None,
     ) -> None:
         super().__init__(message, status=status, provider=provider)
+        if where not in PLACES:  # a provider's own code builds it: a typo fails where it is made
+            fail("ContentFilteredError.where", where, f"one of {list(PLACES)}")
+        given = sequence_of("ContentFilteredError.verdicts", verdicts, _verdict, "FilterVerdicts")
         self.where = where
-        self.verdicts = tuple(sorted(verdicts, key=lambda verdict: not verdict.filtered))
+        self.verdicts = tuple(sorted(given, key=lambda verdict: not verdict.filtered))
         self.reason = reason
 
     @property

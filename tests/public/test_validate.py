@@ -87,6 +87,7 @@ from reactloop._tools._selection import RelevanceSelector
 from reactloop._tools._tool import FunctionTool, tool
 from reactloop._validate import CHECKED_MARK, checked_arguments
 from reactloop.costs import CostOptions, ModelPrice, Prices
+from reactloop.errors import ContentFilteredError, FilterVerdict
 from reactloop.testing import (
     FakeClock,
     FakeTool,
@@ -514,6 +515,10 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         },
     ),
     AnthropicModel: ({"model": "m", "api_key": "k"}, {**HTTP_BAD, "max_tokens": COUNTS}),
+    FilterVerdict: (
+        {"category": "hate", "filtered": True},
+        {"category": [5, None, b"hate"], "filtered": [1, "yes", None], "severity": [5, b"high"]},
+    ),
     GeminiModel: (
         {"model": "m", "api_key": "k"},
         {**HTTP_BAD, "extra_body": ["k=5", {1: "a"}, {"contents": []}, {"x": object()}]},
@@ -845,7 +850,7 @@ PUBLIC_MODULES = [
     "reactloop", "reactloop.approval", "reactloop.context", "reactloop.hooks",
     "reactloop.messages", "reactloop.models", "reactloop.output", "reactloop.phases",
     "reactloop.providers", "reactloop.stopping", "reactloop.stores", "reactloop.telemetry",
-    "reactloop.testing", "reactloop.tools", "reactloop.costs",
+    "reactloop.testing", "reactloop.tools", "reactloop.costs", "reactloop.errors",
 ]  # fmt: skip
 CHECKED_ELSEWHERE = {ReActLoop: "LOOP_BAD and LOOP_OWN_BAD"}
 
@@ -935,6 +940,19 @@ def test_a_wrong_model_string_suggests_the_provider() -> None:
     with pytest.raises(ConfigurationError, match="did you mean 'openai'") as caught:
         model_from_string("opneai:gpt-4o")
     assert (caught.value.option, caught.value.value) == ("model", "opneai:gpt-4o")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("where", "middle"), ("verdicts", "hate"), ("verdicts", [("hate", True)])],
+)
+def test_a_content_filtered_error_built_wrong_names_the_option(option: str, value: object) -> None:
+    """A provider of one's own builds it: a typo fails where it is made, not in a handler."""
+    with pytest.raises(ConfigurationError) as caught:
+        ContentFilteredError("blocked", provider="mine", **{option: value})  # type: ignore[arg-type]
+    assert caught.value.option is not None and caught.value.option.startswith(
+        f"ContentFilteredError.{option}"
+    )
 
 
 def test_a_misspelled_host_preset_suggests_the_preset() -> None:
