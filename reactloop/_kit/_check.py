@@ -16,7 +16,7 @@ from attrs import frozen
 
 from reactloop._core import Model, ModelDelta, ModelRequest, ModelResponse
 from reactloop._errors import ReactLoopError, show
-from reactloop._kit._harness import ProviderHarness
+from reactloop._kit._harness import ProviderHarness, check_harness
 from reactloop._kit._server import WireReply, WireRequest, WireServer
 
 HANG_GUARD = 10.0
@@ -105,6 +105,7 @@ class ConformanceCheck:
 
     async def __call__(self, harness: ProviderHarness) -> None:
         """Run the check against the provider `harness` drives."""
+        check_harness(harness)
         if not self.applies_to(harness):
             why = f"{harness.name} does not declare it (Features.{self.needs} is False)"
             raise CheckSkipped(f"{self.name} skipped: {why}")

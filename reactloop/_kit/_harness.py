@@ -12,30 +12,54 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from attrs import field, frozen
 
 from reactloop._core import Model, ToolCall, Usage
 from reactloop._kit._server import WireReply, WireRequest
+from reactloop._validate import boolean, checked_arguments, fail, instance, sequence_of, text
+
+MEMBERS = ("name", "features", "build", "render_whole", "render_stream", "render_error",
+           "read_request")  # fmt: skip
+"""What a `ProviderHarness` has."""
 
 
 def _calls(values: Iterable[ToolCall]) -> tuple[ToolCall, ...]:
     return tuple(values)
 
 
+def _a_text(option: str, value: object) -> str:
+    return text(option, value, blank=True)
+
+
+def _a_pair(option: str, value: object) -> tuple[str, str]:
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        fail(option, value, "a (call id, result text) pair")
+    return (text(f"{option}[0]", value[0], blank=True), text(f"{option}[1]", value[1], blank=True))
+
+
+def _a_blob(option: str, value: object) -> bytes:
+    return instance(option, value, bytes, "the bytes of an image")
+
+
 def _texts(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(values)
+    return sequence_of("SentRequest.texts", values, _a_text, "texts")
+
+
+def _opaque(values: Iterable[str]) -> tuple[str, ...]:
+    return sequence_of("SentRequest.reasoning", values, _a_text, "opaque values (texts)")
 
 
 def _pairs(values: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    return tuple((call_id, text) for call_id, text in values)
+    return sequence_of("SentRequest.tool_results", values, _a_pair, "(call id, text) pairs")
 
 
 def _blobs(values: Iterable[bytes]) -> tuple[bytes, ...]:
-    return tuple(values)
+    return sequence_of("SentRequest.images", values, _a_blob, "image bytes")
 
 
+@checked_arguments
 @frozen
 class Features:
     """What the provider does beyond text and tool calls; the checks of what it lacks are
@@ -49,6 +73,13 @@ class Features:
     images: bool = False
     cache_read_tokens: bool = False
     reasoning_tokens: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        for flag in FLAGS:
+            boolean(f"Features.{flag}", getattr(self, flag))
+
+
+FLAGS = ("reasoning", "reasoning_text", "images", "cache_read_tokens", "reasoning_tokens")
 
 
 @frozen
@@ -93,6 +124,7 @@ class ScriptedError:
     retry_after: int | None = None
 
 
+@checked_arguments
 @frozen
 class SentRequest:
     """What a request body carried, as the harness reads it back: every text sent (instructions,
@@ -101,7 +133,7 @@ class SentRequest:
 
     texts: tuple[str, ...] = field(default=(), converter=_texts)
     tool_results: tuple[tuple[str, str], ...] = field(default=(), converter=_pairs)
-    reasoning: tuple[str, ...] = field(default=(), converter=_texts)
+    reasoning: tuple[str, ...] = field(default=(), converter=_opaque)
     images: tuple[bytes, ...] = field(default=(), converter=_blobs)
 
 
@@ -149,3 +181,18 @@ class ProviderHarness(Protocol):
     def read_request(self, request: WireRequest) -> SentRequest:
         """What this request carried."""
         ...
+
+
+def check_harness(harness: object) -> ProviderHarness:
+    """The harness, if it has every member a `ProviderHarness` has (a name, `Features`, the five
+    methods); else a `ConfigurationError` naming what is missing, before any check runs."""
+    rule = f"a ProviderHarness ({', '.join(MEMBERS)})"
+    missing = [name for name in MEMBERS if getattr(harness, name, None) is None]
+    methods = [name for name in MEMBERS[2:] if name not in missing]
+    missing += [name for name in methods if not callable(getattr(harness, name))]
+    if missing:
+        fail("harness", harness, f"{rule}; it lacks {', '.join(missing)}")
+    checked = cast(ProviderHarness, harness)
+    text("harness.name", checked.name)
+    instance("harness.features", checked.features, Features, "a Features")
+    return checked

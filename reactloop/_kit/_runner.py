@@ -15,7 +15,7 @@ from reactloop._kit._check import (
     ConformanceFailure,
 )
 from reactloop._kit._failures import FAILURE_CHECKS
-from reactloop._kit._harness import ProviderHarness
+from reactloop._kit._harness import ProviderHarness, check_harness
 
 CONFORMANCE_CHECKS: tuple[ConformanceCheck, ...] = (*ANSWER_CHECKS, *FAILURE_CHECKS)
 """Every check, in the order `check_provider` runs them."""
@@ -37,6 +37,7 @@ async def check_provider(
     """Run `checks` (every check by default) against the provider `harness` drives: the report
     when all pass (or are skipped), else one `ConformanceError` listing every failure. A check
     that raises anything else fails with what it raised."""
+    check_harness(harness)
     passed: list[str] = []
     skipped: list[str] = []
     failures: list[ConformanceFailure] = []

@@ -89,13 +89,17 @@ from reactloop._validate import CHECKED_MARK, checked_arguments
 from reactloop.costs import CostOptions, ModelPrice, Prices
 from reactloop.errors import ContentFilteredError, FilterVerdict
 from reactloop.testing import (
+    CONFORMANCE_CHECKS,
     FakeClock,
     FakeTool,
     FakeToolset,
+    Features,
     FunctionModel,
     RecordingModel,
     ReplayModel,
     ScriptedModel,
+    SentRequest,
+    check_provider,
     make_run,
 )
 
@@ -515,6 +519,28 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
         },
     ),
     AnthropicModel: ({"model": "m", "api_key": "k"}, {**HTTP_BAD, "max_tokens": COUNTS}),
+    Features: (
+        {},
+        {
+            flag: [1, "yes", None]
+            for flag in (
+                "reasoning",
+                "reasoning_text",
+                "images",
+                "cache_read_tokens",
+                "reasoning_tokens",
+            )
+        },
+    ),
+    SentRequest: (
+        {},
+        {
+            "texts": ["abc", [5], None],
+            "tool_results": [[("call_1",)], [("call_1", 5)], "ab", [5]],
+            "reasoning": ["sig", [None], 5],
+            "images": [b"png", ["png"], 5],
+        },
+    ),
     FilterVerdict: (
         {"category": "hate", "filtered": True},
         {"category": [5, None, b"hate"], "filtered": [1, "yes", None], "severity": [5, b"high"]},
@@ -953,6 +979,19 @@ def test_a_content_filtered_error_built_wrong_names_the_option(option: str, valu
     assert caught.value.option is not None and caught.value.option.startswith(
         f"ContentFilteredError.{option}"
     )
+
+
+@pytest.mark.anyio
+async def test_a_harness_missing_a_member_is_refused_before_any_check_runs() -> None:
+    class Half:
+        name = "half"
+        features = Features()
+
+    with pytest.raises(ConfigurationError, match="it lacks build, render_whole") as caught:
+        await check_provider(Half())  # type: ignore[arg-type]
+    assert caught.value.option == "harness"
+    with pytest.raises(ConfigurationError, match="harness must be a ProviderHarness"):
+        await CONFORMANCE_CHECKS[0]("tiny")  # type: ignore[arg-type]
 
 
 def test_a_misspelled_host_preset_suggests_the_preset() -> None:
