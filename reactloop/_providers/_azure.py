@@ -82,7 +82,8 @@ def _api_version(owner: str, api_version: str | None) -> str:
     """`api_version`, else `OPENAI_API_VERSION`, else `v1`; checked."""
     version = api_version if api_version is not None else os.environ.get(API_VERSION_ENV) or V1
     if version != V1 and not _DATED.match(version):
-        raise ConfigurationError.invalid(f"{owner}.api_version", version, VERSION_RULE)
+        option = f"{owner}.api_version" if api_version is not None else API_VERSION_ENV
+        raise ConfigurationError.invalid(option, version, VERSION_RULE)
     return version
 
 

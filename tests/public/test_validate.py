@@ -994,6 +994,17 @@ async def test_a_harness_missing_a_member_is_refused_before_any_check_runs() -> 
         await CONFORMANCE_CHECKS[0]("tiny")  # type: ignore[arg-type]
 
 
+def test_a_wrong_api_version_from_the_environment_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The value came from OPENAI_API_VERSION, not from an api_version= the user never passed."""
+    monkeypatch.setenv("OPENAI_API_VERSION", "latest")
+    for cls in (AzureOpenAIModel, AzureOpenAIResponsesModel):
+        with pytest.raises(ConfigurationError, match="OPENAI_API_VERSION must be") as caught:
+            cls("d", endpoint="https://r.openai.azure.com", api_key="k")
+        assert (caught.value.option, caught.value.value) == ("OPENAI_API_VERSION", "latest")
+
+
 def test_a_misspelled_host_preset_suggests_the_preset() -> None:
     with pytest.raises(ConfigurationError, match="did you mean 'openrouter'") as caught:
         OpenAIModel("m", host="OpenRoutr", api_key="k")
