@@ -144,6 +144,9 @@ def _script_item(option: str, item: object) -> ModelResponse | Exception:
         return reply("", item)
     if isinstance(item, list | tuple) and item and all(isinstance(c, ToolCall) for c in item):
         return reply("", *item)
+    if isinstance(item, ScriptedAnswer | ScriptedError | ScriptedReasoning):
+        kit = f"{_SCRIPT_RULE} ({type(item).__name__} is the provider kit's: a harness renders it)"
+        raise ConfigurationError.invalid(option, item, kit)
     raise ConfigurationError.invalid(option, item, _SCRIPT_RULE)
 
 

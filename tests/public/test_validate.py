@@ -97,6 +97,7 @@ from reactloop.testing import (
     FunctionModel,
     RecordingModel,
     ReplayModel,
+    ScriptedAnswer,
     ScriptedModel,
     SentRequest,
     check_provider,
@@ -1003,6 +1004,12 @@ def test_a_wrong_api_version_from_the_environment_names_the_variable(
         with pytest.raises(ConfigurationError, match="OPENAI_API_VERSION must be") as caught:
             cls("d", endpoint="https://r.openai.azure.com", api_key="k")
         assert (caught.value.option, caught.value.value) == ("OPENAI_API_VERSION", "latest")
+
+
+def test_the_kits_scripted_answer_given_to_a_scripted_model_says_whose_it_is() -> None:
+    """`ScriptedAnswer` and `ScriptedModel` sit side by side in reactloop.testing."""
+    with pytest.raises(ConfigurationError, match="ScriptedAnswer is the provider kit's"):
+        ScriptedModel([ScriptedAnswer("hi")])  # type: ignore[list-item]
 
 
 def test_a_misspelled_host_preset_suggests_the_preset() -> None:
