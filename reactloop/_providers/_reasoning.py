@@ -53,7 +53,10 @@ def check_effort(provider: str, model: str, effort: ReasoningEffort, profile: Mo
     levels = profile.reasoning_efforts
     if levels is None or effort.value in levels:
         return
-    taken = ", ".join(repr(level) for level in _ordered(levels)) if levels else "none"
+    if not levels:  # "none" would read as the level 'none'
+        rule = "None: there are no levels the model takes, not even 'none' (its profile says so)"
+        raise refuse(provider, model, "effort", effort.value, rule)
+    taken = ", ".join(repr(level) for level in _ordered(levels))
     rule = f"one of the levels the model takes ({taken}; its profile says so)"
     raise refuse(provider, model, "effort", effort.value, rule)
 

@@ -1012,6 +1012,21 @@ def test_the_kits_scripted_answer_given_to_a_scripted_model_says_whose_it_is() -
         ScriptedModel([ScriptedAnswer("hi")])  # type: ignore[list-item]
 
 
+@pytest.mark.parametrize(
+    "model",
+    [
+        GeminiModel("gemini-2.5-pro", api_key="k"),
+        AzureOpenAIModel("d", model="gpt-4.1", endpoint="https://r.openai.azure.com", api_key="k"),
+    ],
+    ids=["gemini-2.5-pro", "azure-gpt-4.1"],
+)
+def test_an_effort_on_a_model_of_no_levels_does_not_read_as_the_level_none(model: Any) -> None:
+    with pytest.raises(ConfigurationError, match="must be None: there are no levels") as caught:
+        ReActLoop(model, settings=ModelSettings(reasoning=ReasoningSettings(effort="none")))
+    assert caught.value.option == "ModelSettings.reasoning.effort"
+    assert "(none;" not in str(caught.value)
+
+
 def test_a_misspelled_host_preset_suggests_the_preset() -> None:
     with pytest.raises(ConfigurationError, match="did you mean 'openrouter'") as caught:
         OpenAIModel("m", host="OpenRoutr", api_key="k")
