@@ -136,6 +136,17 @@ RENAMED: dict[str, tuple[str, str]] = {
 }
 
 
+ELSEWHERE: dict[str, str] = {
+    name: "reactloop.providers"
+    for name in (
+        "AzureOpenAIModel", "AzureOpenAIResponsesModel", "FallbackModel", "GeminiModel", "HOSTS",
+        "ModelProfile", "OpenAICompatibleHost", "OpenAIResponsesModel", "ReasoningRequest",
+    )
+}  # fmt: skip
+"""Providers never at the top level (beside `AnthropicModel` and `OpenAIModel`, which are), so
+`from reactloop import GeminiModel` is a natural guess: it says where they are."""
+
+
 def moved_name(name: str) -> Exception:
     """The error for `reactloop.<name>`: where a moved or renamed name went, else AttributeError
     (raised by the package's `__getattr__`: two frames up is the code looking the name up)."""
@@ -151,6 +162,9 @@ def _where(name: str) -> str | None:
     if name in MOVED:
         home = MOVED[name]
         return f"it moved to {home}: `from {home} import {name}`"
+    if name in ELSEWHERE:
+        home = ELSEWHERE[name]
+        return f"it is in {home}: `from {home} import {name}`"
     if name == "Continue":
         return "it was removed: a hook returns None to let the run go on"
     if name in RENAMED:

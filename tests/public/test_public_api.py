@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 import reactloop
+from reactloop._moved import ELSEWHERE
 from reactloop.errors import MovedNameError, ReactLoopError
 
 PINNED: dict[str, set[str]] = {
@@ -180,6 +181,12 @@ MOVED = [
     ("TextDeltaEvent", "renamed TextStreamed", "from reactloop.events import TextStreamed"),
     ("ErrorEvent", "renamed RunFailed", "from reactloop.events import RunFailed"),
     ("Continue", "removed", "a hook returns None"),
+    ("GeminiModel", "is in reactloop.providers", "from reactloop.providers import GeminiModel"),
+    (
+        "AzureOpenAIModel",
+        "is in reactloop.providers",
+        "from reactloop.providers import AzureOpenAIModel",
+    ),
 ]
 
 
@@ -201,6 +208,11 @@ def test_a_moved_name_looked_up_as_an_attribute_is_missing_and_says_where_it_wen
         getattr(reactloop, name)
     assert isinstance(caught.value, ReactLoopError) and caught.value.name == name
     assert where in str(caught.value) and how in str(caught.value)
+
+
+def test_each_provider_said_to_be_elsewhere_is_there_and_not_at_the_top() -> None:
+    for name, home in ELSEWHERE.items():
+        assert name in importlib.import_module(home).__all__ and name not in reactloop.__all__
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
