@@ -130,8 +130,11 @@ _GEMINI_3 = ModelProfile(thinking=True, thinking_budget=False)
 budget, and refuses both in one request), the levels of a family not listed here left to the
 API (ai.google.dev/gemini-api/docs/thinking: thinking levels)."""
 
-_GEMINI_2_5 = ModelProfile(thinking=True, reasoning_efforts=frozenset())
-"""Gemini 2.5: thinking by `thinkingBudget` (no levels); Pro cannot turn thinking off."""
+_GEMINI_2_5 = ModelProfile(thinking=True, reasoning_efforts=frozenset(), native_output=False)
+"""Gemini 2.5: thinking by `thinkingBudget` (no levels); Pro cannot turn thinking off. No
+native output: Gemini before 3 refuses a JSON response format beside function declarations
+(400 "Function calling with a response mime type: 'application/json' is unsupported";
+googleapis/python-genai#867), so a tool loop's AUTO takes the output tool."""
 
 _GEMINI_EARLY = ModelProfile(
     reasoning_efforts=frozenset(), thinking_budget=False, native_output=False

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
+from reactloop import ConfigurationError, ReActLoop
 from reactloop._core import (
     AssistantMessage,
     FinishReason,
@@ -25,8 +26,10 @@ from reactloop._core import (
 from reactloop._errors import AuthenticationError, RateLimitedError
 from reactloop._providers import GeminiModel, OpenAIModel
 from reactloop._providers._gemini import encode_request
+from reactloop.output import OutputOptions, OutputStrategy
 from tests.providers.recorded import Deltas
 from tests.providers.render import sse
+from tests.providers.test_output import Forecast, get_weather
 from tests.providers.wire_server import WireServer, json_reply, sse_reply
 
 pytestmark = pytest.mark.anyio
@@ -236,3 +239,27 @@ async def test_a_listed_bad_key_is_an_authentication_error(
     server.reply_with(json_reply([{"error": {**error, "details": [BAD_KEY]}}], status=400))
     with pytest.raises(AuthenticationError):
         await gemini3.stream(REQUEST, Deltas())
+
+
+# Gemini before 3 refuses a JSON response format beside function declarations -------------
+# googleapis/python-genai#867, symfony/ai#1777 (gemini-2.5-flash): 400 INVALID_ARGUMENT
+# "Function calling with a response mime type: 'application/json' is unsupported".
+
+
+async def test_a_gemini_2_5_tool_loop_takes_the_output_tool(server: WireServer) -> None:
+    async with GeminiModel("gemini-2.5-flash", api_key=KEY, base_url=server.url) as model:
+        loop = ReActLoop(model, tools=[get_weather], output_type=Forecast)
+        assert loop.config.output is not None
+        assert loop.config.output.strategy is OutputStrategy.TOOL
+        native = OutputOptions(strategy=OutputStrategy.NATIVE)
+        with pytest.raises(ConfigurationError, match="native_output=False"):
+            ReActLoop(model, tools=[get_weather], output_type=Forecast, output=native)
+    assert server.requests == []
+
+
+async def test_gemini_3_keeps_the_native_format_beside_functions(
+    server: WireServer, gemini3: GeminiModel
+) -> None:
+    loop = ReActLoop(gemini3, tools=[get_weather], output_type=Forecast)
+    assert loop.config.output is not None
+    assert loop.config.output.strategy is OutputStrategy.NATIVE

@@ -138,7 +138,7 @@ ROWS = {
     ),
     "`GeminiModel`": Row(
         lambda url: GeminiModel("gemini-3-pro-preview", api_key=KEY, base_url=url),
-        lambda: GeminiModel("gemini-2.5-flash", api_key=KEY),
+        lambda: GeminiModel("gemini-3-flash-preview", api_key=KEY),
         _gemini_reasoning,
         gemini_answer,
         gemini_answer_stream,
