@@ -145,8 +145,8 @@ def _assistant(message: AssistantMessage, to: Recipient) -> JsonObject:
             encoded["refusal"] = message.refusal
     elif message.refusal is not None and not is_blank(message.refusal):
         encoded["content"] = [{"type": "refusal", "refusal": message.refusal}]
-    if to.current_loop or message.tool_calls:
-        encoded.update(reasoning_fields(message, to))
+    if (to.current_loop or message.tool_calls) and (fields := reasoning_fields(message, to)):
+        encoded.update(fields)
     if message.tool_calls:
         encoded["tool_calls"] = tool_calls_of(message, to.provider, to.model)
     return encoded
@@ -186,11 +186,12 @@ def encode_messages(
     )
     check_files(provider, messages)
     attachments = tool_attachments(provider, messages)
+    earlier = Recipient(provider, model, False, breakpoints, field, details)
+    current = Recipient(provider, model, True, breakpoints, field, details)
     encoded: list[JsonObject] = []
     for index, message in enumerate(messages):
         if not only_reasoning(message):  # nothing the API takes without what followed it
-            to = Recipient(provider, model, index > last_user, breakpoints, field, details)
-            encoded.append(encode_message(message, to))
+            encoded.append(encode_message(message, current if index > last_user else earlier))
         if index in attachments:
             encoded.append(attachments[index])
     return encoded
