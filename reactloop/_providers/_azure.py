@@ -160,6 +160,32 @@ def _family(owner: str, deployment: str, model: str | None) -> str:
     return model if model is not None else deployment
 
 
+def _deployed(
+    target: AzureOpenAIModel | AzureOpenAIResponsesModel,
+    owner: str,
+    deployment: str,
+    model: str | None,
+    *,
+    provider: str,
+    api_key: str | None,
+    idle_timeout: float | None,
+    http_client: httpx.AsyncClient | None,
+    extra_headers: dict[str, str] | None,
+    profile: ModelProfile | None,
+) -> None:
+    """What both Azure classes set alike: the options checked, the deployment (sent as the
+    body's `model`), the family it runs and that family's profile."""
+    family = _family(owner, deployment, model)
+    check_http_options(
+        owner, model=deployment, api_key=api_key, base_url=None, provider=provider,
+        idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
+    )  # fmt: skip
+    target.model, target.deployment, target.family = deployment, deployment, family
+    target.profile = check_profile(owner, profile, family)
+    target.supports_native_output = target.profile.native_output
+    target.supports_forced_tool_choice = target.profile.forced_tool_choice
+
+
 @checked_arguments
 class AzureOpenAIModel(OpenAIModel):
     """A deployment of Azure OpenAI over Chat Completions.
@@ -173,6 +199,9 @@ class AzureOpenAIModel(OpenAIModel):
     `ContentFilteredError` (an answer cut before anything was said too; a partial one finishes
     with `FinishReason.CONTENT_FILTER`).
     """
+
+    deployment: str
+    family: str
 
     def __init__(
         self,
@@ -194,15 +223,11 @@ class AzureOpenAIModel(OpenAIModel):
         profile: ModelProfile | None = None,
     ) -> None:
         owner = "AzureOpenAIModel"
-        family = _family(owner, deployment, model)
-        check_http_options(
-            owner, model=deployment, api_key=api_key, base_url=None, provider=provider,
+        _deployed(
+            self, owner, deployment, model, provider=provider, api_key=api_key,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
+            profile=profile,
         )  # fmt: skip
-        self.model, self.deployment, self.family = deployment, deployment, family
-        self.profile = check_profile(owner, profile, family)
-        self.supports_native_output = self.profile.native_output
-        self.supports_forced_tool_choice = self.profile.forced_tool_choice
         self.options = OpenAIOptions(
             member(f"{owner}.instructions_role", instructions_role, InstructionsRole),
             member(f"{owner}.max_tokens_field", max_tokens_field, MaxTokensField),
@@ -247,6 +272,9 @@ class AzureOpenAIResponsesModel(OpenAIResponsesModel):
     `ContentFilteredError`; so is an answer it cut (`incomplete_details.reason:
     "content_filter"`) before anything was said."""
 
+    deployment: str
+    family: str
+
     def __init__(
         self,
         deployment: str,
@@ -265,15 +293,11 @@ class AzureOpenAIResponsesModel(OpenAIResponsesModel):
         profile: ModelProfile | None = None,
     ) -> None:
         owner = "AzureOpenAIResponsesModel"
-        family = _family(owner, deployment, model)
-        check_http_options(
-            owner, model=deployment, api_key=api_key, base_url=None, provider=provider,
+        _deployed(
+            self, owner, deployment, model, provider=provider, api_key=api_key,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
+            profile=profile,
         )  # fmt: skip
-        self.model, self.deployment, self.family = deployment, deployment, family
-        self.profile = check_profile(owner, profile, family)
-        self.supports_native_output = self.profile.native_output
-        self.supports_forced_tool_choice = self.profile.forced_tool_choice
         self.conversation = member(f"{owner}.conversation", conversation, ResponsesConversation)
         self.extra_body = check_extra_body(owner, extra_body, RESPONSES_OWNED)
         self.memory = ItemMemory()
