@@ -140,7 +140,7 @@ ELSEWHERE: dict[str, str] = {
     name: "reactloop.providers"
     for name in (
         "AzureOpenAIModel", "AzureOpenAIResponsesModel", "FallbackModel", "GeminiModel", "HOSTS",
-        "ModelProfile", "OpenAICompatibleHost", "OpenAIResponsesModel", "ReasoningRequest",
+        "ModelProfile", "OpenAICompatibleHost", "OpenAIResponsesModel", "ReasoningDialect",
     )
 }  # fmt: skip
 """Providers never at the top level (beside `AnthropicModel` and `OpenAIModel`, which are), so

@@ -7,7 +7,7 @@ from reactloop._providers._azure import AzureOpenAIModel, AzureOpenAIResponsesMo
 from reactloop._providers._content import ContentTooLargeError, UnsupportedContentError
 from reactloop._providers._fallback import DEFAULT_SWITCH_ON, FallbackModel, SwitchOn
 from reactloop._providers._gemini import GeminiModel
-from reactloop._providers._hosts import HOSTS, OpenAICompatibleHost, ReasoningRequest
+from reactloop._providers._hosts import HOSTS, OpenAICompatibleHost, ReasoningDialect
 from reactloop._providers._http_errors import RetryHints, retry_hints
 from reactloop._providers._openai import InstructionsRole, MaxTokensField, OpenAIModel
 from reactloop._providers._profiles import ModelProfile, model_profile
@@ -32,7 +32,7 @@ __all__ = [
     "OpenAICompatibleHost",
     "OpenAIModel",
     "OpenAIResponsesModel",
-    "ReasoningRequest",
+    "ReasoningDialect",
     "ResponsesConversation",
     "RetryHints",
     "SwitchOn",

@@ -52,7 +52,7 @@ class MaxTokensField(enum.StrEnum):
     MAX_TOKENS = "max_tokens"
 
 
-class ReasoningRequest(enum.StrEnum):
+class ReasoningDialect(enum.StrEnum):
     """How a host takes `ModelSettings.reasoning`.
 
     - `EFFORT`: OpenAI's `reasoning_effort` (the default; Ollama documents it too).
@@ -90,7 +90,7 @@ class OpenAICompatibleHost:
       key never goes to another host); `key_required`: refuse to build without a key.
     - `max_tokens_field`: the output limit's body field.
     - `stream_usage`: send `stream_options: {include_usage: true}` in a streamed request.
-    - `reasoning`: how a reasoning setting is spelled (`ReasoningRequest`);
+    - `reasoning`: how a reasoning setting is spelled (`ReasoningDialect`);
       `reasoning_efforts`: the effort levels that field takes (None: any, the model judges).
     - `reasoning_back`: the assistant-message field earlier reasoning goes back in, within a
       tool loop (None: the host documents none, and reasoning is not sent back).
@@ -106,7 +106,7 @@ class OpenAICompatibleHost:
     key_required: bool = False
     max_tokens_field: MaxTokensField = MaxTokensField.MAX_COMPLETION_TOKENS
     stream_usage: bool = True
-    reasoning: ReasoningRequest = ReasoningRequest.EFFORT
+    reasoning: ReasoningDialect = ReasoningDialect.EFFORT
     reasoning_efforts: frozenset[str] | None = field(default=None, converter=_efforts)
     reasoning_back: str | None = "reasoning_content"
     reasoning_details: bool = False
@@ -122,7 +122,7 @@ class OpenAICompatibleHost:
         for name in ("key_required", "stream_usage", "reasoning_details", "usage_cost"):
             boolean(f"OpenAICompatibleHost.{name}", getattr(self, name))
         member("OpenAICompatibleHost.max_tokens_field", self.max_tokens_field, MaxTokensField)
-        member("OpenAICompatibleHost.reasoning", self.reasoning, ReasoningRequest)
+        member("OpenAICompatibleHost.reasoning", self.reasoning, ReasoningDialect)
         _check_levels(self.reasoning_efforts)
         if self.reasoning_back not in _REASONING_BACK:
             fail("OpenAICompatibleHost.reasoning_back", self.reasoning_back, str(_REASONING_BACK))
@@ -147,7 +147,7 @@ OPENROUTER = OpenAICompatibleHost(
     key_required=True,
     max_tokens_field=MaxTokensField.MAX_TOKENS,
     stream_usage=False,  # usage-accounting: stream_options.include_usage "deprecated, no effect"
-    reasoning=ReasoningRequest.OPENROUTER,
+    reasoning=ReasoningDialect.OPENROUTER,
     reasoning_efforts=frozenset({"none", "minimal", "low", "medium", "high", "xhigh"}),
     reasoning_back="reasoning",
     reasoning_details=True,
@@ -165,7 +165,7 @@ GROQ = OpenAICompatibleHost(
     key_env="GROQ_API_KEY",
     key_required=True,
     stream_usage=False,  # not a field of Groq's request; usage comes in x_groq.usage
-    reasoning=ReasoningRequest.EFFORT_PARSED,
+    reasoning=ReasoningDialect.EFFORT_PARSED,
     reasoning_efforts=frozenset({"none", "low", "medium", "high"}),
     reasoning_back="reasoning",
     docs=(
@@ -180,7 +180,7 @@ DEEPSEEK = OpenAICompatibleHost(
     key_env="DEEPSEEK_API_KEY",
     key_required=True,
     max_tokens_field=MaxTokensField.MAX_TOKENS,
-    reasoning=ReasoningRequest.DEEPSEEK,
+    reasoning=ReasoningDialect.DEEPSEEK,
     docs=(
         "https://api-docs.deepseek.com/guides/thinking_mode",
         "https://api-docs.deepseek.com/api/create-chat-completion",
@@ -193,7 +193,7 @@ CEREBRAS = OpenAICompatibleHost(
     base_url="https://api.cerebras.ai/v1",
     key_env="CEREBRAS_API_KEY",
     key_required=True,
-    reasoning=ReasoningRequest.EFFORT_PARSED,
+    reasoning=ReasoningDialect.EFFORT_PARSED,
     reasoning_back=None,  # no documented assistant field for earlier reasoning
     docs=(
         "https://inference-docs.cerebras.ai/capabilities/reasoning",
@@ -215,7 +215,7 @@ VLLM = OpenAICompatibleHost(
     "vllm",
     key_env="VLLM_API_KEY",
     max_tokens_field=MaxTokensField.MAX_TOKENS,
-    reasoning=ReasoningRequest.NONE,
+    reasoning=ReasoningDialect.NONE,
     reasoning_back=None,
     docs=(
         "https://docs.vllm.ai/en/stable/features/reasoning_outputs/",
@@ -286,20 +286,20 @@ def host_reasoning(
     if reasoning is None:
         return {}
     match host.reasoning:
-        case ReasoningRequest.EFFORT:
+        case ReasoningDialect.EFFORT:
             _check_host_effort(host, model, reasoning)
             return openai_reasoning(host.name, model, settings, profile)
-        case ReasoningRequest.OPENROUTER:
+        case ReasoningDialect.OPENROUTER:
             return _openrouter(host, model, reasoning, profile)
-        case ReasoningRequest.EFFORT_PARSED:
+        case ReasoningDialect.EFFORT_PARSED:
             _check_host_effort(host, model, reasoning)
             body = openai_reasoning(host.name, model, settings, profile)
             if reasoning.effort is ReasoningEffort.NONE:
                 return body  # reasoning off: no reasoning to format
             return {**body, "reasoning_format": "parsed"}
-        case ReasoningRequest.DEEPSEEK:
+        case ReasoningDialect.DEEPSEEK:
             return _deepseek(host, model, settings, profile)
-        case ReasoningRequest.NONE:
+        case ReasoningDialect.NONE:
             rule = (
                 f"None: {host.name} documents no reasoning request field (a server's own field,"
                 " such as chat_template_kwargs, goes through extra_body=)"

@@ -75,7 +75,7 @@ PINNED: dict[str, set[str]] = {
         "OpenAIResponsesModel", "ResponsesConversation", "model_from_string", "model_profile",
         "DEFAULT_SWITCH_ON", "FallbackModel", "GeminiModel",
         "AzureOpenAIModel", "AzureOpenAIResponsesModel",
-        "HOSTS", "OpenAICompatibleHost", "ReasoningRequest",
+        "HOSTS", "OpenAICompatibleHost", "ReasoningDialect",
     },
     "reactloop.phases": {
         "Finishing", "HookDecisionApplier", "IterationGuards", "LoopOptions",
