@@ -429,9 +429,7 @@ class AnthropicModel(HttpModel):
             "AnthropicModel", model=model, api_key=api_key, base_url=base_url, provider=provider,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
         )  # fmt: skip
-        self.profile = check_profile("AnthropicModel", profile, model, ANTHROPIC_UNKNOWN)
-        self.supports_native_output = self.profile.native_output  # output_config.format
-        self.supports_forced_tool_choice = self.profile.forced_tool_choice
+        self._use_profile("AnthropicModel", profile, model, ANTHROPIC_UNKNOWN)  # output_config
         self.model = model
         self.max_tokens = integer("AnthropicModel.max_tokens", max_tokens)
         self.extra_body = check_extra_body("AnthropicModel", extra_body, OWNED)

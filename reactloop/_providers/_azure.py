@@ -28,6 +28,7 @@ from reactloop._providers._azure_filters import (
     answered,
     choice_verdicts,
 )
+from reactloop._providers._base import HttpModel
 from reactloop._providers._chat_decode import decode_completion
 from reactloop._providers._http import DEFAULT_IDLE_TIMEOUT
 from reactloop._providers._openai import (
@@ -39,7 +40,7 @@ from reactloop._providers._openai import (
     OpenAIOptions,
 )
 from reactloop._providers._options import check_extra_body, check_http_options
-from reactloop._providers._profiles import ModelProfile, check_profile
+from reactloop._providers._profiles import ModelProfile
 from reactloop._providers._responses import OpenAIResponsesModel, ResponsesConversation
 from reactloop._providers._responses_wire import OWNED as RESPONSES_OWNED
 from reactloop._providers._responses_wire import ItemMemory
@@ -160,34 +161,48 @@ def _family(owner: str, deployment: str, model: str | None) -> str:
     return model if model is not None else deployment
 
 
-def _deployed(
-    target: AzureOpenAIModel | AzureOpenAIResponsesModel,
-    owner: str,
-    deployment: str,
-    model: str | None,
-    *,
-    provider: str,
-    api_key: str | None,
-    idle_timeout: float | None,
-    http_client: httpx.AsyncClient | None,
-    extra_headers: dict[str, str] | None,
-    profile: ModelProfile | None,
-) -> None:
-    """What both Azure classes set alike: the options checked, the deployment (sent as the
-    body's `model`), the family it runs and that family's profile."""
-    family = _family(owner, deployment, model)
-    check_http_options(
-        owner, model=deployment, api_key=api_key, base_url=None, provider=provider,
-        idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
-    )  # fmt: skip
-    target.model, target.deployment, target.family = deployment, deployment, family
-    target.profile = check_profile(owner, profile, family)
-    target.supports_native_output = target.profile.native_output
-    target.supports_forced_tool_choice = target.profile.forced_tool_choice
+class _Deployment(HttpModel):
+    """What both Azure classes share: the deployment (sent as the body's `model`), the model
+    family it runs (its profile and its prices), and how it shows itself."""
+
+    model: str
+    deployment: str
+    family: str
+
+    def _deploy(
+        self,
+        owner: str,
+        deployment: str,
+        model: str | None,
+        *,
+        provider: str,
+        api_key: str | None,
+        idle_timeout: float | None,
+        http_client: httpx.AsyncClient | None,
+        extra_headers: dict[str, str] | None,
+        profile: ModelProfile | None,
+    ) -> None:
+        """Check the options both classes take and set the deployment, family and profile."""
+        family = _family(owner, deployment, model)
+        check_http_options(
+            owner, model=deployment, api_key=api_key, base_url=None, provider=provider,
+            idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
+        )  # fmt: skip
+        self.model, self.deployment, self.family = deployment, deployment, family
+        self._use_profile(owner, profile, family)
+
+    def __repr__(self) -> str:
+        url = redacted(self.base_url)
+        return f"{type(self).__name__}(deployment={self.deployment!r}, base_url={url!r})"
+
+    def price_keys(self) -> tuple[tuple[str, str], ...]:
+        """Priced as Azure's `model` (the family the deployment runs): a deployment's own name
+        is yours, and no price table knows it."""
+        return ((PRICED_AS, self.family),)
 
 
 @checked_arguments
-class AzureOpenAIModel(OpenAIModel):
+class AzureOpenAIModel(_Deployment, OpenAIModel):
     """A deployment of Azure OpenAI over Chat Completions.
 
     `deployment` is the deployment's name (sent as the body's `model`); `model` the model family
@@ -199,9 +214,6 @@ class AzureOpenAIModel(OpenAIModel):
     `ContentFilteredError` (an answer cut before anything was said too; a partial one finishes
     with `FinishReason.CONTENT_FILTER`).
     """
-
-    deployment: str
-    family: str
 
     def __init__(
         self,
@@ -223,8 +235,8 @@ class AzureOpenAIModel(OpenAIModel):
         profile: ModelProfile | None = None,
     ) -> None:
         owner = "AzureOpenAIModel"
-        _deployed(
-            self, owner, deployment, model, provider=provider, api_key=api_key,
+        self._deploy(
+            owner, deployment, model, provider=provider, api_key=api_key,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
             profile=profile,
         )  # fmt: skip
@@ -239,15 +251,6 @@ class AzureOpenAIModel(OpenAIModel):
             api_key=api_key, token_provider=token_provider, http_client=http_client,
             idle_timeout=idle_timeout, extra_headers=extra_headers, responses=False,
         )  # fmt: skip
-
-    def __repr__(self) -> str:
-        url = redacted(self.base_url)
-        return f"AzureOpenAIModel(deployment={self.deployment!r}, base_url={url!r})"
-
-    def price_keys(self) -> tuple[tuple[str, str], ...]:
-        """Priced as Azure's `model` (the family the deployment runs): a deployment's own name
-        is yours, and no price table knows it."""
-        return ((PRICED_AS, self.family),)
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One plain call: the whole response at once."""
@@ -265,15 +268,12 @@ class AzureOpenAIModel(OpenAIModel):
 
 
 @checked_arguments
-class AzureOpenAIResponsesModel(OpenAIResponsesModel):
+class AzureOpenAIResponsesModel(_Deployment, OpenAIResponsesModel):
     """A deployment of Azure OpenAI over the Responses API: the options of `AzureOpenAIModel`
     (deployment, model family, endpoint, API version, one credential) and of
     `OpenAIResponsesModel` (`conversation`). A prompt the content filter refuses is a
     `ContentFilteredError`; so is an answer it cut (`incomplete_details.reason:
     "content_filter"`) before anything was said."""
-
-    deployment: str
-    family: str
 
     def __init__(
         self,
@@ -293,8 +293,8 @@ class AzureOpenAIResponsesModel(OpenAIResponsesModel):
         profile: ModelProfile | None = None,
     ) -> None:
         owner = "AzureOpenAIResponsesModel"
-        _deployed(
-            self, owner, deployment, model, provider=provider, api_key=api_key,
+        self._deploy(
+            owner, deployment, model, provider=provider, api_key=api_key,
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
             profile=profile,
         )  # fmt: skip
@@ -306,15 +306,6 @@ class AzureOpenAIResponsesModel(OpenAIResponsesModel):
             api_key=api_key, token_provider=token_provider, http_client=http_client,
             idle_timeout=idle_timeout, extra_headers=extra_headers, responses=True,
         )  # fmt: skip
-
-    def __repr__(self) -> str:
-        url = redacted(self.base_url)
-        return f"AzureOpenAIResponsesModel(deployment={self.deployment!r}, base_url={url!r})"
-
-    def price_keys(self) -> tuple[tuple[str, str], ...]:
-        """Priced as Azure's `model` (the family the deployment runs): a deployment's own name
-        is yours, and no price table knows it."""
-        return ((PRICED_AS, self.family),)
 
     def _answer(self, body: JsonObject) -> ModelResponse:
         said = "status incomplete, incomplete_details.reason content_filter"

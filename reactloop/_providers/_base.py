@@ -7,12 +7,25 @@ from typing import Self
 
 from reactloop._core import JsonObject, ModelRequest, ModelSettings, UserMessage
 from reactloop._providers._http import HttpChannel
+from reactloop._providers._profiles import PERMISSIVE, ModelProfile, check_profile
 
 
 class HttpModel:
     """What every HTTP provider shares: its channel, name, base URL, and closing (`async with`)."""
 
     _channel: HttpChannel
+    profile: ModelProfile
+    supports_native_output: bool
+    supports_forced_tool_choice: bool
+
+    def _use_profile(
+        self, owner: str, profile: object, model: str, unknown: ModelProfile = PERMISSIVE
+    ) -> None:
+        """Take `profile=` (None: the model's family's, `unknown` for a model of no known family)
+        and what the loop reads from it: native output, forced tool choice."""
+        self.profile = check_profile(owner, profile, model, unknown)
+        self.supports_native_output = self.profile.native_output
+        self.supports_forced_tool_choice = self.profile.forced_tool_choice
 
     @property
     def provider(self) -> str:

@@ -286,9 +286,7 @@ class GeminiModel(HttpModel):
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
         )  # fmt: skip
         self.model = model
-        self.profile = check_profile(owner, profile, model)
-        self.supports_native_output = self.profile.native_output  # responseJsonSchema
-        self.supports_forced_tool_choice = self.profile.forced_tool_choice
+        self._use_profile(owner, profile, model)  # native output: responseJsonSchema
         self.extra_body = check_extra_body(owner, extra_body, OWNED)
         self._path, self._stream_path = paths(model)
         secret = _key(api_key)

@@ -58,10 +58,8 @@ def endpoint(base_url: str, path: str) -> str:
     (`https://host/v1?api-version=x`) kept after the path's own (Gemini's `?alt=sse`); its
     fragment (never sent) dropped."""
     parts = urlsplit(base_url)
-    if "?" not in path:  # every path but Gemini's streaming one
-        return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path, fragment=""))
     route, _, query = path.partition("?")
-    joined = "&".join(q for q in (query, parts.query) if q)
+    joined = f"{query}&{parts.query}" if query and parts.query else query or parts.query
     return urlunsplit(
         parts._replace(path=parts.path.rstrip("/") + route, query=joined, fragment="")
     )

@@ -77,7 +77,6 @@ from reactloop._providers._options import (
 from reactloop._providers._profiles import (
     OPENAI_DEFAULTS,
     ModelProfile,
-    check_profile,
     check_sampling,
     model_profile,
 )
@@ -391,12 +390,9 @@ class OpenAIModel(HttpModel):
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
         )  # fmt: skip
         self.model = model
-        self.profile = check_profile("OpenAIModel", profile, model)
+        self._use_profile("OpenAIModel", profile, model)
         # OpenAI's own API has strict structured outputs; a compatible server may not.
-        self.supports_native_output = self.profile.native_output and (
-            provider == "openai" or profile is not None
-        )
-        self.supports_forced_tool_choice = self.profile.forced_tool_choice
+        self.supports_native_output &= provider == "openai" or profile is not None
         self.options = _options(instructions_role, max_tokens_field, include_usage, preset)
         self.extra_body = check_extra_body("OpenAIModel", extra_body, OWNED)
         self._channel = openai_channel(

@@ -31,7 +31,7 @@ from reactloop._providers._options import (
     check_extra_body,
     check_http_options,
 )
-from reactloop._providers._profiles import ModelProfile, check_profile
+from reactloop._providers._profiles import ModelProfile
 from reactloop._providers._responses_decode import (
     Decoded,
     decode_finish,
@@ -103,9 +103,7 @@ class OpenAIResponsesModel(HttpModel):
             idle_timeout=idle_timeout, http_client=http_client, extra_headers=extra_headers,
         )  # fmt: skip
         self.model = model
-        self.profile = check_profile(owner, profile, model)
-        self.supports_native_output = self.profile.native_output
-        self.supports_forced_tool_choice = self.profile.forced_tool_choice
+        self._use_profile(owner, profile, model)
         self.conversation = member(f"{owner}.conversation", conversation, ResponsesConversation)
         self.extra_body = check_extra_body(owner, extra_body, OWNED)
         self.memory = ItemMemory()
