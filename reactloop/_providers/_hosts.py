@@ -31,7 +31,7 @@ from reactloop._core import (
 from reactloop._errors import ConfigurationError
 from reactloop._providers._http_errors import ErrorDetail, stream_error
 from reactloop._providers._options import check_base_url
-from reactloop._providers._profiles import ModelProfile
+from reactloop._providers._profiles import ModelProfile, check_efforts, frozen_set
 from reactloop._providers._reasoning import check_effort, openai_reasoning, refuse
 from reactloop._providers._wire import items, obj, text
 from reactloop._validate import (
@@ -74,10 +74,6 @@ class ReasoningDialect(enum.StrEnum):
 _REASONING_BACK = (None, "reasoning_content", "reasoning")
 
 
-def _efforts(value: object) -> object:
-    return frozenset(value) if isinstance(value, set | list | tuple) else value
-
-
 @checked_arguments
 @frozen
 class OpenAICompatibleHost:
@@ -107,7 +103,7 @@ class OpenAICompatibleHost:
     max_tokens_field: MaxTokensField = MaxTokensField.MAX_COMPLETION_TOKENS
     stream_usage: bool = True
     reasoning: ReasoningDialect = ReasoningDialect.EFFORT
-    reasoning_efforts: frozenset[str] | None = field(default=None, converter=_efforts)
+    reasoning_efforts: frozenset[str] | None = field(default=None, converter=frozen_set)
     reasoning_back: str | None = "reasoning_content"
     reasoning_details: bool = False
     usage_cost: bool = False
@@ -123,21 +119,13 @@ class OpenAICompatibleHost:
             boolean(f"OpenAICompatibleHost.{name}", getattr(self, name))
         member("OpenAICompatibleHost.max_tokens_field", self.max_tokens_field, MaxTokensField)
         member("OpenAICompatibleHost.reasoning", self.reasoning, ReasoningDialect)
-        _check_levels(self.reasoning_efforts)
+        check_efforts("OpenAICompatibleHost.reasoning_efforts", self.reasoning_efforts)
         if self.reasoning_back not in _REASONING_BACK:
             fail("OpenAICompatibleHost.reasoning_back", self.reasoning_back, str(_REASONING_BACK))
         if not isinstance(self.docs, tuple) or not all(isinstance(d, str) for d in self.docs):
             fail("OpenAICompatibleHost.docs", self.docs, "a tuple of page addresses")
         if self.key_required and self.key_env is None:
             fail("OpenAICompatibleHost.key_env", None, "a variable name when key_required is set")
-
-
-def _check_levels(value: object) -> None:
-    levels = {effort.value for effort in ReasoningEffort}
-    if value is None:
-        return
-    if not isinstance(value, frozenset) or not all(level in levels for level in value):
-        fail("OpenAICompatibleHost.reasoning_efforts", value, f"None or a set of {sorted(levels)}")
 
 
 OPENROUTER = OpenAICompatibleHost(

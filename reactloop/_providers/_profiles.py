@@ -15,20 +15,21 @@ from reactloop._errors import ProviderConfigurationError
 from reactloop._validate import boolean, checked_arguments, fail
 
 
-def _frozen_set(value: object) -> object:
+def frozen_set(value: object) -> object:
     """A set, list or tuple given for a frozenset field, as a frozenset (None unchanged)."""
     return frozenset(value) if isinstance(value, set | list | tuple) else value
 
 
-def _check_efforts(value: object) -> None:
-    """`reasoning_efforts`: None, or a frozenset of `ReasoningEffort` values."""
+def check_efforts(option: str, value: object) -> None:
+    """A `reasoning_efforts` field (named `option`): None, or a frozenset of `ReasoningEffort`
+    values."""
     if value is None:
         return
     levels = {effort.value for effort in ReasoningEffort}
     if not isinstance(value, frozenset) or not all(
         isinstance(level, str) and level in levels for level in value
     ):
-        fail("ModelProfile.reasoning_efforts", value, f"None or a set of {sorted(levels)}")
+        fail(option, value, f"None or a set of {sorted(levels)}")
 
 
 @checked_arguments
@@ -64,7 +65,7 @@ class ModelProfile:
     native_output: bool = True
     thinking: bool = False
     system_turns: bool = False
-    reasoning_efforts: frozenset[str] | None = field(default=None, converter=_frozen_set)
+    reasoning_efforts: frozenset[str] | None = field(default=None, converter=frozen_set)
     thinking_budget: bool = True
     adaptive_thinking: bool = False
     cache_retention: bool = False
@@ -73,7 +74,7 @@ class ModelProfile:
     def __attrs_post_init__(self) -> None:
         for name in _FLAGS:
             boolean(f"ModelProfile.{name}", getattr(self, name))
-        _check_efforts(self.reasoning_efforts)
+        check_efforts("ModelProfile.reasoning_efforts", self.reasoning_efforts)
 
 
 _FLAGS = (
