@@ -2,16 +2,24 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The web clients the serving tests run in Node (the AI SDK, AG-UI's client, Node 22 itself),
+# exactly as tests/serve/js/package-lock.json pins them; skipped when npm is missing (those
+# tests then skip locally, saying how to enable them; CI installs npm first).
+JS := tests/serve/js
+JS_STAMP := $(JS)/node_modules/.package-lock.json
 
 .PHONY: install test lint typecheck check demo docs bench mutate format clean
 
-install: $(STAMP)
+install: $(STAMP) $(JS_STAMP)
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+$(JS_STAMP): $(JS)/package-lock.json
+	if command -v npm >/dev/null; then npm ci --prefix $(JS) --no-audit --no-fund --loglevel=error; fi
 
 test: install
 	$(BIN)/python -m pytest -q

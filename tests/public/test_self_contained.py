@@ -16,7 +16,13 @@ def _files() -> list[Path]:
     for name in SCANNED:
         path = PROJECT / name
         found += [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
-    return [p for p in found if p.suffix not in (".pyc",) and "__pycache__" not in p.parts]
+    installed = ("__pycache__", "node_modules")  # built or installed here, not the project's
+    return [p for p in found if p.suffix != ".pyc" and not installed_in(p, installed)]
+
+
+def installed_in(path: Path, folders: tuple[str, ...]) -> bool:
+    """True for a file under a folder a tool fills (bytecode, npm's packages)."""
+    return any(folder in path.parts for folder in folders)
 
 
 @pytest.mark.parametrize("marker", OUTSIDE)

@@ -1,0 +1,57 @@
+"""Serving a loop over HTTP: ASGI endpoints that speak the AI SDK's UI message stream and AG-UI.
+
+Owns the protocol codecs (events to SSE frames, request bodies to a `ChatTurn`), the run host
+that drives runs beyond the request that started them (reconnects, approvals, disconnects, per-
+user limits), the access hooks and the built-in chat page. Needs the `serve` extra (Starlette);
+nothing here is imported by the loop itself, so a program that does not serve pays nothing.
+"""
+
+from reactloop._serve._contracts import (
+    AccessRequest,
+    Action,
+    ChatTurn,
+    ProtocolAdapter,
+    StreamContext,
+    StreamEncoder,
+)
+from reactloop._serve._errors import (
+    ForbiddenError,
+    MalformedRequestError,
+    NotPendingError,
+    RequestRejectedError,
+    RequestTooLargeError,
+    TooManyRunsError,
+    UnauthorizedError,
+    UnknownRunError,
+)
+from reactloop._serve._options import (
+    ANONYMOUS,
+    Authorize,
+    CorsOptions,
+    DisconnectPolicy,
+    Identify,
+    ServeOptions,
+)
+
+__all__ = [
+    "ANONYMOUS",
+    "AccessRequest",
+    "Action",
+    "Authorize",
+    "ChatTurn",
+    "CorsOptions",
+    "DisconnectPolicy",
+    "ForbiddenError",
+    "Identify",
+    "MalformedRequestError",
+    "NotPendingError",
+    "ProtocolAdapter",
+    "RequestRejectedError",
+    "RequestTooLargeError",
+    "ServeOptions",
+    "StreamContext",
+    "StreamEncoder",
+    "TooManyRunsError",
+    "UnauthorizedError",
+    "UnknownRunError",
+]
