@@ -60,12 +60,18 @@ class ChatTurn:
 @frozen
 class StreamContext:
     """What an encoder knows of the stream it writes: the run it carries, its session, and the
-    protocol's own ids for this stream (AG-UI's thread and run ids; the AI SDK's message id)."""
+    protocol's own ids for this stream (AG-UI's thread and run ids; the AI SDK's message id).
+
+    `continued` is True when the stream goes on with a message the client already shows (a run
+    resumed by the client's decisions: the AI SDK appends the rest to the same assistant
+    message), so the encoder does not show again the step and calls the client already has.
+    """
 
     run_id: str
     session_id: str | None = None
     client_run_id: str | None = None
     message_id: str | None = None
+    continued: bool = False
 
 
 class StreamEncoder(Protocol):
