@@ -83,7 +83,10 @@ class StreamEncoder(Protocol):
     headers: Mapping[str, str]
 
     def opening(self) -> bytes:
-        """The frames a stream starts with (before any event); may be empty."""
+        """The frames a stream starts with; may be empty. Called before any event for a fresh
+        stream, and for a continuation (`Last-Event-ID`) AFTER the encoder was fed the events
+        the client already has, and sent: AG-UI's client checks each response as a whole run,
+        so a continuation restates RUN_STARTED and re-opens what those events left open."""
 
     def encode(self, event: Event, event_id: str | None) -> bytes:
         """The frames for one event, the last of them carrying `id: event_id` when given; empty
