@@ -24,6 +24,8 @@ from reactloop._serve._errors import (
     UnauthorizedError,
     UnknownRunError,
 )
+from reactloop._serve._host import RunHost
+from reactloop._serve._live import LiveRun
 from reactloop._serve._options import (
     ANONYMOUS,
     Authorize,
@@ -32,6 +34,7 @@ from reactloop._serve._options import (
     Identify,
     ServeOptions,
 )
+from reactloop._serve._replay import StoredRunError
 
 __all__ = [
     "ANONYMOUS",
@@ -43,12 +46,15 @@ __all__ = [
     "DisconnectPolicy",
     "ForbiddenError",
     "Identify",
+    "LiveRun",
     "MalformedRequestError",
     "NotPendingError",
     "ProtocolAdapter",
     "RequestRejectedError",
     "RequestTooLargeError",
+    "RunHost",
     "ServeOptions",
+    "StoredRunError",
     "StreamContext",
     "StreamEncoder",
     "TooManyRunsError",
