@@ -35,9 +35,13 @@ from reactloop._serve._options import (
     ServeOptions,
 )
 from reactloop._serve._replay import StoredRunError
+from reactloop._serve._ui_input import UI_MESSAGE_STREAM, UIMessageStreamAdapter
+from reactloop._serve._ui_messages import ui_messages
+from reactloop._serve._ui_stream import UIStreamEncoder
 
 __all__ = [
     "ANONYMOUS",
+    "UI_MESSAGE_STREAM",
     "AccessRequest",
     "Action",
     "Authorize",
@@ -58,6 +62,9 @@ __all__ = [
     "StreamContext",
     "StreamEncoder",
     "TooManyRunsError",
+    "UIMessageStreamAdapter",
+    "UIStreamEncoder",
     "UnauthorizedError",
     "UnknownRunError",
+    "ui_messages",
 ]
