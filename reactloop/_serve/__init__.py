@@ -6,6 +6,8 @@ user limits), the access hooks and the built-in chat page. Needs the `serve` ext
 nothing here is imported by the loop itself, so a program that does not serve pays nothing.
 """
 
+from reactloop._serve._agui import AgUiEncoder
+from reactloop._serve._agui_input import AG_UI, AgUiAdapter
 from reactloop._serve._contracts import (
     AccessRequest,
     Action,
@@ -40,10 +42,13 @@ from reactloop._serve._ui_messages import ui_messages
 from reactloop._serve._ui_stream import UIStreamEncoder
 
 __all__ = [
+    "AG_UI",
     "ANONYMOUS",
     "UI_MESSAGE_STREAM",
     "AccessRequest",
     "Action",
+    "AgUiAdapter",
+    "AgUiEncoder",
     "Authorize",
     "ChatTurn",
     "CorsOptions",
