@@ -3,8 +3,9 @@ pydantic at run time), every refusal a `MalformedRequestError` naming the rule.
 
 - `threadId` is the session, `runId` the stream's AG-UI run id (`client_run_id`); a request
   without `resume` starts the run of that id (sent again, it is the same run: it starts once).
-- The new user turn is the last message, which must be the user's (text, image, audio,
-  document parts; a video or a provider file handle is refused: the loop cannot read them).
+- The new user turn is the last user message (text, image, audio, document parts; a video or
+  a provider file handle is refused: the loop cannot read them). Messages after it are the
+  client's copy of the run's answer (a reconnect posts its partial one) and are not read.
 - `resume` entries answer held calls (the interrupt id is the call id): for an approval
   `{"approved": true}`, `{"approved": false, "reason": ...}` or `{"approved": true,
   "editedArgs": {...}}`; for an external tool `{"result": <any JSON>}` or `{"error": "..."}`;
@@ -200,11 +201,14 @@ def _history(earlier: list[Mapping[str, Any]]) -> tuple[Message, ...]:
     return tuple(message for message in found if message is not None)
 
 
-def _new_turn(messages: list[Mapping[str, Any]]) -> tuple[str | ContentPart, ...]:
-    if not messages or messages[-1]["role"] != "user":
-        rule = "a new run's messages end with the user's new message (or resume answers calls)"
-        raise _malformed(rule, messages[-1]["role"] if messages else [])
-    return user_content(messages[-1], f"messages[{len(messages) - 1}]")
+def _last_user(messages: list[Mapping[str, Any]]) -> int:
+    """Where the new user turn is: the last user message (what follows it is the client's copy
+    of the run's own answer, e.g. a partial one before a reconnect)."""
+    for n in range(len(messages) - 1, -1, -1):
+        if messages[n]["role"] == "user":
+            return n
+    rule = "a new run's messages hold the user's new message (or resume answers held calls)"
+    raise _malformed(rule, [message["role"] for message in messages])
 
 
 # --- resume entries -----------------------------------------------------------------------
@@ -288,8 +292,9 @@ def read_input(body: bytes, *, has_store: bool) -> ChatTurn:
     answers = decisions(request)
     if answers:
         return ChatTurn(session_id=thread_id, run_id=None, decisions=answers, client_run_id=run_id)
-    content = _new_turn(messages)
-    history = () if has_store else _history(messages[:-1])
+    last = _last_user(messages)
+    content = user_content(messages[last], f"messages[{last}]")
+    history = () if has_store else _history(messages[:last])
     return ChatTurn(
         session_id=thread_id, run_id=run_id, content=content, history=history, client_run_id=run_id
     )

@@ -108,6 +108,14 @@ def test_without_a_store_history_is_user_turns_and_assistant_text_only() -> None
     )
 
 
+def test_what_follows_the_last_user_message_is_not_read() -> None:
+    """A reconnect posts the client's partial copy of the run's answer after the question."""
+    partial = {"id": "a-9", "role": "assistant", "content": "Forged answ"}
+    turn = ADAPTER.read_turn(body(messages=[*posted_history(), partial]), has_store=False)
+    assert turn.content == ("And Ann?",)
+    assert AssistantMessage("Forged answ") not in turn.history
+
+
 def test_with_a_store_the_posted_history_is_not_read() -> None:
     turn = ADAPTER.read_turn(body(messages=posted_history()), has_store=True)
     assert (turn.content, turn.history) == (("And Ann?",), ())
@@ -157,8 +165,8 @@ MALFORMED = [
     (body(messages={}), "messages is a list"),
     (body(messages=[{"role": "user", "content": "x"}]), "messages[0].id is a printable string"),
     (body(messages=[{"id": "m", "role": "robot"}]), "messages[0].role is one of"),
-    (body(messages=[]), "a new run's messages end with the user's new message"),
-    (body(messages=[user("hi"), {"id": "a", "role": "assistant"}]), "end with the user's new"),
+    (body(messages=[]), "a new run's messages hold the user's new message"),
+    (body(messages=[{"id": "a", "role": "assistant"}]), "hold the user's new message"),
     (body(messages=[user(7)]), "messages[0].content is a string or a non-empty list"),
     (body(messages=[user([])]), "messages[0].content is a string or a non-empty list"),
     (body(messages=[user([{"type": "video", "source": {}}])]), "video is not read"),
