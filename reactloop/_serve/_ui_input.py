@@ -149,9 +149,10 @@ def _file_part(part: Mapping[str, Any], where: str) -> ContentPart:
 def _file_bytes(
     media_type: str, sent_type: str, data: bytes, title: str | None, where: str
 ) -> ContentPart:
-    media_type = media_type if "/" in media_type else sent_type
-    if media_type.startswith("image/"):
-        return ImagePart(data, media_type=media_type)
+    if "/" not in media_type and "/" in sent_type:  # a top-level type ("image"): the URL's
+        media_type = sent_type
+    if media_type == "image" or media_type.startswith("image/"):  # "image": read from the bytes
+        return ImagePart(data, media_type=media_type if "/" in media_type else None)
     if media_type == "application/pdf":
         return DocumentPart(data, title=title)
     if media_type.startswith("text/"):
