@@ -118,7 +118,7 @@ async def test_a_cancelled_interrupt_denies_the_call() -> None:
 async def test_a_dropped_response_continues_after_its_last_event_id() -> None:
     server, ran = weather_server()
     cut = {"type": "TEXT_MESSAGE_CONTENT", "count": 1}
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"say": QUESTION, "runId": "run-1", "dropAfter": cut},
         {"reconnect": True, "runId": "run-1"},
         answered({"approved": True}),
