@@ -4,7 +4,7 @@ of followers, each from the start or after the last event it saw (a reconnect)."
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -83,7 +83,7 @@ class LiveRun:
         last = self.events[-1] if self.events else None
         return last.result if isinstance(last, RunFinished) else None
 
-    async def follow(self, after: int = 0) -> AsyncIterator[tuple[int, Event]]:
+    async def follow(self, after: int = 0) -> AsyncGenerator[tuple[int, Event], None]:
         """`(seq, event)` for each event after seq `after`, waiting for new ones until the run is
         done. Events already held are yielded without waiting (a late follower catches up)."""
         seq = max(0, after)
