@@ -29,6 +29,8 @@ reactloop {version}: a decomposed ReAct loop for tool-using LLM agents.
                 [--attach FILE] "question"
   reactloop runs list|show|resume|export|unpark [--store sqlite:///runs.db]
   reactloop trace RUN_OR_FILE --html trace.html
+  reactloop serve module:loop [--host 127.0.0.1] [--port 8000] [--store URL] [--trio]
+                                  a chat page and the AI SDK / AG-UI endpoints over HTTP
 
 `reactloop COMMAND --help` tells more; the live view needs pip install 'reactloop[cli]'.
 """
@@ -56,6 +58,13 @@ def moment(value: str) -> float:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=datetime.UTC)
     return parsed.timestamp()
+
+
+def port(value: str) -> int:
+    """A TCP port, 0 to 65535 (`serve --port`; 0 picks a free one)."""
+    if not value.isdigit() or int(value) > 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port (0 to 65535; 0: a free one)")
+    return int(value)
 
 
 def seconds(value: str) -> float:
@@ -181,7 +190,18 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--html", required=True, metavar="OUT")
     trace.add_argument("--store", help="run store URL (default: $REACTLOOP_STORE)")
     trace.set_defaults(handler=_commands.trace_command)
+    _serve_parser(commands)
     return parser
+
+
+def _serve_parser(commands: Any) -> None:
+    serve = commands.add_parser("serve", help="a loop over HTTP, with a chat page")
+    serve.add_argument("loop", metavar="MODULE:ATTR", help="a ReActLoop, or a function making one")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    serve.add_argument("--port", type=port, default=8000, help="the port (0: a free one)")
+    serve.add_argument("--store", help="journal the runs here (for a loop without a store)")
+    serve.add_argument("--trio", action="store_true", help="serve on trio (default: asyncio)")
+    serve.set_defaults(handler=_commands.serve_command)
 
 
 def run_cli(argv: Sequence[str] | None = None) -> int:
@@ -193,7 +213,8 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
         return 0
     handler: Command = args.handler
     try:
-        return anyio.run(handler, args, backend=args.backend)
+        backend = "trio" if getattr(args, "trio", False) else args.backend
+        return anyio.run(handler, args, backend=backend)
     except ReactLoopError as error:
         return _failed(error.message)
     except OSError as error:

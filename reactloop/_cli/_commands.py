@@ -6,6 +6,7 @@ could not do its work, 130 it was cancelled (a second Ctrl-C)."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import time
@@ -30,10 +31,12 @@ from reactloop._cli._timings import Timings
 from reactloop._cli._trace import read_export, stored_trace, watched_trace, write_trace
 from reactloop._cli._views import PlainView, choose_view
 from reactloop._core import RunResult, RunStatus, RunStore, RunSummary, StoredRun
+from reactloop._errors import ConfigurationError
 from reactloop._loop import ReActLoop, unpark_run
 from reactloop.examples.demo import PACE, QUESTION, PacedModel, build_loop, scripted_model
 
 CANCELLED_EXIT = 130
+SERVE_EXTRA = "pip install 'reactloop[serve]'"
 
 
 def exit_code(result: RunResult[Any] | None) -> int:
@@ -200,3 +203,19 @@ async def trace_command(args: argparse.Namespace) -> int:
     await anyio.Path(args.html).write_text(write_trace(stored_trace(stored)), encoding="utf-8")
     PlainView().show([Line(Kind.NOTE, f"wrote {args.html} ({len(stored.steps)} steps)")])
     return 0
+
+
+async def serve_command(args: argparse.Namespace) -> int:
+    """`reactloop serve module:loop`: the loop over HTTP with the built-in chat page, until
+    Ctrl-C; needs the serve extra, which is imported only now."""
+    for name in ("starlette", "hypercorn"):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"reactloop serve needs the serve extra ({name} is not installed): {SERVE_EXTRA}",
+                option="serve",
+                rule="the serve extra installed",
+            ) from exc
+    server: Any = importlib.import_module("reactloop._cli._server")
+    return int(await server.serve(args.loop, args.host, args.port, args.store, trio=args.trio))

@@ -62,30 +62,39 @@ def import_tools(specs: Sequence[str]) -> list[Any]:
     return tools
 
 
-def _imported(spec: str) -> Any:
-    """The object `module:attr` names (attr may be dotted)."""
+def _imported(spec: str, option: str = "--tools", rule: str = TOOLS_RULE) -> Any:
+    """The object `module:attr` names (attr may be dotted); `option` and `rule` name what the
+    spec was given as in the error."""
     module_name, colon, attr = spec.partition(":")
     if not colon or not module_name or not attr:
-        raise ConfigurationError.invalid("--tools", spec, TOOLS_RULE)
+        raise ConfigurationError.invalid(option, spec, rule)
     try:
         found: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigurationError(
-            f"--tools {spec!r}: module {module_name!r} cannot be imported ({exc})",
-            option="--tools",
+            f"{option} {spec!r}: module {module_name!r} cannot be imported ({exc})",
+            option=option,
             value=spec,
-            rule=TOOLS_RULE,
+            rule=rule,
         ) from exc
     for part in attr.split("."):
         if not hasattr(found, part):
             raise ConfigurationError(
-                f"--tools {spec!r}: {module_name!r} has no attribute {attr!r}",
-                option="--tools",
+                f"{option} {spec!r}: {module_name!r} has no attribute {attr!r}",
+                option=option,
                 value=spec,
-                rule=TOOLS_RULE,
+                rule=rule,
             )
         found = getattr(found, part)
     return found
+
+
+def imported(spec: str, option: str, rule: str) -> Any:
+    """The object `module:attr` names, the working directory importable (as for `python -m`);
+    a spec that names nothing is a `ConfigurationError` naming `option` and `rule`."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    return _imported(spec, option, rule)
 
 
 def mcp_servers(specs: Sequence[str], *, show_stderr: bool = False) -> list[Any]:
