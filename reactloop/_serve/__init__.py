@@ -8,6 +8,7 @@ nothing here is imported by the loop itself, so a program that does not serve pa
 
 from reactloop._serve._agui import AgUiEncoder
 from reactloop._serve._agui_input import AG_UI, AgUiAdapter
+from reactloop._serve._app import ChatServer
 from reactloop._serve._contracts import (
     AccessRequest,
     Action,
@@ -50,6 +51,7 @@ __all__ = [
     "AgUiAdapter",
     "AgUiEncoder",
     "Authorize",
+    "ChatServer",
     "ChatTurn",
     "CorsOptions",
     "DisconnectPolicy",

@@ -44,6 +44,7 @@ PUBLIC = (
     "output",
     "phases",
     "providers",
+    "serve",
     "stopping",
     "stores",
     "telemetry",

@@ -57,6 +57,9 @@ PINNED: dict[str, set[str]] = {
         "ToolExecutionError", "ToolRefusedError", "ToolTimeoutError", "UnknownToolError",
         "user_message", "UnsupportedContentError", "ContentTooLargeError",
         "ContentFilteredError", "FilterVerdict",
+        "RequestRejectedError", "MalformedRequestError", "RequestTooLargeError",
+        "UnauthorizedError", "ForbiddenError", "TooManyRunsError", "NotPendingError",
+        "UnknownRunError",
     },
     "reactloop.messages": {
         "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind",
@@ -120,6 +123,13 @@ PINNED: dict[str, set[str]] = {
         "AgentTool", "FunctionTool", "MCPServerHTTP", "MCPServerStdio", "RelevanceSelector",
         "ServerRestartPolicy", "Tool", "ToolSelection", "ToolSelector", "ToolSource", "Toolset",
         "tool",
+    },
+    "reactloop.serve": {
+        "ANONYMOUS", "AccessRequest", "Action", "Authorize", "ChatServer", "CorsOptions",
+        "DisconnectPolicy", "Identify", "ServeOptions",
+        "RequestRejectedError", "MalformedRequestError", "RequestTooLargeError",
+        "UnauthorizedError", "ForbiddenError", "TooManyRunsError", "NotPendingError",
+        "UnknownRunError",
     },
     "reactloop.telemetry": {"RunContextFilter", "Telemetry"},
     "reactloop.testing": {
