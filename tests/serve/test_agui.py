@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+from benchmarks import agui_stream as agui_benchmark
 from reactloop import Approve, ReActLoop, tool
 from reactloop._core import (
     Event,
@@ -375,3 +376,9 @@ async def test_a_continuation_restates_the_run_and_reopens_what_was_open() -> No
     assert seen["runs"][1]["outcome"] == "success"
     [message] = seen["messages"]
     assert message["content"] == "Hello there, friend."
+
+
+def test_the_encoding_benchmark_reports_its_figures() -> None:
+    figures = agui_benchmark.measure(steps=1, repeats=1)
+    assert set(figures) == {"whole run", "a text delta", "a tool result"}
+    assert all(value > 0 for value in figures.values())
