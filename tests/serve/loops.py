@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from reactloop import ReActLoop, tool
+from reactloop.errors import AuthenticationError
 from reactloop.messages import ToolMessage
 from reactloop.models import ModelRequest
 from reactloop.stores import MemoryStore
-from reactloop.testing import FunctionModel, call, reply
+from reactloop.testing import FunctionModel, ScriptedModel, call, reply
 
 FORECAST = "21°C, sunny <b>warm</b>"
 """The tool's answer: its markup must show as text, never as HTML."""
@@ -55,6 +56,15 @@ def weather_loop() -> ReActLoop[Any]:
 def chat_loop() -> ReActLoop[Any]:
     """A loop without a store whose tool needs no approval (`--store` gives it one)."""
     return ReActLoop(FunctionModel(_answer("look_up")), tools=[look_up])
+
+
+REFUSED = "the provider refused the key <script>alert(1)</script>"
+"""What the failing loop's model raises: the page shows it as text."""
+
+
+def failing_loop() -> ReActLoop[Any]:
+    """A loop whose model fails at once (a refused key): the run ends with an error."""
+    return ReActLoop(ScriptedModel([AuthenticationError(REFUSED)]), tools=[look_up])
 
 
 not_a_loop = "a string, not a loop"

@@ -14,25 +14,26 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.cli.test_cli_trace import CHROMIUM, ENABLE, _browser_missing, artifacts
-from tests.serve.loops import FORECAST, THOUGHT
+from tests.serve.loops import FORECAST, REFUSED, THOUGHT
 
 ROOT = Path(__file__).resolve().parents[2]
 HANG_GUARD = 30.0
 QUESTION = "What is the weather in Paris?"
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def server(request: pytest.FixtureRequest) -> Iterator[str]:
-    """`reactloop serve tests.serve.loops:weather_loop --port 0` (on trio with `--trio`) in a
-    child process; its URL. Stopped with Ctrl-C (SIGINT) after the test, which it must obey."""
-    command = [sys.executable, "-m", "reactloop", "serve", "tests.serve.loops:weather_loop"]
-    command += ["--port", "0", *(["--trio"] if request.param == "trio" else [])]
+@contextmanager
+def serving(spec: str, backend: str) -> Iterator[str]:
+    """`reactloop serve SPEC --port 0` (on trio with `--trio`) in a child process; its URL.
+    Stopped with Ctrl-C (SIGINT) after the block, which it must obey."""
+    command = [sys.executable, "-m", "reactloop", "serve", spec, "--port", "0"]
+    command += ["--trio"] if backend == "trio" else []
     with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True) as child:
         try:
             assert child.stdout is not None
@@ -47,8 +48,15 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
                 child.kill()
 
 
+@pytest.fixture(params=["asyncio", "trio"])
+def server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The weather loop (its tool needs approval) served on each backend."""
+    with serving("tests.serve.loops:weather_loop", request.param) as url:
+        yield url
+
+
 @pytest.fixture
-def page(server: str) -> Iterator[Any]:
+def page() -> Iterator[Any]:
     """A fresh page in headless Chromium; skipped only outside CI, saying how to enable it."""
     missing = _browser_missing()
     if missing is not None:
@@ -147,4 +155,19 @@ def test_a_denied_call_does_not_run_and_the_answer_says_so(
     expect(answer).to_have_text("I could not check the weather: the call was not run.")
     expect(page.locator("#status")).to_have_text("ready")
     page.screenshot(path=str(artifacts(tmp_path) / "chat-page-denied.png"), full_page=True)
+    assert problems == []
+
+
+def test_a_failed_run_shows_its_error_as_text(page: Any, tmp_path: Path) -> None:
+    problems, _ = watched(page)
+    with serving("tests.serve.loops:failing_loop", "asyncio") as url:
+        page.goto(url)
+        page.fill("#question", QUESTION)
+        page.locator("button.send").click()
+        failure = page.locator(".msg.assistant .failure")
+        expect(failure).to_contain_text(REFUSED)
+        expect(page.locator("#status")).to_have_text("ready")
+        assert not page.locator("#error").is_visible()  # for requests that fail: this one did not
+        assert page.locator("#log script").count() == 0  # its markup is text
+        page.screenshot(path=str(artifacts(tmp_path) / "chat-page-error.png"), full_page=True)
     assert problems == []
