@@ -21,6 +21,7 @@ class Target:
     session_id: str | None
     pending: frozenset[str]
     settled: frozenset[str]
+    records: int = 0  # the journal's length when it was read (0 without a store)
 
     @classmethod
     def of_stored(cls, stored: StoredRun) -> Target:
@@ -34,7 +35,15 @@ class Target:
         paused = stored.status is RunStatus.PAUSED
         pending = frozenset(p.call_id for p in stored.pending) if paused else frozenset()
         created = stored.created
-        return cls(stored.run_id, created.user_id, created.session_id, pending, held - pending)
+        settled = held - pending
+        return cls(
+            stored.run_id,
+            created.user_id,
+            created.session_id,
+            pending,
+            settled,
+            len(stored.records),
+        )
 
 
 @frozen

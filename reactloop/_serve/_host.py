@@ -223,15 +223,21 @@ class RunHost:
         return live
 
     async def _launch(
-        self, live: LiveRun, opener: Opener, user: str, headers: Mapping[str, str]
+        self,
+        live: LiveRun,
+        opener: Opener,
+        user: str,
+        headers: Mapping[str, str],
+        since: int = 0,
     ) -> LiveRun:
         """Drive `live`'s run in the task group; errors raised before its stream opened come out
-        here as what the request did wrong (another worker driving it: that run is followed)."""
+        here as what the request did wrong. A run another worker drives is followed instead
+        (`since`: the journal's length when the request was checked; it grows past it)."""
         try:
             await self._group().start(self._drive, live, opener, user)
         except (RunInProgressError, LeaseHeldError):
             self._forget(live)
-            found = await self._from_store(live.run_id, user, headers)
+            found = await self._from_store(live.run_id, user, headers, since=since)
             if found is None:
                 raise
             return found
@@ -360,7 +366,7 @@ class RunHost:
         try:
             live = self._reserve(target.run_id, target.session_id, target.owner, user)
             live.decided = frozenset(decisions)
-            return await self._launch(live, opener, user, headers)
+            return await self._launch(live, opener, user, headers, target.records)
         except BaseException:
             if held is not None:
                 self._held.put_back(held)
@@ -369,9 +375,10 @@ class RunHost:
     # -- runs of the store -------------------------------------------------------------------
 
     async def _from_store(
-        self, run_id: str, user: str, headers: Mapping[str, str]
+        self, run_id: str, user: str, headers: Mapping[str, str], *, since: int = 0
     ) -> LiveRun | None:
-        """A stored run replayed, and followed while it runs (one follower per run here)."""
+        """A stored run replayed, and followed while it runs, or until its journal grows past
+        `since` records and it stops (one follower per run here)."""
         stored = await self._load(run_id)
         if stored is None:
             return None
@@ -383,16 +390,20 @@ class RunHost:
         if following is not None:
             return following
         reader = JournalReader()
-        live = replayed(stored, reader)
-        if stored.status is not RunStatus.RUNNING or self.store is None:
+        expecting = len(stored.records) <= since
+        live = replayed(stored, reader, hold_end=expecting)
+        if not expecting and stored.status is not RunStatus.RUNNING:
             live.end(self.options.clock())
             return live
         scope = anyio.CancelScope()
         self._following[run_id] = (live, scope)
-        self._group().start_soon(self._follow, live, reader, scope)
+        self._group().start_soon(self._follow, live, reader, scope, since)
         return live
 
-    async def _follow(self, live: LiveRun, reader: JournalReader, scope: anyio.CancelScope) -> None:
+    async def _follow(
+        self, live: LiveRun, reader: JournalReader, scope: anyio.CancelScope, since: int
+    ) -> None:
+        """Follow a run another worker drives (`follow_store`) until it stops or no one reads."""
         assert self.store is not None
         try:
             with scope:
@@ -402,6 +413,7 @@ class RunHost:
                     reader,
                     interval=self.options.follow_interval,
                     clock=self.options.clock,
+                    since=since,
                 )
         except Exception:
             LOGGER.exception("following run %s in the store failed", live.run_id)

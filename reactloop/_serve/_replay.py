@@ -107,20 +107,24 @@ class JournalReader:
         self._saved: dict[str, ToolResult] = {}  # results of the open step, until it closes
         self._order: dict[int, tuple[str, ...]] = {}  # each step's call ids, in model order
 
-    def read(self, stored: StoredRun) -> list[Event]:
+    def read(self, stored: StoredRun, *, hold_end: bool = False) -> list[Event]:
         """The events of `stored`'s records not read before; its end's events only when the end
-        is its last record (an end followed by more records was a pause since resumed)."""
+        is its last record (an end followed by more records was a pause since resumed).
+        `hold_end` leaves a last end unread (a run another worker is resuming right now: what
+        it writes next makes that end a pause it went on from)."""
         events: list[Event] = []
         records = stored.records
         for number in range(self._read, len(records)):
             record = records[number]
-            if isinstance(record, RunEnded):
-                if number == len(records) - 1:
-                    self._ended(stored, record, events)
-                else:
-                    self._open = None  # the resumed run reopens its step
-            else:
+            if not isinstance(record, RunEnded):
                 self._record(stored, record, events)
+            elif number < len(records) - 1:
+                self._open = None  # the resumed run reopens its step
+            elif hold_end:
+                self._read = number
+                return events
+            else:
+                self._ended(stored, record, events)
         self._read = len(records)
         return events
 
@@ -211,7 +215,9 @@ def _step(stored: StoredRun, index: int) -> Step | None:
     return None
 
 
-def replayed(stored: StoredRun, reader: JournalReader | None = None) -> LiveRun:
+def replayed(
+    stored: StoredRun, reader: JournalReader | None = None, *, hold_end: bool = False
+) -> LiveRun:
     """A stored run as a LiveRun holding its events so far (read by `reader`, which a follower
     goes on reading with); not done: the caller ends it, or follows the run to its end."""
     live = LiveRun(
@@ -220,7 +226,7 @@ def replayed(stored: StoredRun, reader: JournalReader | None = None) -> LiveRun:
         owner=stored.created.user_id,
         epoch=replay_epoch(stored),
     )
-    for event in (reader or JournalReader()).read(stored):
+    for event in (reader or JournalReader()).read(stored, hold_end=hold_end):
         live.append(event)
     return live
 
@@ -235,19 +241,22 @@ async def follow_store(
     *,
     interval: float,
     clock: Callable[[], float],
+    since: int = 0,
     sleep: Sleep = anyio.sleep,
 ) -> None:
     """Feed `live` the events of a run another worker drives, reading the store every
     `interval` seconds (`reader` goes on from what `live` holds) until the run is no longer
-    running (finished, paused, parked, failed). `live` is ended however this returns
-    (cancellation included)."""
+    running (finished, paused, parked, failed) and its journal is longer than `since` records
+    (a paused run another worker is resuming: its pause is not the end). `live` is ended however
+    this returns (cancellation included)."""
     try:
         while True:
             await sleep(interval)
             stored = await store.load(live.run_id)
-            for event in reader.read(stored):
+            waiting = len(stored.records) <= since
+            for event in reader.read(stored, hold_end=waiting):
                 live.append(event)
-            if stored.status is not RunStatus.RUNNING:
+            if not waiting and stored.status is not RunStatus.RUNNING:
                 return
     finally:
         live.end(clock())
