@@ -116,19 +116,33 @@ def build_app(loop: ReActLoop[Any]) -> Starlette:
 
 def listening_socket(host: str, port: int) -> socket.socket:
     """A socket bound to `host:port` (port 0: a free one) and listening, for Hypercorn to
-    serve on; binding here tells the real port before the server starts."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
-    sock = socket.socket(family, kind, proto)
+    serve on; binding here tells the real port before the server starts. An address that
+    cannot be listened on (taken, unknown) is a `ConfigurationError` saying which."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise _cannot_listen(host, port, exc) from exc
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
         sock.listen(128)
-    except OSError:
+    except OSError as exc:
         sock.close()
-        raise
+        raise _cannot_listen(host, port, exc) from exc
     return sock
+
+
+def _cannot_listen(host: str, port: int, error: OSError) -> ConfigurationError:
+    rule = "an address this machine can listen on (--port 0 picks a free port)"
+    return ConfigurationError(
+        f"cannot listen on {host}:{port} ({error.strerror or error}): {rule}",
+        option="--host/--port",
+        value=f"{host}:{port}",
+        rule=rule,
+    )
 
 
 def url_of(sock: socket.socket) -> str:

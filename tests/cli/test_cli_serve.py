@@ -5,6 +5,7 @@ pages, and stops on Ctrl-C (SIGINT); a `module:attr` that names no loop is one e
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -153,6 +154,15 @@ def test_a_bad_port_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None
         run_cli(["serve", "tests.serve.loops:chat_loop", "--port", "70000"])
     assert exited.value.code == 2
     assert "'70000' is not a port" in capsys.readouterr().err
+
+
+def test_a_port_in_use_is_one_error_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert run_cli(["serve", "tests.serve.loops:chat_loop", "--port", str(port)]) == 1
+    error = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port} (Address already in use)" in error
+    assert error.count("\n") == 1
 
 
 def test_without_the_serve_extra_the_error_says_how_to_install_it(
