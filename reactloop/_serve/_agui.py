@@ -4,8 +4,10 @@ in SSE frames, `data: {json}` with camelCase fields as the schema spells them.
 One model response is one assistant message: its text (TEXT_MESSAGE_*) and its tool calls
 (TOOL_CALL_*, `parentMessageId` naming it); reasoning is a REASONING_* span of its own message
 (its text only: signatures and encrypted reasoning never leave the server); each result is a
-TOOL_CALL_RESULT. A paused run ends with RUN_FINISHED's interrupt outcome, one `Interrupt` per
-held call (its id is the call id); an interrupted run with the cancelled outcome; a failed one
+TOOL_CALL_RESULT. A structured answer is RUN_FINISHED's `result`, not a call of the output tool
+(a call with no result would read to the client as a frontend tool call left to answer). A
+paused run ends with RUN_FINISHED's interrupt outcome, one `Interrupt` per held call (its id is
+the call id); an interrupted run with the cancelled outcome; a failed one
 with RUN_ERROR. STATE_SNAPSHOT carries what the run exposes: `runId`, `status`, `step`, `usage`
 and the held calls (`pending`). Frames are built with orjson from dicts (no pydantic): the
 tests validate every one against ag_ui.core's models and the client's own verifier.
@@ -40,6 +42,7 @@ from reactloop._core import (
     ToolCallStreamed,
     Usage,
 )
+from reactloop._output import FINAL_TOOL
 from reactloop._serve._contracts import StreamContext
 from reactloop._tools import jsonable
 
@@ -332,7 +335,10 @@ class AgUiEncoder:
         if call_id is None:
             if event.call_id is None or event.name is None:
                 return  # a piece of a call whose start this stream never saw
-            call_id = self._by_index[event.index] = event.call_id
+            hidden = event.name == FINAL_TOOL  # the structured answer: RUN_FINISHED's result
+            call_id = self._by_index[event.index] = "" if hidden else event.call_id
+            if hidden:
+                return
             self._close_content()
             self._shown.add(call_id)
             self._call = (call_id, event.name)
@@ -345,7 +351,7 @@ class AgUiEncoder:
     def _tool_call_started(self, event: ToolCallStarted) -> None:
         self._close_content()
         call = event.call
-        if call.id in self._shown or self._reentered:
+        if call.id in self._shown or self._reentered or call.name == FINAL_TOOL:
             return
         self._announce(call.id, call.name, call.arguments)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from attrs import frozen
 
 from benchmarks import agui_stream as agui_benchmark
 from reactloop import Approve, ReActLoop, tool
@@ -24,6 +25,7 @@ from reactloop._core import (
     Usage,
 )
 from reactloop._errors import ErrorCode
+from reactloop._output import FINAL_TOOL
 from reactloop._serve._agui import (
     APPROVAL_SCHEMA,
     EXTERNAL_SCHEMA,
@@ -382,3 +384,23 @@ def test_the_encoding_benchmark_reports_its_figures() -> None:
     figures = agui_benchmark.measure(steps=1, repeats=1)
     assert set(figures) == {"whole run", "a text delta", "a tool result"}
     assert all(value > 0 for value in figures.values())
+
+
+@frozen
+class Forecast:
+    city: str
+    degrees: int
+
+
+async def test_a_structured_answer_is_the_result_not_a_call_left_to_answer() -> None:
+    model = ScriptedModel([call(FINAL_TOOL, city="Paris", degrees=21)])
+    events = await events_of(ReActLoop(model).with_output(Forecast), "Weather?")
+    data = encode_all(AgUiEncoder(context()), events)
+    assert not [f for f in payloads(data) if f["type"].startswith("TOOL_CALL")]
+    seen = await run_node(
+        "agui_read.mjs",
+        {"threadId": "thread-1", "runs": [{"runId": "run-1", "sse": data.decode()}]},
+    )
+    [run] = seen["runs"]
+    assert run["outcome"] == "success" and run["result"] == {"city": "Paris", "degrees": 21}
+    assert run["pendingToolCallIds"] == []

@@ -37,7 +37,10 @@ for (const run of input.runs) {
     onRunFinishedEvent: (params) => {
       seen.outcome = params.outcome;
       if (params.outcome === "interrupt") seen.interrupts = params.interrupts;
-      if (params.outcome === "success") seen.result = params.result ?? null;
+      if (params.outcome === "success") {
+        seen.result = params.result ?? null;
+        seen.pendingToolCallIds = params.pendingToolCallIds;
+      }
     },
     onRunErrorEvent: ({ event }) => { seen.error = { message: event.message, code: event.code ?? null }; },
     onRunFailed: ({ error }) => { seen.failed = String(error?.message ?? error); },
