@@ -210,13 +210,13 @@ class RunHost:
     ) -> LiveRun:
         """The LiveRun of a run about to be driven here, registered at once (no await between
         the check that it is not here and this), so a concurrent request attaches to it."""
-        driving = self._driving.setdefault(user, set())
+        streaming = len(self._driving.get(user, ()))
         limit = self.options.max_runs_per_user
-        if len(driving) >= limit:
+        if streaming >= limit:
             rule = f"at most {limit} runs streaming at once per user (max_runs_per_user)"
-            raise TooManyRunsError(f"user {user!r} has {len(driving)} runs streaming", rule=rule)
+            raise TooManyRunsError(f"user {user!r} has {streaming} runs streaming", rule=rule)
         live = LiveRun(run_id, session_id=session_id, owner=owner)
-        driving.add(live)
+        self._driving.setdefault(user, set()).add(live)
         self._runs[run_id] = live
         if session_id is not None:
             self._sessions[session_id] = run_id
@@ -286,7 +286,11 @@ class RunHost:
     def _settle(self, live: LiveRun, user: str) -> None:
         """The run's driver is done: the LiveRun ends and waits `keep_events_seconds`."""
         live.end(self.options.clock())
-        self._driving.get(user, set()).discard(live)
+        driving = self._driving.get(user)
+        if driving is not None:
+            driving.discard(live)
+            if not driving:
+                del self._driving[user]
         if self._runs.get(live.run_id) is live:
             self._ended.append(live)
 
@@ -329,7 +333,10 @@ class RunHost:
             rule = "decisions for a known run (its run id, or a session that has a paused run)"
             raise UnknownRunError("the decisions name no run this server knows", rule=rule)
         if self.store is None:
+            live = self._runs.get(run_id)
             target = self._held.target(run_id)
+            if target is None and live is not None:  # streaming, never paused: holds nothing
+                target = Target(run_id, live.owner, live.session_id, frozenset(), frozenset())
         else:
             stored = await self._load(run_id)
             target = None if stored is None else Target.of_stored(stored)
