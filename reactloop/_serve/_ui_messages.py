@@ -141,7 +141,11 @@ def assistant_parts(messages: Sequence[Message], held: Mapping[str, PendingCall]
                     parts.append(shown)
                     if isinstance(part, ToolCall):
                         tools[part.id] = shown
-        elif isinstance(message, ToolMessage) and message.call_id in tools:
+        elif (  # a held call's stand-in result ("not run: the run stopped") leaves it waiting
+            isinstance(message, ToolMessage)
+            and message.call_id in tools
+            and message.call_id not in held
+        ):
             _settle(tools[message.call_id], message)
     return parts
 

@@ -95,6 +95,13 @@ def test_a_call_the_paused_run_holds_shows_as_approval_requested() -> None:
     assert pay["approval"] == {"id": "c2", "requestReason": "needs a person"}
 
 
+def test_a_held_calls_stand_in_result_does_not_settle_it() -> None:
+    pending = PendingCall("c2", "pay", {"to": "bob"}, "needs a person")
+    stand_in = ToolMessage("c2", "pay", "not run: the run stopped (awaiting_approval)", True)
+    shown = ui_messages((*TURN[:4], stand_in), "chat-1", [pending])
+    assert parts_of(shown, 1)[4]["state"] == "approval-requested"
+
+
 def test_an_external_call_waiting_shows_as_input_available() -> None:
     pending = PendingCall("c2", "pay", {"to": "bob"}, "runs elsewhere", HoldKind.EXTERNAL)
     assert parts_of(ui_messages(TURN[:4], "chat-1", [pending]), 1)[4]["state"] == "input-available"
