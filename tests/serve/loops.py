@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from reactloop import ReActLoop, tool
 from reactloop.errors import AuthenticationError
 from reactloop.messages import ToolMessage
@@ -65,6 +67,20 @@ REFUSED = "the provider refused the key <script>alert(1)</script>"
 def failing_loop() -> ReActLoop[Any]:
     """A loop whose model fails at once (a refused key): the run ends with an error."""
     return ReActLoop(ScriptedModel([AuthenticationError(REFUSED)]), tools=[look_up])
+
+
+def stalling_loop() -> ReActLoop[Any]:
+    """A loop whose model's first call never answers (until the run is stopped); later calls
+    say "Back again."."""
+    calls: list[ModelRequest] = []
+
+    async def answer(request: ModelRequest) -> str:
+        calls.append(request)
+        if len(calls) == 1:
+            await anyio.sleep_forever()
+        return "Back again."
+
+    return ReActLoop(FunctionModel(answer), store=MemoryStore())
 
 
 not_a_loop = "a string, not a loop"

@@ -171,3 +171,21 @@ def test_a_failed_run_shows_its_error_as_text(page: Any, tmp_path: Path) -> None
         assert page.locator("#log script").count() == 0  # its markup is text
         page.screenshot(path=str(artifacts(tmp_path) / "chat-page-error.png"), full_page=True)
     assert problems == []
+
+
+def test_stop_stops_the_run_on_the_server_and_the_chat_goes_on(page: Any) -> None:
+    problems, _ = watched(page)
+    with serving("tests.serve.loops:stalling_loop", "asyncio") as url:
+        page.goto(url)
+        page.fill("#question", QUESTION)
+        page.keyboard.press("Enter")
+        expect(page.locator(".msg.assistant")).to_have_count(1)  # the run started: it stalls
+        page.locator("#stop").click()
+        expect(page.locator("#status")).to_have_text("ready")
+        assert not page.locator("#error").is_visible()
+        page.fill("#question", "Are you there?")  # a session's run still going would refuse it
+        page.keyboard.press("Enter")
+        expect(page.locator(".msg.assistant .text").last).to_have_text("Back again.")
+        expect(page.locator("#status")).to_have_text("ready")
+        assert not page.locator("#error").is_visible()
+    assert problems == []
