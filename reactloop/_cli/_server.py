@@ -30,7 +30,7 @@ from reactloop._core import RunStore
 from reactloop._durable import from_url
 from reactloop._errors import ConfigurationError
 from reactloop._loop import ReActLoop
-from reactloop._serve._app import ChatServer
+from reactloop._serve import ChatServer
 from reactloop._serve._page import chat_endpoint, page_response
 from reactloop._stored_errors import RunNotFoundError
 
