@@ -50,9 +50,10 @@ class ChatServer:
     """A loop served to chat front ends over HTTP.
 
     `ai_sdk()` is the AI SDK's UI message stream endpoint (`useChat`), `ag_ui()` AG-UI's; mount
-    them in your Starlette or FastAPI app with `lifespan=server.lifespan`, or serve `asgi()`,
-    one app with both (the AI SDK's at `/api/chat`, AG-UI's at `/ag-ui`) and its own lifespan.
-    `options` sets who the user is and what they may do, the limits and CORS.
+    them in your Starlette or FastAPI app with `lifespan=server.lifespan` (or add `routes()` to
+    it), or serve `asgi()`, one app with both (the AI SDK's at `/api/chat`, AG-UI's at
+    `/ag-ui`) and its own lifespan. `options` sets who the user is and what they may do, the
+    limits and CORS.
     """
 
     def __init__(self, loop: ReActLoop[Any], options: ServeOptions | None = None) -> None:
@@ -124,8 +125,19 @@ class ChatServer:
 
     def asgi(self) -> Starlette:
         """One app serving both protocols (the AI SDK's at `/api/chat`, AG-UI's at `/ag-ui`),
-        with its own lifespan: what `reactloop serve` runs."""
-        return self._app_of([*self._ai_sdk_routes(AI_SDK_PATH), *self._ag_ui_routes(AG_UI_PATH)])
+        with its own lifespan and CORS: what `reactloop serve` runs."""
+        return self._app_of(self.routes())
+
+    def routes(
+        self, *, ai_sdk: str | None = AI_SDK_PATH, ag_ui: str | None = AG_UI_PATH
+    ) -> list[BaseRoute]:
+        """The endpoints as routes for an app of your own (`app.router.routes.extend(...)` in
+        FastAPI, `Starlette(routes=...)`): the AI SDK's under `ai_sdk`, AG-UI's under `ag_ui`
+        (None leaves one out). Unlike a mount, `POST /api/chat` is answered without a
+        redirect to `/api/chat/`; your app's lifespan must be `server.lifespan`, and CORS is
+        your app's (`options.cors` applies to the apps this server builds)."""
+        found = [] if ai_sdk is None else self._ai_sdk_routes(ai_sdk.rstrip("/"))
+        return found + ([] if ag_ui is None else self._ag_ui_routes(ag_ui.rstrip("/")))
 
     def _ai_sdk_routes(self, prefix: str) -> list[BaseRoute]:
         """The AI SDK's routes under `prefix` (for an app that lays out its own routes)."""

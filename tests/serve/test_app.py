@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
@@ -83,14 +84,6 @@ async def test_a_request_before_the_lifespan_ran_says_to_pass_it() -> None:
     assert response.status_code == 500
     error = response.json()["error"]
     assert error["code"] == "configuration" and "lifespan=server.lifespan" in error["message"]
-
-
-async def test_a_mounted_server_with_its_lifespan_passed_serves() -> None:
-    server = ChatServer(loop_of("Mounted."))
-    outer = Starlette(routes=[Mount("/api", plain_app(server))], lifespan=server.lifespan)
-    async with client_for(outer) as client:
-        response = await client.post("/api/", json={"text": "hi"})
-    assert response.status_code == 200 and "RunFinished" in names(frames(response.text))
 
 
 async def test_a_body_over_the_cap_is_refused_with_413() -> None:
@@ -274,3 +267,39 @@ async def test_a_client_that_goes_away_is_detached_as_disconnected_and_its_run_s
     live = await server.host.find("r5", "anonymous", {})
     assert live is not None and live.result is not None
     assert live.result.stop_reason is StopReason.INTERRUPTED
+
+
+async def test_a_fastapi_app_with_the_servers_routes_and_lifespan_serves_both_protocols() -> None:
+    server = ChatServer(loop_of("From FastAPI."))
+    app = FastAPI(lifespan=server.lifespan)
+    app.router.routes.extend(server.routes())
+    ag_ui = {
+        "threadId": "t",
+        "runId": "f1",
+        "messages": [{"id": "u", "role": "user", "content": "hi"}],
+    }
+    ai_sdk = {
+        "id": "c",
+        "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
+    }
+    async with client_for(app) as client:
+        first = await client.post("/ag-ui", json=ag_ui)
+        second = await client.post("/api/chat", json=ai_sdk)
+    assert first.status_code == 200 and '"RUN_FINISHED"' in first.text
+    assert second.status_code == 200 and second.text.endswith("data: [DONE]\n\n")
+    assert second.headers["x-vercel-ai-ui-message-stream"] == "v1"
+
+
+async def test_a_server_mounted_in_a_starlette_app_answers_under_its_mount() -> None:
+    server = ChatServer(loop_of("Mounted."))
+    app = Starlette(routes=[Mount("/ag-ui", server.ag_ui())], lifespan=server.lifespan)
+    ag_ui = {
+        "threadId": "t",
+        "runId": "m1",
+        "messages": [{"id": "u", "role": "user", "content": "hi"}],
+    }
+    async with client_for(app) as client:
+        response = await client.post("/ag-ui/", json=ag_ui)
+        replay = await client.get("/ag-ui/runs/m1/events")
+    assert response.status_code == 200 and '"RUN_FINISHED"' in response.text
+    assert replay.status_code == 200 and '"RUN_FINISHED"' in replay.text
