@@ -163,7 +163,7 @@ class AgUiEncoder:
         self._message: str | None = None  # the current model response's assistant message
         self._text = False  # its text message is open
         self._reasoning: str | None = None  # the open reasoning message
-        self._call: tuple[str, str] | None = None  # the open tool call: id, name
+        self._calls: dict[str, str] = {}  # the response's open tool calls: id -> name
         self._by_index: dict[int, str] = {}  # the current response's streamed calls
         self._shown: set[str] = set()  # calls announced in this stream
         self._reentered = context.continued  # still in the step a resumed run re-enters
@@ -237,12 +237,11 @@ class AgUiEncoder:
         if self._reasoning is not None:
             found.append({"type": "REASONING_START", "messageId": self._reasoning})
             found.append(_reasoning_start(self._reasoning))
-        if self._call is not None:
-            found.append(self._call_start(*self._call))
+        found.extend(self._call_start(call_id, name) for call_id, name in self._calls.items())
         return found
 
     def _close_content(self) -> None:
-        """End the open text message, reasoning or tool call (one is open at a time)."""
+        """End the open text message or reasoning (one is open at a time)."""
         if self._text and self._message is not None:
             self._emit({"type": "TEXT_MESSAGE_END", "messageId": self._message})
         self._text = False
@@ -250,14 +249,19 @@ class AgUiEncoder:
             self._emit({"type": "REASONING_MESSAGE_END", "messageId": self._reasoning})
             self._emit({"type": "REASONING_END", "messageId": self._reasoning})
             self._reasoning = None
-        if self._call is not None:
-            self._emit({"type": "TOOL_CALL_END", "toolCallId": self._call[0]})
-            self._call = None
+
+    def _close_calls(self) -> None:
+        """End the response's streamed tool calls (their pieces may interleave, so each stays
+        open until the response is whole)."""
+        for call_id in self._calls:
+            self._emit({"type": "TOOL_CALL_END", "toolCallId": call_id})
+        self._calls = {}
 
     def _end_response(self) -> None:
         """The model's response is over: close what it left open; the next one is a new
         assistant message."""
         self._close_content()
+        self._close_calls()
         self._message = None
         self._by_index = {}
 
@@ -341,15 +345,16 @@ class AgUiEncoder:
                 return
             self._close_content()
             self._shown.add(call_id)
-            self._call = (call_id, event.name)
+            self._calls[call_id] = event.name
             self._emit(self._call_start(call_id, event.name))
-        if event.arguments_delta and self._call is not None and self._call[0] == call_id:
+        if event.arguments_delta and call_id in self._calls:
             self._emit(
                 {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": event.arguments_delta}
             )
 
     def _tool_call_started(self, event: ToolCallStarted) -> None:
         self._close_content()
+        self._close_calls()
         call = event.call
         if call.id in self._shown or self._reentered or call.name == FINAL_TOOL:
             return
@@ -382,6 +387,7 @@ class AgUiEncoder:
 
     def _run_paused(self, event: RunPaused) -> None:
         self._close_content()
+        self._close_calls()
         for held in event.pending:
             if held.call_id not in self._shown and not self._reentered:
                 arguments = orjson.dumps(held.arguments, default=jsonable).decode()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import orjson
 import pytest
 from attrs import frozen
 
@@ -404,3 +405,27 @@ async def test_a_structured_answer_is_the_result_not_a_call_left_to_answer() -> 
     [run] = seen["runs"]
     assert run["outcome"] == "success" and run["result"] == {"city": "Paris", "degrees": 21}
     assert run["pendingToolCallIds"] == []
+
+
+async def test_interleaved_pieces_of_two_calls_each_reach_their_own_call() -> None:
+    script: list[ScriptItem] = [
+        [call("look_up", city="Paris"), call("look_up", city="Rome")],
+        "Both sunny.",
+    ]
+    events = await events_of(ReActLoop(ScriptedModel(script), tools=[look_up]), "Weather?")
+    pieces = [n for n, event in enumerate(events) if isinstance(event, ToolCallStreamed)]
+    streamed = [e for e in events if isinstance(e, ToolCallStreamed)]
+    starts = [e for e in streamed if e.call_id is not None]
+    first, second = ([e for e in streamed if e.call_id is None and e.index == i] for i in (0, 1))
+    alternating = [piece for pair in zip(first, second, strict=False) for piece in pair]
+    alternating += first[len(second) :] + second[len(first) :]
+    mixed = [*events[: pieces[0]], *starts, *alternating, *events[pieces[-1] + 1 :]]
+    data = encode_all(AgUiEncoder(context()), mixed)
+    seen = await run_node(
+        "agui_read.mjs",
+        {"threadId": "thread-1", "runs": [{"runId": "run-1", "sse": data.decode()}]},
+    )
+    assert "failed" not in seen["runs"][0]
+    calls = seen["messages"][0]["toolCalls"]
+    by_name = sorted(orjson.loads(c["function"]["arguments"])["city"] for c in calls)
+    assert by_name == ["Paris", "Rome"]
