@@ -122,6 +122,23 @@ async def test_a_denial_round_trip_runs_nothing_and_shows_the_call_denied() -> N
     assert ran == []
 
 
+async def test_a_reloaded_page_answers_the_approval_and_the_run_goes_on_in_its_message() -> None:
+    ran: list[str] = []
+    server = ChatServer(weather_loop(ran, approval=True))
+    steps: list[dict[str, Any]] = [{"say": QUESTION}, {"reload": True}, {"answer": True}]
+    seen = await chat(server.asgi(), steps)
+    _, reloaded, resent = seen["requests"]
+    assert (reloaded["path"], reloaded["status"]) == ("/api/chat/chat-1/messages", 200)
+    assert seen["steps"][2]["error"] is None
+    _, answer = seen["messages"]
+    assert resent["body"]["messageId"] == answer["id"]  # the reloaded message, gone on with
+    part = tool_part(answer)
+    assert part["state"] == "output-available" and part["output"] == "Paris: 21°C, sunny"
+    assert parts(answer)[-1]["text"] == "The forecast for Paris: 21°C, sunny."
+    assert [p["type"] for p in parts(answer)].count("tool-get_weather") == 1
+    assert ran == ["Paris"]
+
+
 def releasing_on_resume(app: Any, gate: anyio.Event) -> Any:
     """`app`, opening `gate` once a resume GET (/{chat_id}/stream) has begun its answer: the
     run waits until the client has reconnected, so it is still streaming when it does."""

@@ -9,7 +9,8 @@
 //       (a TypeError "network error": the chat keeps its state to resume);
 //   {"answer": true|false, "reason"?}  addToolApprovalResponse for the open approval request;
 //       the chat resends by itself, and the step waits for that response to finish;
-//   {"resume": true}  chat.resumeStream(): GET {url}/{chatId}/stream (reconnectToStream).
+//   {"resume": true}  chat.resumeStream(): GET {url}/{chatId}/stream (reconnectToStream);
+//   {"reload": true}  a page reloaded: GET {url}/{chatId}/messages, and a new chat from them.
 // stdout (last line): {"steps": [{status, error, finishes}], "requests": [{method, path, body,
 // status}], "messages": the chat's UIMessages at the end}.
 import {
@@ -76,21 +77,29 @@ async function recordingFetch(url, init) {
 
 const finishes = [];
 let finished = null; // resolves on the next onFinish
-const chat = new Chat({
-  id: input.chatId,
-  state: new PlainState(),
-  transport: new DefaultChatTransport({ api: input.url, fetch: recordingFetch }),
-  sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-  onFinish: (event) => {
-    finishes.push({
-      finishReason: event.finishReason ?? null,
-      isError: event.isError,
-      isDisconnect: event.isDisconnect,
-      isAbort: event.isAbort,
-    });
-    finished?.();
-  },
-});
+
+// A chat as a page makes one, with the messages it starts from (a reloaded page's).
+function newChat(messages) {
+  const state = new PlainState();
+  state.messages = messages;
+  return new Chat({
+    id: input.chatId,
+    state,
+    transport: new DefaultChatTransport({ api: input.url, fetch: recordingFetch }),
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    onFinish: (event) => {
+      finishes.push({
+        finishReason: event.finishReason ?? null,
+        isError: event.isError,
+        isDisconnect: event.isDisconnect,
+        isAbort: event.isAbort,
+      });
+      finished?.();
+    },
+  });
+}
+
+let chat = newChat([]);
 
 function nextFinish() {
   return new Promise((resolve) => { finished = resolve; });
@@ -124,6 +133,9 @@ for (const step of input.steps) {
     await done;
   } else if (step.resume) {
     await chat.resumeStream();
+  } else if (step.reload) {
+    const response = await recordingFetch(`${input.url}/${input.chatId}/messages`, {});
+    chat = newChat(await response.json());
   }
   await settle();
   steps.push({
