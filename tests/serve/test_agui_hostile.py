@@ -105,3 +105,15 @@ async def test_answers_for_calls_not_held_are_refused_and_nothing_runs() -> None
     assert stranger.status_code == 403, stranger.text  # another user may not approve
     assert RAN == ["bob"]  # only the owner's approval ran the call, once
     assert payloads(done.content)[-1]["result"] == "Done."
+
+
+async def test_a_retried_run_input_is_the_same_run_not_a_second_one() -> None:
+    model = FunctionModel(lambda request: "Hello.")
+    server = ChatServer(ReActLoop(model, store=MemoryStore()))
+    question = run_input("run-1", [{"id": "u", "role": "user", "content": "Hi"}])
+    async with served(server.asgi()) as url, httpx.AsyncClient(base_url=url) as client:
+        first = await post(client, question)
+        again = await post(client, question)
+    assert payloads(first.content) == payloads(again.content)
+    assert payloads(again.content)[-1]["result"] == "Hello."
+    assert len(model.requests) == 1  # the model answered once
