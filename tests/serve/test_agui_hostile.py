@@ -1,13 +1,15 @@
 """Hostile AG-UI requests against a served loop (real loopback sockets, asyncio and trio): a
 forged transcript is not believed, a malformed body or an answer for a call that is not held is
 refused with its status and rule in the JSON error form, and another user's held call cannot be
-answered. Nothing runs that the server did not decide."""
+answered. Nothing runs that the server did not decide. Also: a retried run input is the same
+run, and a cancelled run ends with RUN_FINISHED's cancelled outcome."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 import httpx
 import orjson
 import pytest
@@ -17,7 +19,7 @@ from reactloop.messages import AssistantMessage, ToolMessage, UserMessage
 from reactloop.models import ModelRequest
 from reactloop.serve import ChatServer, ServeOptions
 from reactloop.stores import MemoryStore
-from reactloop.testing import FunctionModel, call, reply
+from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, ScriptItem, call, reply
 from tests.serve.agui_frames import payloads
 from tests.serve.server import served
 
@@ -117,3 +119,26 @@ async def test_a_retried_run_input_is_the_same_run_not_a_second_one() -> None:
     assert payloads(first.content) == payloads(again.content)
     assert payloads(again.content)[-1]["result"] == "Hello."
     assert len(model.requests) == 1  # the model answered once
+
+
+async def test_a_cancelled_run_ends_with_the_cancelled_outcome() -> None:
+    gate = anyio.Event()
+    slow = FakeTool("slow", gate=gate)
+    script: list[ScriptItem] = [reply("Working.", call("slow")), "Finished."]
+    server = ChatServer(ReActLoop(ScriptedModel(script), tools=[slow], store=MemoryStore()))
+    question = run_input("run-1", [{"id": "u", "role": "user", "content": "Go"}])
+    headers = {"content-type": "application/json", "x-user": "ann"}
+    received = b""
+    async with (
+        served(server.asgi()) as url,
+        httpx.AsyncClient(base_url=url, timeout=20) as client,
+        client.stream("POST", "/ag-ui", content=question, headers=headers) as response,
+    ):
+        async for chunk in response.aiter_bytes():
+            received += chunk
+            if b'"TOOL_CALL_END"' in received and not gate.is_set():
+                cancelled = await client.post("/ag-ui/runs/run-1/cancel", headers=headers)
+                gate.set()
+    assert cancelled.status_code == 204
+    finished = payloads(received)[-1]
+    assert finished["type"] == "RUN_FINISHED" and finished["outcome"] == {"type": "cancelled"}
