@@ -226,9 +226,9 @@ def _history_message(message: Mapping[str, Any], where: str) -> Message | None:
         parts = _user_parts(message, where, strict=False)
         return UserMessage(parts=parts) if parts else None
     if message["role"] == "assistant":
-        texts = [p["text"] for p in message["parts"] if p["type"] == "text"]
-        text = "".join(t for t in texts if isinstance(t, str))
-        return AssistantMessage(parts=(TextPart(text),)) if text else None
+        texts = [p.get("text") for p in message["parts"] if p["type"] == "text"]
+        kept = tuple(TextPart(t) for t in texts if isinstance(t, str) and t)
+        return AssistantMessage(parts=kept) if kept else None
     return None
 
 

@@ -16,7 +16,8 @@ import anyio
 import pytest
 
 from reactloop import ReActLoop, tool
-from reactloop.messages import ToolMessage
+from reactloop.approval import ApprovalOptions
+from reactloop.messages import AssistantMessage, TextPart, ToolMessage, UserMessage
 from reactloop.models import ModelRequest
 from reactloop.serve import ChatServer
 from reactloop.stores import MemoryStore
@@ -34,9 +35,17 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
-def weather_loop(ran: list[str], *, approval: bool, gate: anyio.Event | None = None) -> Any:
+def weather_loop(
+    ran: list[str],
+    *,
+    approval: bool,
+    gate: anyio.Event | None = None,
+    asked: list[ModelRequest] | None = None,
+) -> Any:
     """A loop that calls `get_weather` for Paris (held for approval when `approval`; waiting
-    for `gate` when given) and then says what came back; `ran` records each real run."""
+    for `gate` when given) and then says what came back; `ran` records each real run. With
+    `asked` (the model's requests recorded there) it has no store: a paused run is kept as a
+    signed state token."""
 
     @tool(requires_approval=approval)
     async def get_weather(city: str) -> str:
@@ -47,11 +56,16 @@ def weather_loop(ran: list[str], *, approval: bool, gate: anyio.Event | None = N
         return f"{city}: 21°C, sunny"
 
     def answer(request: ModelRequest) -> Any:
+        if asked is not None:
+            asked.append(request)
         last = request.messages[-1]
         if isinstance(last, ToolMessage):
             return f"Not run: {last.text}" if last.is_error else f"The forecast for {last.text}."
         return reply("Let me check.", call("get_weather", city="Paris"), reasoning=THOUGHT)
 
+    if asked is not None:
+        sealed = ApprovalOptions(state_key="a test key of at least thirty-two bytes")
+        return ReActLoop(FunctionModel(answer), tools=[get_weather], approval=sealed)
     return ReActLoop(FunctionModel(answer), tools=[get_weather], store=MemoryStore())
 
 
@@ -137,6 +151,24 @@ async def test_a_reloaded_page_answers_the_approval_and_the_run_goes_on_in_its_m
     assert parts(answer)[-1]["text"] == "The forecast for Paris: 21°C, sunny."
     assert [p["type"] for p in parts(answer)].count("tool-get_weather") == 1
     assert ran == ["Paris"]
+
+
+async def test_without_a_store_the_round_trip_works_and_history_is_the_turns_text() -> None:
+    ran: list[str] = []
+    asked: list[ModelRequest] = []
+    server = ChatServer(weather_loop(ran, approval=True, asked=asked))
+    steps: list[dict[str, Any]] = [{"say": QUESTION}, {"answer": True}, {"say": "And tomorrow?"}]
+    seen = await chat(server.asgi(), steps)
+    assert [step["error"] for step in seen["steps"]] == [None, None, None]
+    assert tool_part(seen["messages"][1])["state"] == "output-available"
+    assert ran == ["Paris"]
+    earlier = asked[-1].messages[:-1]  # the third turn's history, from the posted transcript
+    assert earlier == (
+        UserMessage(QUESTION),
+        AssistantMessage(
+            parts=(TextPart("Let me check."), TextPart("The forecast for Paris: 21°C, sunny."))
+        ),
+    )
 
 
 def releasing_on_resume(app: Any, gate: anyio.Event) -> Any:
