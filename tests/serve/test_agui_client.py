@@ -140,3 +140,27 @@ async def test_a_dropped_response_continues_after_its_last_event_id() -> None:
         "The forecast for Paris: 21°C, sunny.",
     ]
     assert len(assistant[0]["toolCalls"]) == 1
+
+
+async def test_a_dropped_resumed_response_continues_when_its_answers_are_sent_again() -> None:
+    """The client repeats its resume (same runId, same answers) with `Last-Event-ID`: the
+    answers are not applied twice, the stream goes on where it broke."""
+    server, ran = weather_server()
+    approve = {"status": "resolved", "payload": {"approved": True}}
+    cut = {"type": "TEXT_MESSAGE_CONTENT", "count": 2}
+    steps: list[dict[str, Any]] = [
+        {"say": QUESTION, "runId": "run-1"},
+        {"answer": approve, "runId": "run-2", "dropAfter": cut},
+        {"answer": approve, "runId": "run-2", "reconnect": True},
+    ]
+    seen = await chat(server, steps)
+    _, dropped, continued = seen["steps"]
+    assert dropped["outcome"] is None and continued["sentLastEventId"] is not None
+    assert "failed" not in continued, continued.get("failed")
+    assert "TOOL_CALL_RESULT" not in continued["types"]  # the client has it already
+    assert continued["result"] == "The forecast for Paris: 21°C, sunny."
+    assert ran == ["Paris"]
+    assert [m["content"] for m in seen["messages"] if m["role"] == "assistant"] == [
+        "Let me check the weather.",
+        "The forecast for Paris: 21°C, sunny.",
+    ]
