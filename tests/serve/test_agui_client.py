@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from reactloop import ReActLoop, tool
+from reactloop.approval import ApprovalOptions
 from reactloop.messages import ToolMessage
 from reactloop.models import ModelRequest
 from reactloop.serve import ChatServer
@@ -24,11 +25,13 @@ pytestmark = pytest.mark.anyio
 
 QUESTION = "What is the weather in Paris?"
 THOUGHT = "The user asks about the weather; the tool knows it."
+KEY = "a-test-state-key-of-at-least-32-bytes"
 
 
-def weather_server() -> tuple[ChatServer, list[str]]:
+def weather_server(*, store: bool = True) -> tuple[ChatServer, list[str]]:
     """A server whose loop calls `get_weather` (each call held for approval) and then says what
-    came back; the list records each city the tool really ran for."""
+    came back; the list records each city the tool really ran for. Without a store a paused
+    run is held as its signed state token, in the server's memory."""
     ran: list[str] = []
 
     @tool(requires_approval=True)
@@ -45,7 +48,8 @@ def weather_server() -> tuple[ChatServer, list[str]]:
             "Let me check the weather.", call("get_weather", city="Paris"), reasoning=THOUGHT
         )
 
-    loop = ReActLoop(FunctionModel(answer), tools=[get_weather], store=MemoryStore())
+    kept = {"store": MemoryStore()} if store else {"approval": ApprovalOptions(state_key=KEY)}
+    loop = ReActLoop(FunctionModel(answer), tools=[get_weather], **kept)
     return ChatServer(loop), ran
 
 
@@ -64,8 +68,11 @@ def answered(payload: dict[str, Any] | None, status: str = "resolved") -> dict[s
     return {"answer": response, "runId": "run-2"}
 
 
-async def test_the_client_approves_a_held_call_and_gets_its_result_and_the_answer() -> None:
-    server, ran = weather_server()
+@pytest.mark.parametrize("store", [True, False], ids=["store", "no-store"])
+async def test_the_client_approves_a_held_call_and_gets_its_result_and_the_answer(
+    store: bool,
+) -> None:
+    server, ran = weather_server(store=store)
     seen = await chat(server, [{"say": QUESTION, "runId": "run-1"}, answered({"approved": True})])
     asked, done = seen["steps"]
     assert "failed" not in asked and "failed" not in done
