@@ -345,10 +345,12 @@ class RunHost:
         return target
 
     async def _as_is(self, run_id: str, user: str, headers: Mapping[str, str]) -> LiveRun:
-        """The run a repeated answer is for, as it stands (live here, or from the store)."""
-        live = (
-            self._runs.get(run_id) if self.store is None else await self.find(run_id, user, headers)
-        )
+        """The run a repeated answer is for, as it stands: live here, or (another worker
+        resumed it) from the store."""
+        if self.store is None:
+            live = self._runs.get(run_id)
+        else:
+            live = await self._from_store(run_id, user, headers)
         if live is None:
             raise _not_pending(run_id, frozenset(), "its calls were decided already")
         return live

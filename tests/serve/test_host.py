@@ -204,14 +204,14 @@ async def test_an_approval_for_a_call_that_is_not_pending_is_refused() -> None:
     assert payments.paid == []
 
 
-async def test_an_approval_repeated_after_the_run_went_on_is_ignored() -> None:
-    payments = Payments()
-    host = RunHost(loop_of(paying_model(), payments.tool(), store=MemoryStore()))
-    async with host.running():
+async def test_an_approval_repeated_on_another_worker_after_the_run_went_on_is_ignored() -> None:
+    payments, store = Payments(), MemoryStore()
+    host = RunHost(loop_of(paying_model(), payments.tool(), store=store))
+    other = RunHost(loop_of(paying_model(), payments.tool(), store=store))
+    async with host.running(), other.running():
         _, call_id = await paused(host)
         await finished(await host.submit(answer("r1", {call_id: Approve()}), "ann", {}))
-        host._runs.clear()  # as on a worker that never saw the run live
-        again = await host.submit(answer("r1", {call_id: Approve()}), "ann", {})
+        again = await other.submit(answer("r1", {call_id: Approve()}), "ann", {})
         end = await finished(again)
     assert payments.paid == [5] and end.result.output == "Paid 5."
 
@@ -384,3 +384,40 @@ async def test_submit_outside_running_says_what_is_missing() -> None:
     host = RunHost(loop_of(waiting_model(), Gate().tool()))
     with pytest.raises(ConfigurationError, match="running"):
         await host.submit(turn("wait"), "ann", {})
+
+
+async def test_a_replay_nobody_streams_any_more_stops_reading_the_store(tmp_path: Path) -> None:
+    gate = Gate()
+    first, second = SqliteStore(tmp_path / "runs.db"), SqliteStore(tmp_path / "runs.db")
+    host = RunHost(loop_of(waiting_model(), gate.tool(), store=first))
+    options = ServeOptions(follow_interval=0.01)
+    other = RunHost(loop_of(waiting_model(), gate.tool(), store=second), options)
+    async with host.running(), other.running():
+        live = await host.submit(turn("wait", run_id="r1"), "ann", {})
+        with anyio.fail_after(HANG):
+            await gate.entered.wait()
+        followed = await other.find("r1", "ann", {})
+        assert followed is not None
+        other.attach(followed)
+        other.detach(followed, disconnected=True)
+        events = await read_all(followed)  # ends without the run's end: no one reads it
+        gate.opened.set()
+        end = await finished(live)  # the worker driving it goes on
+    await first.aclose()
+    await second.aclose()
+    assert not any(isinstance(event, RunFinished) for event in events)
+    assert end.result.output == "Done waiting."
+
+
+async def test_a_session_with_nothing_streaming_has_no_active_run_and_keeps_its_messages() -> None:
+    host = RunHost(loop_of(paying_model(), Payments().tool(), store=MemoryStore()))
+    async with host.running():
+        assert await host.session_run("s1", "ann", {}) is None
+        live = await host.submit(turn("pay 5", run_id="r1", session_id="s1"), "ann", {})
+        await finished(live)
+        active = await host.session_run("s1", "ann", {})
+        messages = await host.session_messages("s1", "ann", {})
+        with pytest.raises(ForbiddenError):
+            await host.session_messages("s1", "mallory", {})
+    assert active is None
+    assert live.result is not None and messages == live.result.messages
