@@ -135,19 +135,21 @@ class EventStream:
         self._finished = False
         self._gone = False
 
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """The response's headers: the protocol's, each once, over the streaming defaults."""
+        headers = {
+            "content-type": self.encoder.media_type,
+            "cache-control": "no-cache",  # no cache or proxy may hold the stream back
+            "x-accel-buffering": "no",
+        }
+        headers.update((name.lower(), value) for name, value in self.encoder.headers.items())
+        return [(name.encode(), value.encode()) for name, value in headers.items()]
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [
-            (b"content-type", self.encoder.media_type.encode()),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-            *(
-                (name.lower().encode(), value.encode())
-                for name, value in self.encoder.headers.items()
-            ),
-        ]
         self.host.attach(self.live)
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            start = {"type": "http.response.start", "status": 200, "headers": self.headers()}
+            await send(start)
             async with anyio.create_task_group() as group:
                 group.start_soon(self._watch, receive, group.cancel_scope)
                 await self._pump(send)

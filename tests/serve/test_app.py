@@ -288,6 +288,7 @@ async def test_a_fastapi_app_with_the_servers_routes_and_lifespan_serves_both_pr
     assert first.status_code == 200 and '"RUN_FINISHED"' in first.text
     assert second.status_code == 200 and second.text.endswith("data: [DONE]\n\n")
     assert second.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert second.headers.get_list("cache-control") == ["no-cache"]  # the protocol's, once
 
 
 async def test_a_server_mounted_in_a_starlette_app_answers_under_its_mount() -> None:
