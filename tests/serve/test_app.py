@@ -17,11 +17,12 @@ from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from reactloop import ReActLoop, StopReason
+from reactloop import ReActLoop, StopReason, tool
 from reactloop._core import Message
 from reactloop._serve._app import ChatServer
 from reactloop._serve._routes import ag_ui_routes, ai_sdk_routes
 from reactloop.serve import AccessRequest, CorsOptions, DisconnectPolicy, ServeOptions
+from reactloop.stores import MemoryStore
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
 from tests.serve.plain import Frame, PlainAdapter, frames, read_until
 from tests.serve.server import served
@@ -304,3 +305,64 @@ async def test_a_server_mounted_in_a_starlette_app_answers_under_its_mount() -> 
         replay = await client.get("/ag-ui/runs/m1/events")
     assert response.status_code == 200 and '"RUN_FINISHED"' in response.text
     assert replay.status_code == 200 and '"RUN_FINISHED"' in replay.text
+
+
+class Gated:
+    """A tool that says when it started, then waits to be let go; counts its calls."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.gate = anyio.Event()
+        self.calls = 0
+
+        @tool
+        async def slow() -> str:
+            """Waits for the test."""
+            self.calls += 1
+            self.started.set()
+            await self.gate.wait()
+            return "done"
+
+        self.tool = slow
+
+
+@pytest.mark.parametrize("path", ["/runs/r6/cancel", "/chat/s6/cancel"])
+async def test_a_cancel_stops_the_run_and_its_stream_ends(path: str) -> None:
+    gated = Gated()
+    server = ChatServer(loop_of(reply("", call("slow")), "never", tools=[gated.tool]))
+    body = {"text": "hi", "run_id": "r6", "session_id": "s6"}
+    streamed: list[str] = []
+    async with client_for(plain_app(server)) as client, anyio.create_task_group() as group:
+
+        async def stream() -> None:
+            streamed.extend(names(frames((await client.post("/", json=body)).text)))
+
+        group.start_soon(stream)
+        with anyio.fail_after(HANG):
+            await gated.started.wait()
+            cancel = await client.post(path)
+            gated.gate.set()
+    live = await server.host.find("r6", "anonymous", {})
+    assert cancel.status_code == 204 and streamed[-1] == "RunFinished" and gated.calls == 1
+    assert live is not None and live.result is not None
+    assert live.result.stop_reason is StopReason.INTERRUPTED
+
+
+async def test_a_cancel_of_an_unknown_run_is_a_404() -> None:
+    server = ChatServer(loop_of("x"))
+    async with client_for(plain_app(server)) as client:
+        response = await client.post("/runs/nope/cancel")
+    assert response.status_code == 404
+
+
+async def test_a_sessions_messages_are_read_for_its_owner_only() -> None:
+    loop = ReActLoop(ScriptedModel(["First answer."]), store=MemoryStore())
+    options = ServeOptions(identify=lambda headers: headers.get("x-user"))
+    server = ChatServer(loop, options)
+    body = {"text": "hi", "run_id": "r7", "session_id": "s7"}
+    async with client_for(plain_app(server)) as client:
+        await client.post("/", json=body, headers={"x-user": "ada"})
+        mine = await client.get("/chat/s7/messages", headers={"x-user": "ada"})
+        theirs = await client.get("/chat/s7/messages", headers={"x-user": "bob"})
+    assert mine.json() == {"chat": "s7", "count": 2, "held": 0}
+    assert theirs.status_code == 403
