@@ -112,6 +112,12 @@ def test_an_approved_call_is_an_approval_for_the_run_its_message_names() -> None
     assert turn.run_id == "run-9" and turn.client_run_id == "run-9-assistant"
 
 
+def test_an_approved_part_whose_input_the_client_changed_is_a_plain_approval() -> None:
+    answer = held("call_2", "approval-responded", approved=True) | {"input": {"to": "mallory"}}
+    turn = read(body(user(), assistant("r-assistant", answer)))
+    assert turn.decisions == {"call_2": Approve()}  # the held arguments run, never the posted
+
+
 def test_a_call_not_approved_is_denied_with_the_reason_given() -> None:
     answer = held("call_2", "approval-responded", approved=False, reason="too much")
     assert read(body(user(), assistant("r-assistant", answer))).decisions == {

@@ -7,8 +7,9 @@
 //   {"say": text, "dropAfter"?: chunkType}  sendMessage; with dropAfter the response is cut
 //       right after the first chunk of that type, as a browser sees a dropped network
 //       (a TypeError "network error": the chat keeps its state to resume);
-//   {"answer": true|false, "reason"?}  addToolApprovalResponse for the open approval request;
-//       the chat resends by itself, and the step waits for that response to finish;
+//   {"answer": true|false, "reason"?, "dropAfter"?}  addToolApprovalResponse for the open
+//       approval request; the chat resends by itself (cut as for "say" with dropAfter), and
+//       the step waits for that response to finish;
 //   {"resume": true}  chat.resumeStream(): GET {url}/{chatId}/stream (reconnectToStream);
 //   {"reload": true}  a page reloaded: GET {url}/{chatId}/messages, and a new chat from them.
 // stdout (last line): {"steps": [{status, error, finishes}], "requests": [{method, path, body,
@@ -128,6 +129,7 @@ for (const step of input.steps) {
     dropAfter = step.dropAfter ?? null;
     await chat.sendMessage({ text: step.say });
   } else if (step.answer !== undefined) {
+    dropAfter = step.dropAfter ?? null;
     const done = nextFinish();
     await chat.addToolApprovalResponse({ id: openApproval(), approved: step.answer, reason: step.reason });
     await done;
