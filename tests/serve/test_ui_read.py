@@ -10,6 +10,14 @@ from typing import Any
 import pytest
 
 from reactloop import ReActLoop
+from reactloop._core import (
+    ModelRetrying,
+    RunStarted,
+    StepStarted,
+    TextStreamed,
+    ToolCallStreamed,
+)
+from reactloop._errors import ErrorCode
 from reactloop._serve import StreamContext, UIStreamEncoder
 from reactloop.testing import ScriptedModel, call
 from tests.serve.node import run_node
@@ -86,6 +94,18 @@ async def test_the_client_shows_a_failed_tool_as_output_error() -> None:
     message = await read(encode(await events_of(loop, "Go")))
     part = tool_parts(message)["tool-broken"]
     assert part["state"] == "output-error" and "no account x" in part["errorText"]
+
+
+async def test_the_client_drops_what_a_failed_model_attempt_streamed() -> None:
+    retry = ModelRetrying(attempt=1, code=ErrorCode.RATE_LIMITED, delay=0.5, retries_left=1)
+    events: list[Any] = [RunStarted(RUN, "Hi"), StepStarted(1), TextStreamed("Half an ans")]
+    events += [ToolCallStreamed(0, '{"acc', name="balance", call_id="c9"), retry]
+    events += [TextStreamed("A whole answer.")]
+    message = await read(encode(events, close=False))
+    assert message["parts"] == [
+        {"type": "step-start"},
+        {"type": "text", "text": "A whole answer.", "state": "streaming"},
+    ]
 
 
 def answered(message: dict[str, Any], approved: bool) -> dict[str, Any]:
