@@ -20,7 +20,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from attrs import evolve
 
-from reactloop._core import Event, Message, RunFinished, RunStatus, RunStore
+from reactloop._core import Event, Message, RunFinished, RunStatus, RunStore, StopReason
 from reactloop._errors import ConfigurationError
 from reactloop._loop import ReActLoop, RunStream
 from reactloop._serve._contracts import AccessRequest, Action, ChatTurn
@@ -47,6 +47,15 @@ LOGGER = logging.getLogger("reactloop.serve")
 
 Opener = Callable[[], AbstractAsyncContextManager[RunStream[Any]]]
 """How a run's stream is opened: `loop.stream(...)` or `loop.resume_stream(...)`."""
+
+RESUMABLE = frozenset(
+    {
+        StopReason.AWAITING_APPROVAL,
+        StopReason.INTERRUPTED,
+        StopReason.STREAM_CLOSED,
+    }
+)
+"""How a run may stop here and go on elsewhere (resumed by another worker)."""
 
 NOT_RUNNING = (
     "RunHost.running() is not entered: runs need the server's task group (enter "
@@ -99,12 +108,26 @@ class RunHost:
         another worker drives it); None when no run has that id."""
         self._evict()
         live = self._runs.get(run_id) or self._followed(run_id)
-        if live is not None:
-            await self._authorize(
-                AccessRequest(user, Action.READ, live.session_id, live.run_id, live.owner, headers)
-            )
-            return live
-        return await self._from_store(run_id, user, headers)
+        if live is None or await self._went_on(live):
+            return await self._from_store(run_id, user, headers)
+        await self._authorize(
+            AccessRequest(user, Action.READ, live.session_id, live.run_id, live.owner, headers)
+        )
+        return live
+
+    async def _went_on(self, live: LiveRun) -> bool:
+        """True when a run that stopped here without finishing (paused, interrupted) was taken
+        on by another worker since: the store, not this LiveRun, has it now."""
+        result = live.result
+        if not live.done or self.store is None or result is None:
+            return False
+        if result.stop_reason not in RESUMABLE:
+            return False
+        stored = await self._load(live.run_id)
+        if stored is None:
+            return False
+        moved = stored.status is RunStatus.RUNNING or stored.stop_reason is not result.stop_reason
+        return moved or len(stored.steps) != len(result.steps)
 
     async def session_run(
         self, session_id: str, user: str, headers: Mapping[str, str]

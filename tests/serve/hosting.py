@@ -28,8 +28,8 @@ class Gate:
         self.opened = anyio.Event()
         self.calls: list[str] = []
 
-    def tool(self) -> Tool:
-        @tool(idempotent=True)
+    def tool(self, *, approval: bool = False) -> Tool:
+        @tool(idempotent=True, requires_approval=approval)
         async def wait_here(label: str) -> str:
             """Waits for the test."""
             self.calls.append(label)
@@ -72,6 +72,17 @@ def paying_model() -> FunctionModel:
 def waiting_model() -> ScriptedModel:
     """Calls the gated tool, then answers."""
     return ScriptedModel([reply("Waiting.", call("wait_here", label="a")), "Done waiting."])
+
+
+def _wait_or_answer(request: ModelRequest) -> Any:
+    if isinstance(request.messages[-1], ToolMessage):
+        return "Done waiting."
+    return reply("Waiting.", call("wait_here", label="a"))
+
+
+def waiting_function_model() -> FunctionModel:
+    """`waiting_model` answering from the conversation (any worker may take the run over)."""
+    return FunctionModel(_wait_or_answer)
 
 
 def turn(text: str, *, run_id: str | None = None, session_id: str | None = None) -> ChatTurn:

@@ -37,6 +37,7 @@ from tests.serve.hosting import (
     paying_model,
     read_all,
     turn,
+    waiting_function_model,
     waiting_model,
 )
 
@@ -421,3 +422,29 @@ async def test_a_session_with_nothing_streaming_has_no_active_run_and_keeps_its_
             await host.session_messages("s1", "mallory", {})
     assert active is None
     assert live.result is not None and messages == live.result.messages
+
+
+async def test_a_run_paused_here_and_resumed_by_another_worker_is_followed_from_the_store(
+    tmp_path: Path,
+) -> None:
+    gate = Gate()
+    first, second = SqliteStore(tmp_path / "runs.db"), SqliteStore(tmp_path / "runs.db")
+    options = ServeOptions(follow_interval=0.01)
+    host = RunHost(
+        loop_of(waiting_function_model(), gate.tool(approval=True), store=first), options
+    )
+    other = RunHost(loop_of(waiting_function_model(), gate.tool(approval=True), store=second))
+    async with host.running(), other.running():
+        start = await host.submit(turn("wait", run_id="r1", session_id="s1"), "ann", {})
+        call_id = (await finished(start)).result.pending[0].call_id
+        await other.submit(answer("r1", {call_id: Approve()}), "ann", {})
+        with anyio.fail_after(HANG):
+            await gate.entered.wait()
+        active = await host.session_run("s1", "ann", {})
+        found = await host.find("r1", "ann", {})
+        assert active is not None and active is found and active is not start
+        gate.opened.set()
+        end = await finished(active)
+    await first.aclose()
+    await second.aclose()
+    assert end.result.output == "Done waiting." and gate.calls == ["a"]
