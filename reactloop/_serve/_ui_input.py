@@ -8,6 +8,10 @@ the reason given). Without a store, earlier user turns (text and files) and assi
 the history; tool calls, tool results, reasoning and system messages a client posts are never
 believed (dropped). With a store none of the history is read: the journal is the truth.
 
+A retried request (the same chat and user message ids) names the same run, so it starts once.
+`regenerate()` asks again in a run of its own, another turn of the session (the session's
+messages then hold both answers).
+
 The AI SDK's approval response carries no changed input (`addToolApprovalResponse` takes `id`,
 `approved`, `reason`): an edited call is decided through AG-UI or `loop.resume(...,
 decisions={call_id: Edit(...)})`.
@@ -255,8 +259,7 @@ def read_chat_request(body: bytes, *, has_store: bool) -> ChatTurn:
     if not users:
         raise _malformed("body.messages", "no user message", "a transcript with a user message")
     last_user = users[-1]
-    regenerated = parsed.get("messageId") if trigger == "regenerate-message" else None
-    run_id = run_id_of(session_id, messages[last_user]["id"], _optional_id(regenerated))
+    run_id = _new_run_id(session_id, messages[last_user]["id"], trigger, parsed.get("messageId"))
     history = () if has_store else _history(messages[:last_user])
     last = messages[-1]
     if last["role"] == "assistant" and trigger == "submit-message":
@@ -273,6 +276,18 @@ def read_chat_request(body: bytes, *, has_store: bool) -> ChatTurn:
         )
     content = _user_content(messages[last_user], f"messages[{last_user}]")
     return ChatTurn(session_id, run_id, content=content, history=history)
+
+
+def _new_run_id(
+    session_id: str, user_message_id: str, trigger: str, message_id: object
+) -> str | None:
+    """The run a turn starts: named by the chat and the user message (a retried request names
+    it again); a regeneration names the answer it replaces, and one that names none (the AI
+    SDK's `regenerate()` of the last answer) is a fresh run each time (None)."""
+    if trigger != "regenerate-message":
+        return run_id_of(session_id, user_message_id)
+    regenerated = _optional_id(message_id)
+    return None if regenerated is None else run_id_of(session_id, user_message_id, regenerated)
 
 
 def _answered_run(message_id: str) -> str | None:

@@ -171,6 +171,17 @@ async def test_without_a_store_the_round_trip_works_and_history_is_the_turns_tex
     )
 
 
+async def test_regenerate_asks_again_in_a_run_of_its_own() -> None:
+    ran: list[str] = []
+    server = ChatServer(weather_loop(ran, approval=False))
+    seen = await chat(server.asgi(), [{"say": QUESTION}, {"regenerate": True}])
+    _, again = seen["requests"]
+    assert again["body"]["trigger"] == "regenerate-message"
+    _, answer = seen["messages"]
+    assert parts(answer)[-1]["text"] == "The forecast for Paris: 21°C, sunny."
+    assert ran == ["Paris", "Paris"]  # asked again, not the first answer replayed
+
+
 def releasing_on_resume(app: Any, gate: anyio.Event) -> Any:
     """`app`, opening `gate` once a resume GET (/{chat_id}/stream) has begun its answer: the
     run waits until the client has reconnected, so it is still streaming when it does."""

@@ -11,6 +11,7 @@
 //       approval request; the chat resends by itself (cut as for "say" with dropAfter), and
 //       the step waits for that response to finish;
 //   {"resume": true}  chat.resumeStream(): GET {url}/{chatId}/stream (reconnectToStream);
+//   {"regenerate": true}  chat.regenerate(): the last answer again (trigger regenerate-message);
 //   {"reload": true}  a page reloaded: GET {url}/{chatId}/messages, and a new chat from them.
 // stdout (last line): {"steps": [{status, error, finishes}], "requests": [{method, path, body,
 // status}], "messages": the chat's UIMessages at the end}.
@@ -135,6 +136,8 @@ for (const step of input.steps) {
     await done;
   } else if (step.resume) {
     await chat.resumeStream();
+  } else if (step.regenerate) {
+    await chat.regenerate();
   } else if (step.reload) {
     const response = await recordingFetch(`${input.url}/${input.chatId}/messages`, {});
     chat = newChat(await response.json());
