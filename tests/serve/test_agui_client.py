@@ -17,7 +17,7 @@ from reactloop.messages import ToolMessage
 from reactloop.models import ModelRequest
 from reactloop.serve import ChatServer
 from reactloop.stores import MemoryStore
-from reactloop.testing import FunctionModel, call, reply
+from reactloop.testing import FakeTool, FunctionModel, call, reply
 from tests.serve.node import run_node
 from tests.serve.server import served
 
@@ -171,3 +171,22 @@ async def test_a_dropped_resumed_response_continues_when_its_answers_are_sent_ag
         "Let me check the weather.",
         "The forecast for Paris: 21°C, sunny.",
     ]
+
+
+async def test_the_client_runs_an_external_tool_and_sends_back_its_result() -> None:
+    locate = FakeTool("locate", external=True)
+
+    def answer(request: ModelRequest) -> Any:
+        last = request.messages[-1]
+        if isinstance(last, ToolMessage):
+            return f"You are in {last.text}."
+        return call("locate")
+
+    server = ChatServer(ReActLoop(FunctionModel(answer), tools=[locate], store=MemoryStore()))
+    result = {"status": "resolved", "payload": {"result": "Oslo"}}
+    seen = await chat(server, [{"say": "Where am I?", "runId": "run-1"}, {"answer": result}])
+    asked, done = seen["steps"]
+    [held] = asked["interrupts"]
+    assert held["reason"] == "reactloop:external_tool"
+    assert held["responseSchema"]["properties"].keys() == {"result", "error"}
+    assert done["result"] == "You are in Oslo." and locate.calls == []  # it ran in the client
