@@ -1,9 +1,11 @@
 """AG-UI end to end: @ag-ui/client 1.0.0's own HttpAgent, in Node, chats with a ChatServer
 served by Hypercorn on loopback (asyncio and trio). A question runs a tool that needs approval:
 the run ends with RUN_FINISHED's interrupt outcome, the client's next run answers it in
-`resume` (approve, deny, edit, cancel), and the tool's result and the final answer arrive; a
+`resume` (approve, deny, edit, cancel; with a store or without one), and the tool's result and
+the final answer arrive; an external tool is run by the client and its result sent back. A
 response cut mid-message is continued with `Last-Event-ID` (an HttpAgent subclass sends it from
-requestInit) and the client ends up with the whole message, nothing lost or repeated."""
+requestInit), for a new run and for a resumed one, and the client ends up with the whole
+message, nothing lost or repeated."""
 
 from __future__ import annotations
 
