@@ -113,7 +113,6 @@ class UIStreamEncoder:
         self.message_id = (
             context.message_id or context.client_run_id or message_id_of(context.run_id)
         )
-        self.run_id = context.run_id
         self.continued = context.continued
         self.started = False
         self.last_step = 0
@@ -175,10 +174,11 @@ class UIStreamEncoder:
 
     def _step_started(self, event: StepStarted, out: list[dict[str, Any]]) -> None:
         self._close_parts(out)
-        self.by_index, self.parts = {}, 0
+        self.by_index = {}
         first_of_continued = self.continued and self.last_step == 0
         self.reentered = event.index <= self.last_step or first_of_continued
         if not self.reentered:
+            self.parts = 0
             out.append({"type": "start-step"})
         self.last_step = max(self.last_step, event.index)
 
