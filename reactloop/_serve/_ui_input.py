@@ -12,9 +12,14 @@ A retried request (the same chat and user message ids) names the same run, so it
 `regenerate()` asks again in a run of its own, another turn of the session (the session's
 messages then hold both answers).
 
+A call held as external (`@tool(external=True)`) shows as `input-available`; its result is
+given through AG-UI or `loop.resume(...)`: a posted `output-available` part is not believed (the
+client's tool parts carry the server's results too, so one the client ran cannot be told from
+them).
+
 The AI SDK's approval response carries no changed input (`addToolApprovalResponse` takes `id`,
-`approved`, `reason`): an edited call is decided through AG-UI or `loop.resume(...,
-decisions={call_id: Edit(...)})`.
+`approved`, `reason`; a posted part's `input` is ignored, the held arguments run): an edited
+call is decided through AG-UI or `loop.resume(..., decisions={call_id: Edit(...)})`.
 """
 
 from __future__ import annotations
