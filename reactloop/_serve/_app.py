@@ -139,6 +139,22 @@ class ChatServer:
         found = [] if ai_sdk is None else self._ai_sdk_routes(ai_sdk.rstrip("/"))
         return found + ([] if ag_ui is None else self._ag_ui_routes(ag_ui.rstrip("/")))
 
+    def mount(
+        self, app: Starlette, *, ai_sdk: str | None = AI_SDK_PATH, ag_ui: str | None = AG_UI_PATH
+    ) -> None:
+        """Add the endpoints to your Starlette or FastAPI app at exact paths (the AI SDK's at
+        `ai_sdk`, `useChat`'s default `/api/chat`; AG-UI's at `ag_ui`; None leaves one out).
+        Unlike `app.mount(path, server.ai_sdk())`, the AI SDK's `POST /api/chat` is served as
+        posted, with no redirect to `/api/chat/`. The app needs `lifespan=server.lifespan`; its
+        own CORS middleware applies (`ServeOptions.cors` is for the apps this server makes)."""
+        for prefix in (ai_sdk, ag_ui):
+            if prefix is not None and (not prefix.startswith("/") or prefix.endswith("/")):
+                rule = "a path starting with '/' and not ending with one, e.g. '/api/chat'"
+                raise ConfigurationError.invalid("ChatServer.mount", prefix, rule)
+        routes = [] if ai_sdk is None else self._ai_sdk_routes(ai_sdk)
+        routes += [] if ag_ui is None else self._ag_ui_routes(ag_ui)
+        app.router.routes.extend(routes)
+
     def _ai_sdk_routes(self, prefix: str) -> list[BaseRoute]:
         """The AI SDK's routes under `prefix` (for an app that lays out its own routes)."""
         from reactloop._serve._routes import ai_sdk_routes
