@@ -290,7 +290,8 @@ class RunHost:
                 async for event in events:
                     live.append(self._noted(live, event))
         except Exception as error:
-            if not started:
+            if not started:  # the request's error; one that attached meanwhile reads it
+                live.error = _rejected(error) or error
                 raise
             LOGGER.exception("run %s failed while streaming", live.run_id)
             live.end(self.options.clock(), error)

@@ -63,7 +63,8 @@ class LiveRun:
         """No event follows (`at`: the host's clock, for eviction); wakes every follower."""
         if self.done:
             return
-        self.done, self.finished_at, self.error = True, at, error
+        self.done, self.finished_at = True, at
+        self.error = error or self.error
         self.stream = None
         changed = self._changed
         if changed is not None:

@@ -448,3 +448,26 @@ async def test_a_run_paused_here_and_resumed_by_another_worker_is_followed_from_
     await first.aclose()
     await second.aclose()
     assert end.result.output == "Done waiting." and gate.calls == ["a"]
+
+
+async def test_a_start_refused_is_refused_to_a_request_that_attached_to_it_meanwhile() -> None:
+    host = RunHost(loop_of(paying_model(), Payments().tool(), store=MemoryStore()))
+    async with host.running():
+        await paused(host)
+        outcomes: list[object] = []
+
+        async def start() -> None:
+            try:
+                live = await host.submit(turn("again", run_id="r2", session_id="s1"), "ann", {})
+            except RequestRejectedError as refused:
+                outcomes.append(refused.status)
+            else:
+                await read_all(live)
+                outcomes.append(live.error)
+
+        with anyio.fail_after(HANG):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(start)
+                tasks.start_soon(start)
+    assert 409 in outcomes and len(outcomes) == 2
+    assert all(outcome == 409 or isinstance(outcome, Exception) for outcome in outcomes)
