@@ -32,6 +32,8 @@ LOGGER = logging.getLogger("reactloop.serve")
 INTERNAL = "internal_error"
 INTERNAL_MESSAGE = "the server failed to answer this request; its log says why"
 STREAM_FAILED = "the server failed while streaming this run; its log says why"
+BATCH_BYTES = 65_536
+"""The most a stream holds back to send the frames of events already held in one write."""
 
 
 def json_response(payload: object, status: int = 200) -> Response:
@@ -170,25 +172,29 @@ class EventStream:
                 return
 
     async def _pump(self, send: Send) -> None:
+        """Write the stream: its opening at once, then the events' frames, those of the events
+        already held sent together (a client behind the run, a replay) and each new one as
+        it comes; then the closing, after the error frame if the run's events failed."""
         opening = self._catch_up()
         if opening:
             await _body(send, opening)
+        held = bytearray()
         try:
             async with aclosing(self.live.follow(self.after)) as events:
                 async for seq, event in events:
-                    frames = self.encoder.encode(event, f"{self.live.epoch}-{seq}")
-                    if frames:
-                        await _body(send, frames)
+                    held += self.encoder.encode(event, f"{self.live.epoch}-{seq}")
+                    if held and (seq >= len(self.live.events) or len(held) >= BATCH_BYTES):
+                        await _body(send, bytes(held))
+                        held.clear()
         except Exception as error:  # the run's events could not be read
             LOGGER.error("streaming run %s failed", self.live.run_id, exc_info=error)
-            await _body(send, self.encoder.failure(STREAM_FAILED, INTERNAL))
+            held += self.encoder.failure(STREAM_FAILED, INTERNAL)
         else:
             if self.live.error is not None:  # its driver failed (logged by the host)
-                await _body(send, self.encoder.failure(STREAM_FAILED, INTERNAL))
+                held += self.encoder.failure(STREAM_FAILED, INTERNAL)
         self._finished = True
-        await send(
-            {"type": "http.response.body", "body": self.encoder.closing(), "more_body": False}
-        )
+        last = bytes(held) + self.encoder.closing()
+        await send({"type": "http.response.body", "body": last, "more_body": False})
 
     def _catch_up(self) -> bytes:
         """The opening frames, after feeding the encoder the events a continuing client has
