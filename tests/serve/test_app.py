@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -366,3 +367,19 @@ async def test_a_sessions_messages_are_read_for_its_owner_only() -> None:
         theirs = await client.get("/chat/s7/messages", headers={"x-user": "bob"})
     assert mine.json() == {"chat": "s7", "count": 2, "held": 0}
     assert theirs.status_code == 403
+
+
+async def test_the_ai_sdk_resume_of_a_streaming_session_is_its_run_from_the_start() -> None:
+    gated = Gated()
+    server = ChatServer(loop_of(reply("", call("slow")), "Done.", tools=[gated.tool]))
+    body = {"text": "hi", "run_id": "r8", "session_id": "s8"}
+    async with client_for(plain_app(server)) as client, anyio.create_task_group() as group:
+        group.start_soon(partial(client.post, "/", json=body))  # a tab, which then reloads
+        with anyio.fail_after(HANG):
+            await gated.started.wait()
+            async with client.stream("GET", "/chat/s8/stream") as resumed:
+                gated.gate.set()
+                text = (await resumed.aread()).decode()
+    found = frames(text)
+    assert found[0] == Frame("open", "r8", None)
+    assert names(found)[0] == "RunStarted" and names(found)[-1] == "RunFinished"
