@@ -162,20 +162,26 @@ class RunHost:
 
     async def cancel(self, run_id: str, user: str, headers: Mapping[str, str]) -> None:
         """Stop a run this process drives at its next safe point (its stream goes on to its
-        end); a run that has ended is left as it is. `UnknownRunError` for no such run."""
+        end); a run that has ended is left as it is. `UnknownRunError` for no such run; a 409
+        for a run another worker drives (a cancel reaches only the worker driving the run)."""
         self._evict()
         live = self._runs.get(run_id)
-        owner, session_id = (live.owner, live.session_id) if live else (None, None)
-        if live is None:
-            stored = await self._load(run_id)
-            if stored is None:
-                raise UnknownRunError(f"run {run_id!r} is not known", rule="an existing run id")
+        stored = None if live is not None else await self._load(run_id)
+        if live is not None:
+            owner, session_id = live.owner, live.session_id
+        elif stored is not None:
             owner, session_id = stored.created.user_id, stored.created.session_id
+        else:
+            raise UnknownRunError(f"run {run_id!r} is not known", rule="an existing run id")
         await self._authorize(
             AccessRequest(user, Action.CANCEL, session_id, run_id, owner, headers)
         )
         if live is not None:
             live.interrupt()
+        elif stored is not None and stored.status is RunStatus.RUNNING:
+            rule = "a cancel sent to the worker that drives the run (or a run that has stopped)"
+            message = f"run {run_id!r} is driven by another worker: it cannot be stopped from here"
+            raise RequestRejectedError(message, rule=rule, status=409)
 
     def attach(self, live: LiveRun) -> None:
         """A client streams `live`."""

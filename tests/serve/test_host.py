@@ -471,3 +471,22 @@ async def test_a_start_refused_is_refused_to_a_request_that_attached_to_it_meanw
                 tasks.start_soon(start)
     assert 409 in outcomes and len(outcomes) == 2
     assert all(outcome == 409 or isinstance(outcome, Exception) for outcome in outcomes)
+
+
+async def test_a_cancel_for_a_run_another_worker_drives_is_a_conflict(tmp_path: Path) -> None:
+    gate = Gate()
+    first, second = SqliteStore(tmp_path / "runs.db"), SqliteStore(tmp_path / "runs.db")
+    host = RunHost(loop_of(waiting_model(), gate.tool(), store=first))
+    other = RunHost(loop_of(waiting_model(), gate.tool(), store=second))
+    async with host.running(), other.running():
+        live = await host.submit(turn("wait", run_id="r1"), "ann", {})
+        with anyio.fail_after(HANG):
+            await gate.entered.wait()
+        with pytest.raises(RequestRejectedError) as elsewhere:
+            await other.cancel("r1", "ann", {})
+        gate.opened.set()
+        end = await finished(live)
+        await other.cancel("r1", "ann", {})  # a run that has stopped: nothing to do
+    await first.aclose()
+    await second.aclose()
+    assert elsewhere.value.status == 409 and end.result.output == "Done waiting."
