@@ -209,10 +209,11 @@ class JournalReader:
 
 
 def _step(stored: StoredRun, index: int) -> Step | None:
-    for step in stored.steps:
-        if step.index == index:
-            return step
-    return None
+    """The stored step of that index (steps are kept in order, one per index)."""
+    steps = stored.steps
+    if 0 < index <= len(steps) and steps[index - 1].index == index:
+        return steps[index - 1]
+    return next((step for step in steps if step.index == index), None)
 
 
 def replayed(
