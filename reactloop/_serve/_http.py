@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from reactloop._errors import ConfigurationError
 from reactloop._serve._errors import RequestRejectedError, RequestTooLargeError, UnauthorizedError
 from reactloop._serve._options import ANONYMOUS, ServeOptions
 
@@ -67,7 +68,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     longer than `limit`: from its Content-Length before reading anything, else at the chunk
     that crosses it, without reading further."""
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if _decimal(declared) and int(declared) > limit:
         raise _too_large(int(declared), limit)
     chunks: list[bytes] = []
     size = 0
@@ -78,6 +79,11 @@ async def read_body(request: Request, limit: int) -> bytes:
                 raise _too_large(size, limit)
             chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _decimal(text: str) -> bool:
+    """Whether `text` is a plain decimal number (ASCII digits only: `int()` of '²' fails)."""
+    return text.isascii() and text.isdigit()
 
 
 def _too_large(size: int, limit: int) -> RequestTooLargeError:
@@ -101,7 +107,7 @@ async def identify(options: ServeOptions, headers: Mapping[str, str]) -> str:
             rule="a request the identify hook names a user for",
         )
     if not isinstance(found, str):
-        raise TypeError(f"the identify hook returned {type(found).__name__}, not a str or None")
+        raise ConfigurationError.invalid("ServeOptions.identify", found, "a user id (str) or None")
     return found
 
 
@@ -112,7 +118,7 @@ def continuation(last_event_id: str | None, live: LiveRun) -> int:
     if not last_event_id:
         return 0
     epoch, _, seq = last_event_id.strip().rpartition("-")
-    if epoch != live.epoch or not seq.isdigit():
+    if epoch != live.epoch or not _decimal(seq):
         return 0
     after = int(seq)
     return after if after <= len(live.events) else 0

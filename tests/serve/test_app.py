@@ -383,3 +383,27 @@ async def test_the_ai_sdk_resume_of_a_streaming_session_is_its_run_from_the_star
     found = frames(text)
     assert found[0] == Frame("open", "r8", None)
     assert names(found)[0] == "RunStarted" and names(found)[-1] == "RunFinished"
+
+
+@pytest.mark.parametrize("suffix", ["²", "99999", "-1", "", "1.5", " 2"])
+async def test_a_last_event_id_that_names_no_event_here_starts_from_the_beginning(
+    suffix: str,
+) -> None:
+    server = ChatServer(loop_of("Hello there."))
+    async with client_for(plain_app(server)) as client:
+        first = frames((await client.post("/", json={"text": "hi", "run_id": "r9"})).text)
+        epoch = str(first[1].id).rpartition("-")[0]
+        last = f"{epoch}-{suffix}".encode("latin-1")  # as a header carries it: '²' is one byte
+        again = await client.get("/runs/r9/events", headers={b"last-event-id": last})
+    assert again.status_code == 200 and names(frames(again.text)) == names(first)
+
+
+async def test_an_identify_hook_answering_something_else_than_a_user_id_is_a_500(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = ChatServer(loop_of("x"), ServeOptions(identify=lambda headers: 42))  # type: ignore[arg-type,return-value]
+    with caplog.at_level(logging.ERROR, logger="reactloop.serve"):
+        async with client_for(plain_app(server)) as client:
+            response = await client.post("/", json={"text": "hi"})
+    assert response.status_code == 500 and response.json()["error"]["code"] == "internal_error"
+    assert any("ServeOptions.identify" in str(record.exc_info) for record in caplog.records)
