@@ -50,10 +50,10 @@ class ChatServer:
     """A loop served to chat front ends over HTTP.
 
     `ai_sdk()` is the AI SDK's UI message stream endpoint (`useChat`), `ag_ui()` AG-UI's; mount
-    them in your Starlette or FastAPI app with `lifespan=server.lifespan` (or add `routes()` to
-    it), or serve `asgi()`, one app with both (the AI SDK's at `/api/chat`, AG-UI's at
-    `/ag-ui`) and its own lifespan. `options` sets who the user is and what they may do, the
-    limits and CORS.
+    them in your Starlette or FastAPI app with `lifespan=server.lifespan` (or add them at
+    exact paths with `mount(app)`), or serve `asgi()`, one app with both (the AI SDK's at
+    `/api/chat`, AG-UI's at `/ag-ui`) and its own lifespan. `options` sets who the user is
+    and what they may do, the limits and CORS.
     """
 
     def __init__(self, loop: ReActLoop[Any], options: ServeOptions | None = None) -> None:
@@ -126,18 +126,7 @@ class ChatServer:
     def asgi(self) -> Starlette:
         """One app serving both protocols (the AI SDK's at `/api/chat`, AG-UI's at `/ag-ui`),
         with its own lifespan and CORS: what `reactloop serve` runs."""
-        return self._app_of(self.routes())
-
-    def routes(
-        self, *, ai_sdk: str | None = AI_SDK_PATH, ag_ui: str | None = AG_UI_PATH
-    ) -> list[BaseRoute]:
-        """The endpoints as routes for an app of your own (`app.router.routes.extend(...)` in
-        FastAPI, `Starlette(routes=...)`): the AI SDK's under `ai_sdk`, AG-UI's under `ag_ui`
-        (None leaves one out). Unlike a mount, `POST /api/chat` is answered without a
-        redirect to `/api/chat/`; your app's lifespan must be `server.lifespan`, and CORS is
-        your app's (`options.cors` applies to the apps this server builds)."""
-        found = [] if ai_sdk is None else self._ai_sdk_routes(ai_sdk.rstrip("/"))
-        return found + ([] if ag_ui is None else self._ag_ui_routes(ag_ui.rstrip("/")))
+        return self._app_of(self._routes(AI_SDK_PATH, AG_UI_PATH))
 
     def mount(
         self, app: Starlette, *, ai_sdk: str | None = AI_SDK_PATH, ag_ui: str | None = AG_UI_PATH
@@ -151,9 +140,13 @@ class ChatServer:
             if prefix is not None and (not prefix.startswith("/") or prefix.endswith("/")):
                 rule = "a path starting with '/' and not ending with one, e.g. '/api/chat'"
                 raise ConfigurationError.invalid("ChatServer.mount", prefix, rule)
+        app.router.routes.extend(self._routes(ai_sdk, ag_ui))
+
+    def _routes(self, ai_sdk: str | None, ag_ui: str | None) -> list[BaseRoute]:
+        """Both protocols' routes, the AI SDK's under `ai_sdk`, AG-UI's under `ag_ui` (None
+        leaves one out)."""
         routes = [] if ai_sdk is None else self._ai_sdk_routes(ai_sdk)
-        routes += [] if ag_ui is None else self._ag_ui_routes(ag_ui)
-        app.router.routes.extend(routes)
+        return routes + ([] if ag_ui is None else self._ag_ui_routes(ag_ui))
 
     def _ai_sdk_routes(self, prefix: str) -> list[BaseRoute]:
         """The AI SDK's routes under `prefix` (for an app that lays out its own routes)."""

@@ -14,7 +14,6 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
@@ -271,28 +270,6 @@ async def test_a_client_that_goes_away_is_detached_as_disconnected_and_its_run_s
     assert live.result.stop_reason is StopReason.INTERRUPTED
 
 
-async def test_a_fastapi_app_with_the_servers_routes_and_lifespan_serves_both_protocols() -> None:
-    server = ChatServer(loop_of("From FastAPI."))
-    app = FastAPI(lifespan=server.lifespan)
-    app.router.routes.extend(server.routes())
-    ag_ui = {
-        "threadId": "t",
-        "runId": "f1",
-        "messages": [{"id": "u", "role": "user", "content": "hi"}],
-    }
-    ai_sdk = {
-        "id": "c",
-        "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
-    }
-    async with client_for(app) as client:
-        first = await client.post("/ag-ui", json=ag_ui)
-        second = await client.post("/api/chat", json=ai_sdk)
-    assert first.status_code == 200 and '"RUN_FINISHED"' in first.text
-    assert second.status_code == 200 and second.text.endswith("data: [DONE]\n\n")
-    assert second.headers["x-vercel-ai-ui-message-stream"] == "v1"
-    assert second.headers.get_list("cache-control") == ["no-cache"]  # the protocol's, once
-
-
 async def test_a_server_mounted_in_a_starlette_app_answers_under_its_mount() -> None:
     server = ChatServer(loop_of("Mounted."))
     app = Starlette(routes=[Mount("/ag-ui", server.ag_ui())], lifespan=server.lifespan)
@@ -407,3 +384,13 @@ async def test_an_identify_hook_answering_something_else_than_a_user_id_is_a_500
             response = await client.post("/", json={"text": "hi"})
     assert response.status_code == 500 and response.json()["error"]["code"] == "internal_error"
     assert any("ServeOptions.identify" in str(record.exc_info) for record in caplog.records)
+
+
+async def test_a_streamed_response_carries_the_protocols_headers_each_once() -> None:
+    server = ChatServer(loop_of("Hi."))
+    message = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    async with client_for(server.asgi()) as client:
+        response = await client.post("/api/chat", json={"id": "c", "messages": [message]})
+    assert response.status_code == 200 and response.text.endswith("data: [DONE]\n\n")
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert response.headers.get_list("cache-control") == ["no-cache"]
