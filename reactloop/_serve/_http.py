@@ -196,11 +196,18 @@ class EventStream:
             LOGGER.error("streaming run %s failed", self.live.run_id, exc_info=error)
             held += self.encoder.failure(STREAM_FAILED, INTERNAL)
         else:
-            if self.live.error is not None:  # its driver failed (logged by the host)
-                held += self.encoder.failure(STREAM_FAILED, INTERNAL)
+            if self.live.error is not None:  # its driver failed, or its start was refused
+                held += self._failure(self.live.error)
         self._finished = True
         last = bytes(held) + self.encoder.closing()
         await send({"type": "http.response.body", "body": last, "more_body": False})
+
+    def _failure(self, error: Exception) -> bytes:
+        """The error frame for a run that ended without its end: a refusal as it is (its
+        message is for the client), anything else as a failure the log explains."""
+        if isinstance(error, RequestRejectedError):
+            return self.encoder.failure(error.message, str(error.code.value))
+        return self.encoder.failure(STREAM_FAILED, INTERNAL)
 
     def _catch_up(self) -> bytes:
         """The opening frames, after feeding the encoder the events a continuing client has

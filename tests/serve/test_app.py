@@ -15,11 +15,15 @@ import anyio
 import httpx
 import pytest
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.routing import Mount, Route
 
 from reactloop import ReActLoop, StopReason, tool
 from reactloop._core import Message
+from reactloop._serve import RequestRejectedError, StreamContext
 from reactloop._serve._app import ChatServer
+from reactloop._serve._host import RunHost
+from reactloop._serve._http import EventStream
+from reactloop._serve._live import LiveRun
 from reactloop._serve._routes import ag_ui_routes, ai_sdk_routes
 from reactloop.serve import AccessRequest, CorsOptions, DisconnectPolicy, ServeOptions
 from reactloop.stores import MemoryStore
@@ -394,3 +398,36 @@ async def test_a_streamed_response_carries_the_protocols_headers_each_once() -> 
     assert response.status_code == 200 and response.text.endswith("data: [DONE]\n\n")
     assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
     assert response.headers.get_list("cache-control") == ["no-cache"]
+
+
+class Streaming:
+    """An ASGI app streaming one given LiveRun with the plain encoder."""
+
+    def __init__(self, host: RunHost, live: LiveRun) -> None:
+        self.host, self.live = host, live
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        encoder = PlainAdapter().encoder(StreamContext(run_id=self.live.run_id))
+        await EventStream(self.host, self.live, encoder)(scope, receive, send)
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        (RequestRejectedError("session s1 is busy", rule="one run at a time", status=409),
+         "invalid_request: session s1 is busy"),
+        (RuntimeError("driver broke: password=hunter2"), "internal_error: the server failed"),
+    ],
+)  # fmt: skip
+async def test_a_run_that_ended_without_its_end_is_the_protocols_error_frame(
+    error: Exception, shown: str
+) -> None:
+    live = LiveRun("r10")
+    live.end(0.0, error)
+    host = RunHost(loop_of("x"))
+    app = Starlette(routes=[Route("/", Streaming(host, live))])
+    async with client_for(app) as client:
+        response = await client.get("/")
+    found = frames(response.text)
+    assert found[-2].event == "error" and found[-2].data.startswith(shown)
+    assert "hunter2" not in response.text and live.subscribers == 0
