@@ -259,5 +259,8 @@ async def follow_store(
                 live.append(event)
             if not waiting and stored.status is not RunStatus.RUNNING:
                 return
+    except Exception as error:  # the store failed: followers read why (then it is raised)
+        live.end(clock(), error)
+        raise
     finally:
         live.end(clock())

@@ -11,6 +11,7 @@ import pytest
 from reactloop import Approve, ReActLoop, tool
 from reactloop._core import (
     Event,
+    RunCreated,
     RunFailed,
     RunFinished,
     RunPaused,
@@ -23,7 +24,15 @@ from reactloop._core import (
     ToolCallStarted,
 )
 from reactloop._durable import replay
-from reactloop._serve._replay import JournalReader, StoredRunError, replay_epoch, stored_result
+from reactloop._serve._replay import (
+    JournalReader,
+    StoredRunError,
+    follow_store,
+    replay_epoch,
+    replayed,
+    stored_result,
+)
+from reactloop._stored_errors import RunNotFoundError
 from reactloop.stores import MemoryStore
 from reactloop.testing import ScriptedModel, call, reply
 from tests.serve.hosting import Payments, paying_model
@@ -145,3 +154,23 @@ async def test_an_end_held_back_is_read_once_the_journal_goes_on() -> None:
     assert not any(isinstance(event, RunPaused) for event in rest)
     end = rest[-1]
     assert isinstance(end, RunFinished) and end.result.output == "Paid 5."
+
+
+async def test_a_follower_whose_store_fails_ends_with_the_stores_error() -> None:
+    store = MemoryStore()
+    await store.create_run(RunCreated("r1", "hi", None, (), 0.0))  # running, no worker yet
+    live = replayed(await store.load("r1"))
+
+    async def run_deleted_meanwhile(_: float) -> None:
+        await store.delete_run("r1")
+
+    with pytest.raises(RunNotFoundError):
+        await follow_store(
+            store,
+            live,
+            JournalReader(),
+            interval=1.0,
+            clock=lambda: 5.0,
+            sleep=run_deleted_meanwhile,
+        )
+    assert live.done and isinstance(live.error, RunNotFoundError) and live.finished_at == 5.0
