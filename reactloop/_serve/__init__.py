@@ -6,9 +6,11 @@ user limits), the access hooks and the built-in chat page. Needs the `serve` ext
 nothing here is imported by the loop itself, so a program that does not serve pays nothing.
 """
 
-from reactloop._serve._agui import AgUiEncoder
-from reactloop._serve._agui_input import AG_UI, AgUiAdapter
-from reactloop._serve._app import ChatServer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from reactloop._serve._contracts import (
     AccessRequest,
     Action,
@@ -27,8 +29,6 @@ from reactloop._serve._errors import (
     UnauthorizedError,
     UnknownRunError,
 )
-from reactloop._serve._host import RunHost
-from reactloop._serve._live import LiveRun
 from reactloop._serve._options import (
     ANONYMOUS,
     Authorize,
@@ -37,10 +37,44 @@ from reactloop._serve._options import (
     Identify,
     ServeOptions,
 )
-from reactloop._serve._replay import StoredRunError
-from reactloop._serve._ui_input import UI_MESSAGE_STREAM, UIMessageStreamAdapter
-from reactloop._serve._ui_messages import ui_messages
-from reactloop._serve._ui_stream import UIStreamEncoder
+
+if TYPE_CHECKING:
+    from reactloop._serve._agui import AgUiEncoder
+    from reactloop._serve._agui_input import AG_UI, AgUiAdapter
+    from reactloop._serve._app import ChatServer
+    from reactloop._serve._host import RunHost
+    from reactloop._serve._live import LiveRun
+    from reactloop._serve._replay import StoredRunError
+    from reactloop._serve._ui_input import UI_MESSAGE_STREAM, UIMessageStreamAdapter
+    from reactloop._serve._ui_messages import ui_messages
+    from reactloop._serve._ui_stream import UIStreamEncoder
+
+LAZY = {
+    "AG_UI": "_agui_input",
+    "AgUiAdapter": "_agui_input",
+    "AgUiEncoder": "_agui",
+    "ChatServer": "_app",
+    "LiveRun": "_live",
+    "RunHost": "_host",
+    "StoredRunError": "_replay",
+    "UIMessageStreamAdapter": "_ui_input",
+    "UIStreamEncoder": "_ui_stream",
+    "UI_MESSAGE_STREAM": "_ui_input",
+    "ui_messages": "_ui_messages",
+}
+"""The names whose modules load on first use: `reactloop.errors` imports this package for the
+serving errors, and a program that does not serve must not pay for the host and the codecs."""
+
+
+def __getattr__(name: str) -> object:
+    """Load a lazily exported name's module (once; later lookups find it in the globals)."""
+    module = LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    found = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = found
+    return found
+
 
 __all__ = [
     "AG_UI",
