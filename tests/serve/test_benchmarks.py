@@ -8,6 +8,7 @@ import pytest
 
 from benchmarks import serve as serve_benchmark
 from benchmarks import ui_stream as ui_stream_benchmark
+from reactloop.serve import ChatServer
 
 pytestmark = pytest.mark.anyio
 
@@ -20,7 +21,7 @@ async def test_the_serving_benchmark_streams_the_run_through_both_protocols() ->
 
 async def test_the_served_run_streams_every_event_of_the_run() -> None:
     """The benchmark's served run is the whole run: the closing frame arrives."""
-    server = serve_benchmark.ChatServer(serve_benchmark.make_loop(1, 1))
+    server = ChatServer(serve_benchmark.make_loop(1, 1))
     async with server.lifespan():
         written = await serve_benchmark.call_asgi(server.ai_sdk(), serve_benchmark.ai_sdk_body(1))
     assert written > 1000
