@@ -28,6 +28,7 @@ from reactloop._core import (
     ToolMessage,
     UserMessage,
 )
+from reactloop._output import FINAL_TOOL
 from reactloop._serve._ui_stream import DENIED_PREFIX, input_value, message_id_of
 
 UIMessage = dict[str, Any]
@@ -159,8 +160,8 @@ def _answer_part(
         case ReasoningPart():
             text = part.text or "\n\n".join(part.summary)
             return {"type": "reasoning", "text": text, "state": "done"} if text else None
-        case ToolCall():
-            return _tool_part(part, held.get(part.id))
+        case ToolCall():  # the output tool's call is the structured answer, not a tool part
+            return None if part.name == FINAL_TOOL else _tool_part(part, held.get(part.id))
 
 
 def _tool_part(call: ToolCall, pending: PendingCall | None) -> UIPart:

@@ -5,7 +5,9 @@ One run is one assistant message (its id from the run id, so a replay, a reconne
 resend after an approval all name the same message); each step is a `start-step` /
 `finish-step` pair; text and reasoning stream as parts; a tool call streams its input, then
 its output or error; a held call becomes a `tool-approval-request` whose `approvalId` is the
-loop's call id, and a denied one comes back as `tool-output-denied`.
+loop's call id, and a denied one comes back as `tool-output-denied`. A structured answer is the
+`finish` chunk's `messageMetadata.output`, not a call of the output tool (a tool part with no
+output would stay `input-streaming` in the client).
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from reactloop._core import (
     ToolResultDiscarded,
     Usage,
 )
+from reactloop._output import FINAL_TOOL
 from reactloop._serve._contracts import StreamContext
+from reactloop._tools import jsonable
 
 HEADERS: Mapping[str, str] = {
     "x-vercel-ai-ui-message-stream": "v1",
@@ -101,6 +105,10 @@ class _Streamed:
         self.original, self.ui_id, self.name, self.claimed = original, ui_id, name, False
 
 
+HIDDEN = _Streamed("", "", FINAL_TOOL)
+"""The stand-in for a streamed call of the output tool, whose pieces the client never sees."""
+
+
 class UIStreamEncoder:
     """One response's encoder: stateful (the open text or reasoning part, the calls shown) and
     deterministic (the same events give the same bytes, so a reconnect can replay them)."""
@@ -126,6 +134,7 @@ class UIStreamEncoder:
         self.shown: set[str] = set()  # loop call ids whose input the client has
         self.asked: set[str] = set()  # loop call ids with an approval request
         self.settled: set[str] = set()  # loop call ids whose outcome was sent
+        self.hidden: set[str] = set()  # loop call ids of the output tool (the answer itself)
         self.handlers: dict[type, Callable[[Any, list[dict[str, Any]]], None]] = {
             RunStarted: self._run_started,
             StepStarted: self._step_started,
@@ -203,13 +212,16 @@ class UIStreamEncoder:
         if streamed is None:
             if event.call_id is None or event.name is None:
                 return  # a piece before the call's first: nothing to attach it to
+            if event.name == FINAL_TOOL:  # the structured answer: `finish`'s metadata
+                self.by_index[event.index] = HIDDEN
+                return
             self._close_parts(out)
             streamed = self._new_streamed(event.call_id, event.name)
             self.by_index[event.index] = streamed
             out.append(
                 {"type": "tool-input-start", "toolCallId": streamed.ui_id, "toolName": event.name}
             )
-        if event.arguments_delta:
+        if event.arguments_delta and streamed is not HIDDEN:
             delta = event.arguments_delta
             out.append(
                 {"type": "tool-input-delta", "toolCallId": streamed.ui_id, "inputTextDelta": delta}
@@ -232,6 +244,9 @@ class UIStreamEncoder:
         return ui_id
 
     def _call_started(self, event: ToolCallStarted, out: list[dict[str, Any]]) -> None:
+        if event.call.name == FINAL_TOOL:
+            self.hidden.add(event.call.id)
+            return
         self._show_input(event.call, out)
 
     def _show_input(self, call: ToolCall, out: list[dict[str, Any]]) -> None:
@@ -276,7 +291,7 @@ class UIStreamEncoder:
         self._outcome(event.result, out)
 
     def _outcome(self, result: ToolResult, out: list[dict[str, Any]]) -> None:
-        if result.call_id in self.settled:
+        if result.call_id in self.settled or result.call_id in self.hidden:
             return  # a resumed run repeats the results its step had before the pause
         self.settled.add(result.call_id)
         ui_id = self.ui_ids.get(result.call_id, result.call_id)
@@ -367,14 +382,27 @@ class UIStreamEncoder:
 
 def finish_chunk(result: RunResult[Any]) -> dict[str, Any]:
     """`finish` with the AI SDK's finish reason and, as message metadata, the run's id, why it
-    stopped and its usage (what a page shows under the answer)."""
-    metadata = {
+    stopped and its usage (what a page shows under the answer), and a structured answer (a
+    loop `with_output`) as `output`, as JSON."""
+    metadata: dict[str, Any] = {
         "runId": result.run_id,
         "stopReason": result.stop_reason.value,
         "usage": usage_json(result.usage),
     }
+    output = result.output
+    if output is not None and not isinstance(output, str):
+        metadata["output"] = structured_json(output)
     reason = FINISH_REASONS.get(result.stop_reason, "other")
     return {"type": "finish", "finishReason": reason, "messageMetadata": metadata}
+
+
+def structured_json(output: object) -> Any:
+    """A structured answer as a JSON value (attrs classes, dataclasses, enums as the tools
+    write them); its repr when it has no JSON form."""
+    try:
+        return orjson.loads(orjson.dumps(output, default=jsonable))
+    except TypeError:
+        return repr(output)
 
 
 def frames(chunks: Iterable[dict[str, Any]], event_id: str | None) -> bytes:
