@@ -44,6 +44,7 @@ from reactloop._core import (
 )
 from reactloop._output import FINAL_TOOL
 from reactloop._serve._contracts import StreamContext
+from reactloop._serve._masks import masked
 from reactloop._tools import jsonable
 
 MEDIA_TYPE = "text/event-stream"
@@ -205,7 +206,7 @@ class AgUiEncoder:
 
     def failure(self, message: str, code: str) -> bytes:
         """RUN_ERROR with `message` and `code` (what the HTTP layer chose to show)."""
-        self._ended = _frame({"type": "RUN_ERROR", "message": message, "code": code})
+        self._ended = _frame({"type": "RUN_ERROR", "message": masked(message), "code": code})
         return self._ended
 
     def closing(self) -> bytes:
@@ -368,7 +369,7 @@ class AgUiEncoder:
                 "type": "TOOL_CALL_RESULT",
                 "messageId": self._mint(),
                 "toolCallId": result.call_id,
-                "content": result.content,
+                "content": masked(result.content) if result.is_error else result.content,
                 "role": "tool",
             }
         )
@@ -399,7 +400,7 @@ class AgUiEncoder:
         self._snapshot("error")
         error = event.error
         self._ended = _frame(
-            {"type": "RUN_ERROR", "message": error.message, "code": str(error.code)}
+            {"type": "RUN_ERROR", "message": masked(error.message), "code": str(error.code)}
         )
         self._out.append(self._ended)
 
@@ -412,7 +413,7 @@ class AgUiEncoder:
         if result.stop_reason is StopReason.ERROR and result.error is not None:
             error = result.error
             self._ended = _frame(
-                {"type": "RUN_ERROR", "message": error.message, "code": str(error.code)}
+                {"type": "RUN_ERROR", "message": masked(error.message), "code": str(error.code)}
             )
         else:
             self._ended = _frame(self._finished(result))

@@ -29,6 +29,7 @@ from reactloop._core import (
     UserMessage,
 )
 from reactloop._output import FINAL_TOOL
+from reactloop._serve._masks import masked
 from reactloop._serve._ui_stream import DENIED_PREFIX, input_value, message_id_of
 
 UIMessage = dict[str, Any]
@@ -185,4 +186,4 @@ def _settle(part: UIPart, result: ToolMessage) -> None:
     elif text.startswith(DENIED_PREFIX):
         part.update(state="output-denied", approval={"id": part["toolCallId"], "approved": False})
     else:
-        part.update(state="output-error", errorText=text)
+        part.update(state="output-error", errorText=masked(text))

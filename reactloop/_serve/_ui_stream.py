@@ -43,6 +43,7 @@ from reactloop._core import (
 )
 from reactloop._output import FINAL_TOOL
 from reactloop._serve._contracts import StreamContext
+from reactloop._serve._masks import masked
 from reactloop._tools import jsonable
 
 HEADERS: Mapping[str, str] = {
@@ -169,7 +170,7 @@ class UIStreamEncoder:
         """An `error` chunk (the client's `onError`), after closing what is open."""
         chunks: list[dict[str, Any]] = []
         self._close_parts(chunks)
-        chunks.append({"type": "error", "errorText": f"{code}: {message}"})
+        chunks.append({"type": "error", "errorText": masked(f"{code}: {message}")})
         return frames(chunks, None)
 
     def closing(self) -> bytes:
@@ -304,14 +305,13 @@ class UIStreamEncoder:
         ):
             out.append({"type": "tool-output-denied", "toolCallId": ui_id})
         else:
-            out.append(
-                {"type": "tool-output-error", "toolCallId": ui_id, "errorText": result.content}
-            )
+            text = masked(result.content)
+            out.append({"type": "tool-output-error", "toolCallId": ui_id, "errorText": text})
 
     def _discarded(self, event: ToolResultDiscarded, out: list[dict[str, Any]]) -> None:
         ui_id = self.ui_ids.get(event.result.call_id, event.result.call_id)
         self.settled.add(event.result.call_id)
-        text = f"{event.error.code}: {event.error.message}"
+        text = masked(f"{event.error.code}: {event.error.message}")
         out.append({"type": "tool-output-error", "toolCallId": ui_id, "errorText": text})
 
     def _void_attempt(
@@ -353,7 +353,7 @@ class UIStreamEncoder:
     def _failed(self, event: RunFailed, out: list[dict[str, Any]]) -> None:
         self._close_parts(out)
         error = event.error
-        out.append({"type": "error", "errorText": f"{error.code}: {error.message}"})
+        out.append({"type": "error", "errorText": masked(f"{error.code}: {error.message}")})
 
     def _finished(self, event: RunFinished, out: list[dict[str, Any]]) -> None:
         self._close_parts(out)
