@@ -216,6 +216,7 @@ class RunHost:
             existing = await self.find(turn.run_id, user, headers)
             if existing is not None:
                 return existing
+            await self._not_held(turn.run_id, user, headers)
         run_id = turn.run_id or os.urandom(16).hex()
         live = self._runs.get(run_id)  # started meanwhile by a request like this one
         if live is not None:
@@ -233,6 +234,20 @@ class RunHost:
             )
 
         return await self._launch(live, opener, user, headers)
+
+    async def _not_held(self, run_id: str, user: str, headers: Mapping[str, str]) -> None:
+        """A run id a paused run holds (no store, its events evicted) starts nothing: another
+        user's is a 403, one's own a 409 (its held calls are answered to go on), so a chosen
+        id never takes over a paused run's held token."""
+        target = self._held.target(run_id) if self.store is None else None
+        if target is None:
+            return
+        await self._authorize(
+            AccessRequest(user, Action.READ, target.session_id, run_id, target.owner, headers)
+        )
+        rule = "a new run id (this one names a paused run: answer its held calls to go on)"
+        message = f"run {run_id!r} exists and waits on its held calls"
+        raise RequestRejectedError(message, rule=rule, status=409)
 
     def _reserve(
         self, run_id: str, session_id: str | None, owner: str | None, user: str
@@ -341,6 +356,9 @@ class RunHost:
                 user, Action.APPROVE, target.session_id, target.run_id, target.owner, headers
             )
         )
+        if turn.session_id is not None and target.session_id != turn.session_id:
+            why = f"the run is of another session than {turn.session_id!r}"
+            raise _not_pending(target.run_id, frozenset(turn.decisions), why)
         asked = frozenset(turn.decisions)
         live = self._runs.get(target.run_id)
         if live is not None and asked <= live.decided:
