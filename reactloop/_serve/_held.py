@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 
 from reactloop._core import CallsHeld, RunResult, RunStatus, StoredRun
 
@@ -22,6 +22,7 @@ class Target:
     pending: frozenset[str]
     settled: frozenset[str]
     records: int = 0  # the journal's length when it was read (0 without a store)
+    stored: StoredRun | None = field(default=None, eq=False, repr=False)  # that journal
 
     @classmethod
     def of_stored(cls, stored: StoredRun) -> Target:
@@ -43,6 +44,7 @@ class Target:
             pending,
             settled,
             len(stored.records),
+            stored,
         )
 
 

@@ -35,13 +35,14 @@ from reactloop._serve._errors import (
 from reactloop._serve._held import Held, HeldRuns, Target
 from reactloop._serve._live import LiveRun
 from reactloop._serve._options import DisconnectPolicy, ServeOptions
-from reactloop._serve._replay import JournalReader, follow_store, replayed
+from reactloop._serve._replay import JournalReader, before_pause, follow_store, replayed
 from reactloop._stored_errors import (
     LeaseHeldError,
     RunInProgressError,
     RunNotFoundError,
     SessionBusyError,
 )
+from reactloop._unicode import ID_RULE, checked_ids
 
 LOGGER = logging.getLogger("reactloop.serve")
 
@@ -99,6 +100,7 @@ class RunHost:
         """Answer a turn: resume the paused run its decisions are for, or start a new run (or
         attach to the run its `run_id` names, if that run exists: a retried request)."""
         self._evict()
+        asked_ids(run_id=turn.run_id, session_id=turn.session_id)
         if turn.decisions:
             return await self._decide(turn, user, headers)
         return await self._start(turn, user, headers)
@@ -107,6 +109,7 @@ class RunHost:
         """The run to stream: live here, else replayed from the store (and followed while
         another worker drives it); None when no run has that id."""
         self._evict()
+        asked_ids(run_id=run_id)
         live = self._runs.get(run_id) or self._followed(run_id)
         if live is None or await self._went_on(live):
             return await self._from_store(run_id, user, headers)
@@ -135,6 +138,7 @@ class RunHost:
         """The session's newest run while it is still streaming (here or on another worker);
         None when there is none."""
         self._evict()
+        asked_ids(session_id=session_id)
         run_id = self._sessions.get(session_id)
         live = None if run_id is None else self._runs.get(run_id)
         if live is not None and not live.done:
@@ -154,6 +158,7 @@ class RunHost:
         self, session_id: str, user: str, headers: Mapping[str, str]
     ) -> tuple[Message, ...]:
         """The session's stored messages (its turns so far); empty without a store."""
+        asked_ids(session_id=session_id)
         if self.store is None:
             return ()
         owner = await self._session_owner(session_id)
@@ -165,6 +170,7 @@ class RunHost:
         end); a run that has ended is left as it is. `UnknownRunError` for no such run; a 409
         for a run another worker drives (a cancel reaches only the worker driving the run)."""
         self._evict()
+        asked_ids(run_id=run_id)
         live = self._runs.get(run_id)
         stored = None if live is not None else await self._load(run_id)
         if live is not None:
@@ -420,14 +426,25 @@ class RunHost:
                 return self.loop.resume_stream(state=held.token, decisions=decisions)
             return self.loop.resume_stream(target.run_id, decisions=decisions)
 
+        earlier = self._earlier(target)
         try:
             live = self._reserve(target.run_id, target.session_id, target.owner, user)
             live.decided = frozenset(decisions)
+            live.resume_after(earlier, turn.client_run_id)
             return await self._launch(live, opener, user, headers, target.records)
         except BaseException:
             if held is not None:
                 self._held.put_back(held)
             raise
+
+    def _earlier(self, target: Target) -> list[Event]:
+        """The paused run's events before its pause, which its resumed stream starts with (a
+        client reconnecting from the start gets the whole run): from its journal, or (no
+        store) from its stream here."""
+        if target.stored is not None:
+            return before_pause(JournalReader().read(target.stored))
+        previous = self._runs.get(target.run_id)
+        return before_pause(previous.events) if previous is not None else []
 
     # -- runs of the store -------------------------------------------------------------------
 
@@ -547,6 +564,15 @@ class RunHost:
             session_id = live.session_id
             if session_id is not None and self._sessions.get(session_id) == live.run_id:
                 del self._sessions[session_id]
+
+
+def asked_ids(**ids: str | None) -> None:
+    """The ids a request names, as every store takes them (`checked_ids`): one that is not
+    (too long, a control character) is the request's fault, a 400 naming the rule."""
+    try:
+        checked_ids(**ids)
+    except ConfigurationError as error:
+        raise MalformedRequestError(error.message, rule=ID_RULE) from None
 
 
 def _not_pending(run_id: str, calls: frozenset[str], why: str) -> NotPendingError:

@@ -34,6 +34,8 @@ INTERNAL = "internal_error"
 INTERNAL_MESSAGE = "the server failed to answer this request; its log says why"
 STREAM_FAILED = "the server failed while streaming this run; its log says why"
 BATCH_BYTES = 65_536
+MAX_SEQ_DIGITS = 18
+"""The longest event seq a `Last-Event-ID` may name (`int()` refuses over 4300 digits)."""
 """The most a stream holds back to send the frames of events already held in one write."""
 
 
@@ -118,7 +120,7 @@ def continuation(last_event_id: str | None, live: LiveRun) -> int:
     if not last_event_id:
         return 0
     epoch, _, seq = last_event_id.strip().rpartition("-")
-    if epoch != live.epoch or not _decimal(seq):
+    if epoch != live.epoch or not _decimal(seq) or len(seq) > MAX_SEQ_DIGITS:
         return 0
     after = int(seq)
     return after if after <= len(live.events) else 0
@@ -130,15 +132,24 @@ class EventStream:
     and what follows (the encoder is first fed the earlier events, output discarded, so its
     state is right).
     A client that goes away is detached as disconnected (the host's policy decides the run's
-    fate); a failure after the stream began is written in the protocol's error form."""
+    fate); a failure after the stream began is written in the protocol's error form.
+    `base`: the events before it are not this stream's (a resumed run's earlier ones, which
+    a continuation's client has): the encoder never sees them."""
 
     def __init__(
-        self, host: RunHost, live: LiveRun, encoder: StreamEncoder, *, after: int = 0
+        self,
+        host: RunHost,
+        live: LiveRun,
+        encoder: StreamEncoder,
+        *,
+        after: int = 0,
+        base: int = 0,
     ) -> None:
         self.host = host
         self.live = live
         self.encoder = encoder
-        self.after = after
+        self.after = max(after, base)
+        self.base = base
         self.status_code = 200
         self._finished = False
         self._gone = False
@@ -212,7 +223,8 @@ class EventStream:
     def _catch_up(self) -> bytes:
         """The opening frames, after feeding the encoder the events a continuing client has
         (their frames discarded): a continuation restates what those events left open."""
-        for seq, event in enumerate(self.live.events[: self.after], start=1):
+        held = self.live.events[self.base : self.after]
+        for seq, event in enumerate(held, start=self.base + 1):
             self.encoder.encode(event, f"{self.live.epoch}-{seq}")
         return self.encoder.opening()
 

@@ -24,6 +24,11 @@ class LiveRun:
     and replaced on the next append, so a run nobody waits on pays nothing for its followers.
     `done` is set once no event will follow; `error` when the run ended without its
     `RunFinished` (an unexpected failure of its driver).
+
+    A run resumed after a pause starts with its earlier events (`resumed_at` of them, without
+    that pause's end), so a client reconnecting to it from the start gets the whole run; the
+    request that resumed it (whose protocol id for its stream is `resumed_by`) and its
+    reconnects stream only what follows them.
     """
 
     def __init__(
@@ -44,12 +49,20 @@ class LiveRun:
         self.finished_at: float | None = None
         self.subscribers = 0
         self.decided: frozenset[str] = frozenset()  # the call ids this stream resumed with
+        self.resumed_at = 0  # the earlier events it starts with (a resumed run)
+        self.resumed_by: str | None = None  # the resuming request's id for its stream
         self.stream: RunStream[Any] | None = None  # the loop's stream, while this process drives
         self._changed: anyio.Event | None = None
 
     def __repr__(self) -> str:
         state = "done" if self.done else "live"
         return f"LiveRun({self.run_id!r}, {len(self.events)} events, {state})"
+
+    def resume_after(self, earlier: list[Event], resumed_by: str | None) -> None:
+        """Start with the run's `earlier` events (before any of its own): its stretch before
+        the pause it resumes from, which a reconnect from the start replays."""
+        self.events.extend(earlier)
+        self.resumed_at, self.resumed_by = len(earlier), resumed_by
 
     def append(self, event: Event) -> None:
         """Add the next event and wake the followers waiting for it."""

@@ -19,6 +19,7 @@ from reactloop._core import (
     AssistantMessage,
     CallStarted,
     Event,
+    PhaseFinished,
     ReasoningPart,
     ResponseSaved,
     ResultSaved,
@@ -214,6 +215,17 @@ def _step(stored: StoredRun, index: int) -> Step | None:
     if 0 < index <= len(steps) and steps[index - 1].index == index:
         return steps[index - 1]
     return next((step for step in steps if step.index == index), None)
+
+
+def before_pause(events: list[Event]) -> list[Event]:
+    """A paused run's events up to its last pause (`RunPaused`, and its open step's end before
+    it, which a stored run's replay shows there): what a resumed run goes on from, re-entering
+    that step (so its end shows once, and only the resumed run's own end follows)."""
+    paused = max((n for n, event in enumerate(events) if isinstance(event, RunPaused)), default=-1)
+    kept = events[:paused] if paused >= 0 else events
+    while kept and isinstance(kept[-1], StepFinished | PhaseFinished):
+        kept = kept[:-1]
+    return kept
 
 
 def replayed(

@@ -62,15 +62,18 @@ class Exchange:
         self, live: LiveRun, client_run_id: str | None = None, *, continued: bool = False
     ) -> EventStream:
         """The SSE response for `live`, continuing after the request's `Last-Event-ID`;
-        `continued` when it goes on with a message the client shows (decisions resumed it)."""
+        `continued` when it goes on with a message the client shows (decisions resumed it):
+        it starts after the run's earlier events, which that client has."""
         context = StreamContext(
             run_id=live.run_id,
             session_id=live.session_id,
             client_run_id=client_run_id,
             continued=continued,
         )
-        after = continuation(self.headers.get("last-event-id"), live)
-        return EventStream(self.server.host, live, self.adapter.encoder(context), after=after)
+        base = live.resumed_at if continued else 0
+        after = max(base, continuation(self.headers.get("last-event-id"), live))
+        encoder = self.adapter.encoder(context)
+        return EventStream(self.server.host, live, encoder, after=after, base=base)
 
 
 Answer = Response | EventStream
@@ -176,11 +179,14 @@ async def session_cancel(exchange: Exchange) -> Answer:
 
 
 async def run_events(exchange: Exchange) -> Answer:
-    """A run's stream by id, continuing after `Last-Event-ID` (plain SSE reconnect)."""
+    """A run's stream by id, continuing after `Last-Event-ID` (plain SSE reconnect); a run
+    resumed by a client's answers is the resumed stream (AG-UI: a run of its own)."""
     run_id = exchange.request.path_params["run_id"]
     live = await exchange.server.host.find(run_id, exchange.user, exchange.headers)
     if live is None:
         raise UnknownRunError(f"no run {run_id!r} is known here", rule="the id of a known run")
+    if live.resumed_at:  # the stream of the request that resumed it, as that request had it
+        return exchange.stream(live, live.resumed_by, continued=True)
     return exchange.stream(live)
 
 

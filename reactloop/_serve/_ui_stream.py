@@ -252,13 +252,15 @@ class UIStreamEncoder:
 
     def _show_input(self, call: ToolCall, out: list[dict[str, Any]]) -> None:
         """`tool-input-available` for a call whose input the client does not have yet (its
-        pieces may have streamed under the provider's id); none in a re-entered step."""
+        pieces may have streamed under the provider's id); none in the step a continuation
+        re-enters (its client has the calls from the stream that paused). A whole stream shows
+        every call, those of a step re-entered after a pause it does not show included."""
         if call.id in self.shown:
             return
         self.shown.add(call.id)
         self._close_parts(out)
         streamed = self._claim(call.id, call.provider_id, call.name)
-        if streamed is None and self.reentered:
+        if streamed is None and self.reentered and self.continued:
             self.ui_ids[call.id] = call.id
             return
         ui_id = streamed.ui_id if streamed is not None else self._unique(call.id)
