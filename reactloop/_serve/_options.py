@@ -11,6 +11,19 @@ from collections.abc import Awaitable, Callable, Mapping
 from attrs import field, frozen
 
 from reactloop._serve._contracts import AccessRequest
+from reactloop._validate import (
+    boolean,
+    checked_arguments,
+    fail,
+    function,
+    integer,
+    member,
+    number,
+    optional_function,
+    optional_instance,
+    sequence_of,
+    text,
+)
 
 Identify = Callable[[Mapping[str, str]], "str | Awaitable[str | None] | None"]
 """Who sent a request, from its headers (lower-cased names): a user id, or None to refuse it
@@ -30,6 +43,7 @@ class DisconnectPolicy(enum.StrEnum):
     INTERRUPT = "interrupt"  # it stops at the next safe point (StopReason.INTERRUPTED)
 
 
+@checked_arguments
 @frozen
 class CorsOptions:
     """Which other origins' pages may call the endpoints (browsers enforce it; `allow_origins`
@@ -40,7 +54,19 @@ class CorsOptions:
     allow_headers: tuple[str, ...] = ("content-type", "authorization", "last-event-id")
     max_age: int = 600
 
+    def __attrs_post_init__(self) -> None:
+        origins = sequence_of("CorsOptions.allow_origins", self.allow_origins, text, "origins")
+        object.__setattr__(self, "allow_origins", origins)
+        allowed = boolean("CorsOptions.allow_credentials", self.allow_credentials)
+        if allowed and "*" in origins:
+            rule = "the origins named, not '*', when credentials are allowed (browsers refuse both)"
+            fail("CorsOptions.allow_origins", origins, rule)
+        headers = sequence_of("CorsOptions.allow_headers", self.allow_headers, text, "headers")
+        object.__setattr__(self, "allow_headers", headers)
+        integer("CorsOptions.max_age", self.max_age, minimum=0)
 
+
+@checked_arguments
 @frozen
 class ServeOptions:
     """A server's settings; every one has a default fit for a local, single-user server.
@@ -63,3 +89,16 @@ class ServeOptions:
     keep_events_seconds: float = 300.0
     follow_interval: float = 0.5
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        optional_function("ServeOptions.identify", self.identify, 1)
+        optional_function("ServeOptions.authorize", self.authorize, 1)
+        integer("ServeOptions.max_body_bytes", self.max_body_bytes)
+        integer("ServeOptions.max_runs_per_user", self.max_runs_per_user)
+        optional_instance("ServeOptions.cors", self.cors, CorsOptions, "a CorsOptions")
+        if self.on_disconnect is not None:
+            policy = member("ServeOptions.on_disconnect", self.on_disconnect, DisconnectPolicy)
+            object.__setattr__(self, "on_disconnect", policy)
+        number("ServeOptions.keep_events_seconds", self.keep_events_seconds, inclusive=True)
+        number("ServeOptions.follow_interval", self.follow_interval)
+        function("ServeOptions.clock", self.clock, 0)

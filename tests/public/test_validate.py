@@ -80,6 +80,7 @@ from reactloop._providers import (
     model_from_string,
 )
 from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
+from reactloop._serve._options import CorsOptions, ServeOptions
 from reactloop._telemetry._settings import Telemetry
 from reactloop._tools._mcp._servers import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
 from reactloop._tools._options import ToolSelection
@@ -741,6 +742,29 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "options": [],  # the loop options: see LOOP_BAD
         },
     ),
+    ServeOptions: (
+        {},
+        {
+            "identify": ["user", 5, lambda: "ann"],
+            "authorize": [True, "owner", lambda: True],
+            "max_body_bytes": [0, -1, 1.5, True, "3", None, NAN, "1mb"],
+            "max_runs_per_user": [0, -1, 1.5, True, "3", None],
+            "cors": [{"allow_origins": ["*"]}, "*", ("*",)],
+            "on_disconnect": ["keep", 1, True, "KEEP"],
+            "keep_events_seconds": [-1, NAN, INF, True, "300", None],
+            "follow_interval": [0, -1, NAN, INF, True, "0.5", None],
+            "clock": [None, 5, lambda now: now],
+        },
+    ),
+    CorsOptions: (
+        {},
+        {
+            "allow_origins": ["https://app.example.com", [5], [""], None],
+            "allow_credentials": [1, "yes", None],
+            "allow_headers": ["content-type", [5], None],
+            "max_age": [-1, 1.5, True, "600", None],
+        },
+    ),
 }
 """For each class (or function): valid required arguments, and wrong values per parameter."""
 
@@ -878,6 +902,7 @@ PUBLIC_MODULES = [
     "reactloop.messages", "reactloop.models", "reactloop.output", "reactloop.phases",
     "reactloop.providers", "reactloop.stopping", "reactloop.stores", "reactloop.telemetry",
     "reactloop.testing", "reactloop.tools", "reactloop.costs", "reactloop.errors",
+    "reactloop.serve",
 ]  # fmt: skip
 CHECKED_ELSEWHERE = {ReActLoop: "LOOP_BAD and LOOP_OWN_BAD"}
 
