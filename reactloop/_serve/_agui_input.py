@@ -47,6 +47,7 @@ from reactloop._errors import ReactLoopError
 from reactloop._serve._agui import AgUiEncoder
 from reactloop._serve._contracts import ChatTurn, StreamContext
 from reactloop._serve._errors import MalformedRequestError
+from reactloop._serve._json import request_json
 
 ROLES = frozenset({"developer", "system", "assistant", "user", "tool", "activity", "reasoning"})
 MAX_ID = 256
@@ -282,7 +283,7 @@ def decisions(body: Mapping[str, Any]) -> dict[str, Decision]:
 def read_input(body: bytes, *, has_store: bool) -> ChatTurn:
     """A RunAgentInput body as a `ChatTurn` (see the module doc)."""
     try:
-        parsed = orjson.loads(body)
+        parsed = request_json(body)
     except orjson.JSONDecodeError:
         raise _malformed("the body is JSON (a RunAgentInput)", body[:40]) from None
     request = _object(parsed, "the body")

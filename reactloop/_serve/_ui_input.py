@@ -48,6 +48,7 @@ from reactloop._core import (
 from reactloop._errors import ConfigurationError
 from reactloop._serve._contracts import ChatTurn, StreamContext, StreamEncoder
 from reactloop._serve._errors import MalformedRequestError
+from reactloop._serve._json import request_json
 from reactloop._serve._ui_stream import UIStreamEncoder, message_id_of
 from reactloop._unicode import MAX_ID_LENGTH
 
@@ -250,7 +251,7 @@ def read_chat_request(body: bytes, *, has_store: bool) -> ChatTurn:
     """The turn an AI SDK chat request asks for: a new user message, or the answers to the
     approval requests on the last assistant message (then `content` is empty)."""
     try:
-        parsed = orjson.loads(body)
+        parsed = request_json(body)
     except orjson.JSONDecodeError:
         raise _malformed("body", body[:40], "a JSON object (the AI SDK's chat request)") from None
     if not isinstance(parsed, dict):
