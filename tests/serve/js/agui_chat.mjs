@@ -1,7 +1,8 @@
 // A conversation with a served loop through @ag-ui/client 1.0.0's HttpAgent, over HTTP on
 // loopback: each step is one runAgent call on the same agent (same thread).
 //
-// stdin: {"url", "threadId", "steps": [step, ...]} where a step is one of
+// stdin: {"url", "threadId", "headers"? (sent with every request), "steps": [step, ...]} where a
+// step is one of
 //   {"say": text, "runId"?, "dropAfter"?: {"type", "count"}}  a new user message; with dropAfter
 //       the response is cut (the connection aborted) right after the count-th frame of that
 //       event type, as a dropped network would;
@@ -73,7 +74,12 @@ async function recordingFetch(url, init) {
   return new Response(body, { status: response.status, headers: response.headers });
 }
 
-const agent = new ReconnectingAgent({ url: input.url, threadId: input.threadId, fetch: recordingFetch });
+const agent = new ReconnectingAgent({
+  url: input.url,
+  threadId: input.threadId,
+  headers: input.headers ?? {},
+  fetch: recordingFetch,
+});
 
 const steps = [];
 for (const step of input.steps) {

@@ -3,7 +3,8 @@
 // and `sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses`, so an
 // approval answered with addToolApprovalResponse is sent back by the chat itself.
 //
-// stdin: {"url" (the /api/chat endpoint), "chatId", "steps": [step, ...]}, a step one of
+// stdin: {"url" (the /api/chat endpoint), "chatId", "headers"? (sent with every request, as a
+// page's transport sends its Authorization), "steps": [step, ...]}, a step one of
 //   {"say": text, "dropAfter"?: chunkType}  sendMessage; with dropAfter the response is cut
 //       right after the first chunk of that type, as a browser sees a dropped network
 //       (a TypeError "network error": the chat keeps its state to resume);
@@ -87,7 +88,11 @@ function newChat(messages) {
   return new Chat({
     id: input.chatId,
     state,
-    transport: new DefaultChatTransport({ api: input.url, fetch: recordingFetch }),
+    transport: new DefaultChatTransport({
+      api: input.url,
+      fetch: recordingFetch,
+      headers: input.headers ?? {},
+    }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     onFinish: (event) => {
       finishes.push({
@@ -139,7 +144,7 @@ for (const step of input.steps) {
   } else if (step.regenerate) {
     await chat.regenerate();
   } else if (step.reload) {
-    const response = await recordingFetch(`${input.url}/${input.chatId}/messages`, {});
+    const response = await recordingFetch(`${input.url}/${input.chatId}/messages`, { headers: input.headers ?? {} });
     chat = newChat(await response.json());
   }
   await settle();
