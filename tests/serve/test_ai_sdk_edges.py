@@ -1,19 +1,23 @@
 """What a user serving an ordinary loop meets through the AI SDK's own chat (ai 7, in Node,
 against a ChatServer served by Hypercorn on loopback, asyncio and trio): a loop with a
 structured output shows its answer in the `finish` chunk's metadata, not as a tool part left
-streaming forever, and a reloaded page shows no such part either."""
+streaming forever, and a reloaded page shows no such part either; an image attached in the
+chat reaches the model as an `ImagePart`."""
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from reactloop import ReActLoop
+from reactloop.messages import ImagePart, UserMessage
+from reactloop.models import ModelRequest
 from reactloop.serve import ChatServer
 from reactloop.stores import MemoryStore
-from reactloop.testing import ScriptedModel, call, reply
+from reactloop.testing import FunctionModel, ScriptedModel, call, reply
 from tests.serve.node import run_node
 from tests.serve.server import served
 
@@ -55,3 +59,25 @@ async def test_a_reloaded_structured_answer_shows_no_output_tool_part() -> None:
     )
     _, answer = seen["messages"]
     assert [p["type"] for p in answer["parts"]] == ["step-start", "text"]
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(16)
+
+
+async def test_an_image_attached_in_the_chat_reaches_the_model_as_an_image_part() -> None:
+    asked: list[ModelRequest] = []
+
+    def answer(request: ModelRequest) -> str:
+        asked.append(request)
+        return "A tiny picture."
+
+    server = ChatServer(ReActLoop(FunctionModel(answer), store=MemoryStore()))
+    url = "data:image/png;base64," + base64.b64encode(PNG).decode()
+    image = {"type": "file", "mediaType": "image/png", "url": url, "filename": "dot.png"}
+    seen = await chat(server, [{"say": "What is this?", "files": [image]}])
+    assert seen["steps"][0]["error"] is None
+    [request] = asked
+    [user] = [m for m in request.messages if isinstance(m, UserMessage)]
+    [picture] = [p for p in user.parts if isinstance(p, ImagePart)]
+    assert picture.data == PNG and picture.media_type == "image/png"
+    assert user.text == "What is this?"

@@ -5,7 +5,8 @@
 //
 // stdin: {"url" (the /api/chat endpoint), "chatId", "headers"? (sent with every request, as a
 // page's transport sends its Authorization), "steps": [step, ...]}, a step one of
-//   {"say": text, "dropAfter"?: chunkType}  sendMessage; with dropAfter the response is cut
+//   {"say": text, "files"?: [FileUIPart], "dropAfter"?: chunkType}  sendMessage (with the files
+//       attached, as a page's file input gives them); with dropAfter the response is cut
 //       right after the first chunk of that type, as a browser sees a dropped network
 //       (a TypeError "network error": the chat keeps its state to resume);
 //   {"answer": true|false, "reason"?, "dropAfter"?}  addToolApprovalResponse for the open
@@ -133,7 +134,7 @@ for (const step of input.steps) {
   const before = finishes.length;
   if (step.say !== undefined) {
     dropAfter = step.dropAfter ?? null;
-    await chat.sendMessage({ text: step.say });
+    await chat.sendMessage(step.files ? { text: step.say, files: step.files } : { text: step.say });
   } else if (step.answer !== undefined) {
     dropAfter = step.dropAfter ?? null;
     const done = nextFinish();
