@@ -193,6 +193,12 @@ class RunHost:
         """A client streams `live`."""
         live.subscribers += 1
 
+    def abandoned(self, live: LiveRun) -> None:
+        """A request for `live` ended before it could stream it (its response failed first): as
+        a client that attached and went away."""
+        self.attach(live)
+        self.detach(live, disconnected=True)
+
     def detach(self, live: LiveRun, *, disconnected: bool) -> None:
         """A client stopped streaming `live` (`disconnected`: it went away before the end). When
         the last one leaves on a disconnect, `on_disconnect` INTERRUPT stops the run; a replay

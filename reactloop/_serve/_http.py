@@ -134,7 +134,10 @@ class EventStream:
     A client that goes away is detached as disconnected (the host's policy decides the run's
     fate); a failure after the stream began is written in the protocol's error form.
     `base`: the events before it are not this stream's (a resumed run's earlier ones, which
-    a continuation's client has): the encoder never sees them."""
+    a continuation's client has): the encoder never sees them.
+    The stream holds its client's place on the run from when it is made (`host.attach`) until
+    it ends or is `release`d: a response cancelled or failed before it began lets go as a
+    client that went away, so the disconnect policy applies to it too."""
 
     def __init__(
         self,
@@ -153,6 +156,8 @@ class EventStream:
         self.status_code = 200
         self._finished = False
         self._gone = False
+        self._attached = True
+        host.attach(live)
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         """The response's headers: the protocol's, each once, over the streaming defaults."""
@@ -164,8 +169,14 @@ class EventStream:
         headers.update((name.lower(), value) for name, value in self.encoder.headers.items())
         return [(name.encode(), value.encode()) for name, value in headers.items()]
 
+    def release(self, *, disconnected: bool) -> None:
+        """Let go of the run (once): `disconnected` when the client did not get the whole
+        stream."""
+        if self._attached:
+            self._attached = False
+            self.host.detach(self.live, disconnected=disconnected)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.host.attach(self.live)
         try:
             start = {"type": "http.response.start", "status": 200, "headers": self.headers()}
             await send(start)
@@ -175,8 +186,8 @@ class EventStream:
                 group.cancel_scope.cancel()
         except OSError:  # the server says the client is gone (ASGI 2.4)
             self._gone = True
-        finally:
-            self.host.detach(self.live, disconnected=self._gone and not self._finished)
+        finally:  # gone, cancelled or failed before the end: the client did not get it all
+            self.release(disconnected=not self._finished)
 
     async def _watch(self, receive: Receive, scope: anyio.CancelScope) -> None:
         """Wait for the client to go away; then stop streaming (unless it already ended)."""

@@ -72,8 +72,13 @@ class Exchange:
         )
         base = live.resumed_at if continued else 0
         after = max(base, continuation(self.headers.get("last-event-id"), live))
-        encoder = self.adapter.encoder(context)
-        return EventStream(self.server.host, live, encoder, after=after, base=base)
+        host = self.server.host
+        try:
+            encoder = self.adapter.encoder(context)
+        except BaseException:
+            host.abandoned(live)
+            raise
+        return EventStream(host, live, encoder, after=after, base=base)
 
 
 Answer = Response | EventStream
@@ -96,7 +101,7 @@ class Endpoint:
         tracer = self.server.tracer
         if tracer is None:
             answer = await self.answer(request)
-            await answer(scope, receive, send)
+            await _respond(answer, scope, receive, send)
             return
         from reactloop._serve._spans import answered, server_span  # OpenTelemetry: only if on
 
@@ -105,7 +110,7 @@ class Endpoint:
             live = answer.live if isinstance(answer, EventStream) else None
             run_id, session_id = (live.run_id, live.session_id) if live else (None, None)
             answered(span, answer.status_code, run_id, session_id)
-            await answer(scope, receive, send)
+            await _respond(answer, scope, receive, send)
 
     async def answer(self, request: Request) -> Answer:
         """The handler's answer; a refused request's JSON error; a 500 for anything else."""
@@ -122,6 +127,16 @@ class Endpoint:
         except Exception as error:
             LOGGER.error("%s %s failed", request.method, request.url.path, exc_info=error)
             return internal_error()
+
+
+async def _respond(answer: Answer, scope: Scope, receive: Receive, send: Send) -> None:
+    """Send the answer; a stream that never got to start lets go of its run as a client that
+    went away (its own end lets go of it otherwise)."""
+    try:
+        await answer(scope, receive, send)
+    finally:
+        if isinstance(answer, EventStream):
+            answer.release(disconnected=True)
 
 
 async def post_turn(exchange: Exchange) -> Answer:
