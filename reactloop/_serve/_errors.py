@@ -9,17 +9,27 @@ from reactloop._errors import ErrorCode, ReactLoopError
 
 class RequestRejectedError(ReactLoopError):
     """A request to a serving endpoint was refused before anything ran: `status` is the HTTP
-    status it is answered with, `rule` what the request must be. The message never carries a
+    status it is answered with, `rule` what the request must be, `code` the error's kind (a
+    session busy with another run: 409, `conflict`). The message never carries a
     secret or an internal traceback: it is what the client reads."""
 
     code = ErrorCode.INVALID_REQUEST
     status = 400
 
-    def __init__(self, message: str, *, rule: str | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        rule: str | None = None,
+        status: int | None = None,
+        code: ErrorCode | None = None,
+    ) -> None:
         super().__init__(message)
         self.rule = rule
         if status is not None:
             self.status = status
+        if code is not None:
+            self.code = code
 
 
 class MalformedRequestError(RequestRejectedError):

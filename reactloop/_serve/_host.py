@@ -21,7 +21,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from attrs import evolve
 
 from reactloop._core import Event, Message, RunFinished, RunStatus, RunStore, StopReason
-from reactloop._errors import ConfigurationError
+from reactloop._errors import ConfigurationError, ErrorCode
 from reactloop._loop import ReActLoop, RunStream
 from reactloop._serve._contracts import AccessRequest, Action, ChatTurn
 from reactloop._serve._errors import (
@@ -595,7 +595,7 @@ def _rejected(error: BaseException) -> RequestRejectedError | None:
     """The request error a loop error at a run's start stands for; None for the server's own."""
     if isinstance(error, SessionBusyError):
         rule = "one turn at a time per session: wait for its run, or answer its held calls"
-        return RequestRejectedError(error.message, rule=rule, status=409)
+        return RequestRejectedError(error.message, rule=rule, status=409, code=ErrorCode.CONFLICT)
     if isinstance(error, ConfigurationError) and (error.option or "").startswith(REQUEST_OPTIONS):
         return MalformedRequestError(error.message, rule=error.rule)
     return None
