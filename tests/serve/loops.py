@@ -4,6 +4,7 @@ chats work), a weather tool that needs a person's approval, and one that does no
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -81,6 +82,20 @@ def stalling_loop() -> ReActLoop[Any]:
         return "Back again."
 
     return ReActLoop(FunctionModel(answer), store=MemoryStore())
+
+
+@dataclass
+class Weather:
+    """A structured answer: a city's weather."""
+
+    city: str
+    degrees: int
+
+
+def weather_report_loop() -> ReActLoop[Weather]:
+    """A loop whose answer is a `Weather` (its model calls the output tool with it)."""
+    report = reply("Here it is.", call("final_answer", city="Paris", degrees=21))
+    return ReActLoop(ScriptedModel([report] * 4), store=MemoryStore()).with_output(Weather)
 
 
 not_a_loop = "a string, not a loop"

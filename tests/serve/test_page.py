@@ -173,6 +173,20 @@ def test_a_failed_run_shows_its_error_as_text(page: Any, tmp_path: Path) -> None
     assert problems == []
 
 
+def test_a_structured_answer_shows_as_its_value(page: Any) -> None:
+    problems, _ = watched(page)
+    with serving("tests.serve.loops:weather_report_loop", "asyncio") as url:
+        page.goto(url)
+        page.fill("#question", QUESTION)
+        page.locator("button.send").click()
+        output = page.locator(".msg.assistant pre.output")
+        expect(output).to_contain_text('"city": "Paris"')
+        expect(output).to_contain_text('"degrees": 21')
+        expect(page.locator("#status")).to_have_text("ready")
+        assert page.locator(".msg.assistant .tool").count() == 0  # no output-tool part
+    assert problems == []
+
+
 def test_stop_stops_the_run_on_the_server_and_the_chat_goes_on(page: Any) -> None:
     problems, _ = watched(page)
     with serving("tests.serve.loops:stalling_loop", "asyncio") as url:
