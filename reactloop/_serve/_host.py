@@ -20,8 +20,17 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from attrs import evolve
 
-from reactloop._core import Event, Message, RunFinished, RunStatus, RunStore, StopReason
-from reactloop._errors import ConfigurationError, ErrorCode
+from reactloop._core import (
+    Event,
+    LeasingStore,
+    Message,
+    RunFinished,
+    RunStatus,
+    RunStore,
+    StopReason,
+    StoredRun,
+)
+from reactloop._errors import ConfigurationError, ErrorCode, ReactLoopError
 from reactloop._loop import ReActLoop, RunStream
 from reactloop._serve._contracts import AccessRequest, Action, ChatTurn
 from reactloop._serve._errors import (
@@ -469,6 +478,10 @@ class RunHost:
         following = self._followed(run_id)
         if following is not None:
             return following
+        if not since and stored.status is RunStatus.RUNNING:
+            taken = await self._take_over(stored, user, headers)
+            if taken is not None:
+                return taken
         reader = JournalReader()
         expecting = len(stored.records) <= since
         live = replayed(stored, reader, hold_end=expecting)
@@ -479,6 +492,33 @@ class RunHost:
         self._following[run_id] = (live, scope)
         self._group().start_soon(self._follow, live, reader, scope, since)
         return live
+
+    async def _take_over(
+        self, stored: StoredRun, user: str, headers: Mapping[str, str]
+    ) -> LiveRun | None:
+        """A running run no live worker holds (its worker died: the store's lease is free),
+        resumed here so its clients get the rest; its lease decides, so a run another worker
+        drives (or takes first) is followed instead. None when this worker cannot drive it."""
+        run_id, created = stored.run_id, stored.created
+        current = self._runs.get(run_id)
+        if current is not None and not current.done:
+            return current  # taken over here meanwhile, by a request like this one
+        if not isinstance(self.store, LeasingStore):
+            return None
+        try:
+            live = self._reserve(run_id, created.session_id, created.user_id, user)
+        except TooManyRunsError:
+            return None
+        live.resume_after(JournalReader().read(stored), None)
+
+        def opener() -> AbstractAsyncContextManager[RunStream[Any]]:
+            return self.loop.resume_stream(run_id)
+
+        try:
+            return await self._launch(live, opener, user, headers, len(stored.records))
+        except ReactLoopError as error:
+            LOGGER.warning("run %s cannot be taken over here: %s", run_id, error)
+            return None
 
     async def _follow(
         self, live: LiveRun, reader: JournalReader, scope: anyio.CancelScope, since: int
