@@ -135,7 +135,16 @@ class ChatServer:
         `ai_sdk`, `useChat`'s default `/api/chat`; AG-UI's at `ag_ui`; None leaves one out).
         Unlike `app.mount(path, server.ai_sdk())`, the AI SDK's `POST /api/chat` is served as
         posted, with no redirect to `/api/chat/`. The app needs `lifespan=server.lifespan`; its
-        own CORS middleware applies (`ServeOptions.cors` is for the apps this server makes)."""
+        own CORS middleware applies: `ServeOptions.cors` is for the apps this server makes, so
+        a server given one refuses to be mounted (a `ConfigurationError`), rather than serve
+        without the CORS headers its options promise."""
+        if self._options.cors is not None:
+            rule = (
+                "None with mount(app): add Starlette's CORSMiddleware to your app (app.add_"
+                "middleware(CORSMiddleware, allow_origins=[...], allow_methods=['GET', 'POST'])), "
+                "or serve asgi()"
+            )
+            raise ConfigurationError.invalid("ServeOptions.cors", self._options.cors, rule)
         for prefix in (ai_sdk, ag_ui):
             if prefix is not None and (not prefix.startswith("/") or prefix.endswith("/")):
                 rule = "a path starting with '/' and not ending with one, e.g. '/api/chat'"

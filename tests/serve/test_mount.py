@@ -1,6 +1,7 @@
 """`ChatServer.mount(app)`: the endpoints added to a user's own FastAPI app at exact paths, so
 the AI SDK's `POST /api/chat` (DefaultChatTransport's default) is answered as posted, with no
-redirect, over real loopback sockets."""
+redirect, over real loopback sockets; CORS is the app's own middleware (a server given
+`ServeOptions.cors` refuses to be mounted, rather than serve without the headers promised)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 
 from reactloop import ReActLoop
 from reactloop.errors import ConfigurationError
-from reactloop.serve import ChatServer
+from reactloop.serve import ChatServer, CorsOptions, ServeOptions
 from reactloop.testing import ScriptedModel
 from tests.serve.server import served
 
@@ -48,3 +50,34 @@ def test_a_mount_path_must_start_with_a_slash_and_not_end_with_one(path: str) ->
     server = ChatServer(ReActLoop(ScriptedModel(["Hello."])))
     with pytest.raises(ConfigurationError, match=r"ChatServer\.mount"):
         server.mount(FastAPI(), ai_sdk=path)
+
+
+def test_a_server_with_cors_options_refuses_to_be_mounted_saying_what_to_do() -> None:
+    cors = CorsOptions(allow_origins=("https://app.example.com",))
+    server = ChatServer(ReActLoop(ScriptedModel(["Hello."])), ServeOptions(cors=cors))
+    with pytest.raises(ConfigurationError) as refused:
+        server.mount(FastAPI())
+    assert refused.value.option == "ServeOptions.cors"
+    assert "CORSMiddleware" in str(refused.value)
+
+
+async def test_the_apps_own_cors_middleware_answers_for_the_mounted_endpoints() -> None:
+    server = ChatServer(ReActLoop(ScriptedModel(["Hello."])))
+    app = FastAPI(lifespan=server.lifespan)
+    server.mount(app)
+    app.add_middleware(
+        CORSMiddleware, allow_origins=["https://app.example.com"], allow_methods=["GET", "POST"]
+    )
+    preflight = {
+        "origin": "https://app.example.com",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type",
+    }
+    async with served(app) as url, httpx.AsyncClient(base_url=url) as client:
+        allowed = await client.options("/api/chat", headers=preflight)
+        posted = await client.post(
+            "/api/chat", json=question("c1"), headers={"origin": "https://app.example.com"}
+        )
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == "https://app.example.com"
+    assert posted.headers["access-control-allow-origin"] == "https://app.example.com"
