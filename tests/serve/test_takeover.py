@@ -9,10 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
 from reactloop._core import RunFinished, RunStatus
 from reactloop._serve import LiveRun, RunHost, ServeOptions
+from reactloop.serve import ChatServer
 from reactloop.stores import MemoryStore, SqliteStore
 from tests.serve.hosting import (
     HANG,
@@ -23,6 +25,8 @@ from tests.serve.hosting import (
     turn,
     waiting_function_model,
 )
+from tests.serve.node import run_node
+from tests.serve.server import served
 
 pytestmark = pytest.mark.anyio
 
@@ -110,3 +114,36 @@ async def test_a_run_still_running_in_a_store_without_leases_is_followed_not_tak
         await finished(live)
         end = await finished(followed)
     assert end.result.output == "Done waiting." and gate.calls == ["a"]
+
+
+async def test_the_ai_sdk_resume_on_another_worker_gets_the_whole_run_of_a_dead_worker(
+    tmp_path: Path,
+) -> None:
+    """The page's worker dies while a tool runs; the page's `resumeStream()` reaches another
+    worker (GET /api/chat/{id}/stream), which takes the run over: the AI SDK's own chat shows
+    the whole answer, the tool's result and the final text."""
+    gate = Gate()
+    path = tmp_path / "runs.db"
+    first = ChatServer(worker(path, "one", gate).loop)
+    message = {"id": "u-1", "role": "user", "parts": [{"type": "text", "text": "wait"}]}
+    async with served(first.asgi()) as url, httpx.AsyncClient(base_url=url) as client:
+        with anyio.fail_after(HANG):
+            body = {"id": "chat-1", "messages": [message], "trigger": "submit-message"}
+            async with client.stream("POST", "/api/chat", json=body) as response:
+                assert response.status_code == 200
+                await gate.entered.wait()
+    gate.opened.set()  # the first worker is gone (its lifespan ended): its run is cut off
+    second = ChatServer(worker(path, "two", gate).loop)
+    async with served(second.asgi()) as url:
+        payload = {"url": f"{url}/api/chat", "chatId": "chat-1", "steps": [{"resume": True}]}
+        seen = await run_node("ai_chat.mjs", payload)
+    [step] = seen["steps"]
+    assert step["error"] is None and step["finishes"][0]["finishReason"] == "stop"
+    [answer] = seen["messages"]
+    shown = [(p["type"], p.get("text"), p.get("state")) for p in answer["parts"]]
+    assert [part for part in shown if part[0] != "step-start"] == [
+        ("text", "Waiting.", "done"),
+        ("tool-wait_here", None, "output-available"),
+        ("text", "Done waiting.", "done"),
+    ]
+    assert gate.calls == ["a", "a"]
