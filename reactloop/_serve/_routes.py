@@ -200,7 +200,7 @@ async def run_events(exchange: Exchange) -> Answer:
     live = await exchange.server.host.find(run_id, exchange.user, exchange.headers)
     if live is None:
         raise UnknownRunError(f"no run {run_id!r} is known here", rule="the id of a known run")
-    if live.resumed_at:  # the stream of the request that resumed it, as that request had it
+    if live.decided:  # resumed by answers: the stream of that request, as it had it
         return exchange.stream(live, live.resumed_by, continued=True)
     return exchange.stream(live)
 

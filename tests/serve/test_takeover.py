@@ -14,8 +14,9 @@ import pytest
 
 from reactloop._core import RunFinished, RunStatus
 from reactloop._serve import LiveRun, RunHost, ServeOptions
-from reactloop.serve import ChatServer
+from reactloop.serve import ANONYMOUS, ChatServer
 from reactloop.stores import MemoryStore, SqliteStore
+from tests.serve.agui_frames import payloads
 from tests.serve.hosting import (
     HANG,
     Gate,
@@ -39,12 +40,13 @@ def worker(path: Path, name: str, gate: Gate) -> RunHost:
     return RunHost(loop_of(waiting_function_model(), gate.tool(), store=store), OPTIONS)
 
 
-async def died(path: Path, gate: Gate) -> None:
-    """Run r1 on a worker that dies (its task group cancelled) while the tool runs."""
+async def died(path: Path, gate: Gate, user: str = "ann") -> None:
+    """Run r1 (of `user`) on a worker that dies (its task group cancelled) while the tool
+    runs."""
     store = SqliteStore(path, worker_id="one")
     first = RunHost(loop_of(waiting_function_model(), gate.tool(), store=store), OPTIONS)
     async with first.running():
-        await first.submit(turn("wait", run_id="r1", session_id="s1"), "ann", {})
+        await first.submit(turn("wait", run_id="r1", session_id="s1"), user, {})
         with anyio.fail_after(HANG):
             await gate.entered.wait()
     assert [summary.run_id for summary in await store.claimable_runs()] == ["r1"]
@@ -147,3 +149,23 @@ async def test_the_ai_sdk_resume_on_another_worker_gets_the_whole_run_of_a_dead_
         ("text", "Done waiting.", "done"),
     ]
     assert gate.calls == ["a", "a"]
+
+
+async def test_ag_ui_run_events_of_a_run_taken_over_are_the_whole_run(tmp_path: Path) -> None:
+    """A plain reconnect (GET /ag-ui/runs/{id}/events, no Last-Event-ID this worker knows) to a
+    run this worker takes over gets it from its start: the text the dead worker had streamed,
+    the call, its result and the answer (it was not resumed by answers: nothing is left out)."""
+    gate = Gate()
+    await died(tmp_path / "runs.db", gate, ANONYMOUS)
+    gate.opened.set()
+    second = ChatServer(worker(tmp_path / "runs.db", "two", gate).loop)
+    async with served(second.asgi()) as url, httpx.AsyncClient(base_url=url) as client:
+        with anyio.fail_after(HANG):
+            response = await client.get("/ag-ui/runs/r1/events")
+    shown = payloads(response.content)
+    texts = [p["delta"] for p in shown if p["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert "".join(texts) == "Waiting.Done waiting."
+    assert [p["toolCallName"] for p in shown if p["type"] == "TOOL_CALL_START"] == ["wait_here"]
+    assert [p["content"] for p in shown if p["type"] == "TOOL_CALL_RESULT"] == ["waited for a"]
+    assert shown[0]["runId"] == shown[-1]["runId"] == "r1"
+    assert shown[-1]["type"] == "RUN_FINISHED" and shown[-1]["outcome"] == {"type": "success"}
