@@ -25,10 +25,10 @@ class LiveRun:
     `done` is set once no event will follow; `error` when the run ended without its
     `RunFinished` (an unexpected failure of its driver).
 
-    A run resumed after a pause starts with its earlier events (`resumed_at` of them, without
-    that pause's end), so a client reconnecting to it from the start gets the whole run; the
-    request that resumed it (whose protocol id for its stream is `resumed_by`) and its
-    reconnects stream only what follows them.
+    A run resumed here (after a pause, or taken over from a worker that died) starts with its
+    earlier events (`resumed_at` of them, without a pause's end), so a client reconnecting to
+    it from the start gets the whole run; a request whose answers resumed it (whose protocol
+    id for its stream is `resumed_by`) and its reconnects stream only what follows them.
     """
 
     def __init__(
