@@ -73,16 +73,19 @@ class ServeOptions:
 
     `identify` names the request's user (default: everyone is `"anonymous"`); `authorize`
     decides each action (default: a user may touch only the runs and sessions they started);
-    `max_body_bytes` caps a request body; `max_runs_per_user` caps a user's runs streaming at
-    once; `on_disconnect` says what a dropped client does to its run (default: keep running when
-    the loop has a store, else interrupt); `keep_events_seconds` how long a finished run's
-    events stay in memory for reconnects; `follow_interval` how often a run another worker
-    drives is read from the store; `clock` is the monotonic clock (injected by tests).
+    `max_body_bytes` caps a request body and `body_timeout` how long it may take to arrive (a
+    client declaring more than it sends holds a connection no longer); `max_runs_per_user`
+    caps a user's runs streaming at once; `on_disconnect` says what a dropped client does to
+    its run (default: keep running when the loop has a store, else interrupt);
+    `keep_events_seconds` how long a finished run's events stay in memory for reconnects;
+    `follow_interval` how often a run another worker drives is read from the store; `clock`
+    is the monotonic clock (injected by tests).
     """
 
     identify: Identify | None = None
     authorize: Authorize | None = None
     max_body_bytes: int = 1_048_576
+    body_timeout: float = 30.0
     max_runs_per_user: int = 4
     cors: CorsOptions | None = None
     on_disconnect: DisconnectPolicy | None = None
@@ -94,6 +97,7 @@ class ServeOptions:
         optional_function("ServeOptions.identify", self.identify, 1)
         optional_function("ServeOptions.authorize", self.authorize, 1)
         integer("ServeOptions.max_body_bytes", self.max_body_bytes)
+        number("ServeOptions.body_timeout", self.body_timeout)
         integer("ServeOptions.max_runs_per_user", self.max_runs_per_user)
         optional_instance("ServeOptions.cors", self.cors, CorsOptions, "a CorsOptions")
         if self.on_disconnect is not None:

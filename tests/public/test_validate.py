@@ -748,6 +748,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "identify": ["user", 5, lambda: "ann"],
             "authorize": [True, "owner", lambda: True],
             "max_body_bytes": [0, -1, 1.5, True, "3", None, NAN, "1mb"],
+            "body_timeout": [0, -1, NAN, INF, True, "30", None],
             "max_runs_per_user": [0, -1, 1.5, True, "3", None],
             "cors": [{"allow_origins": ["*"]}, "*", ("*",)],
             "on_disconnect": ["keep", 1, True, "KEEP"],
