@@ -65,13 +65,25 @@ def request_headers(request: Request) -> dict[str, str]:
     return {name.lower(): value for name, value in request.headers.items()}
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+async def read_body(request: Request, limit: int, within: float = 30.0) -> bytes:
     """The whole body, refused with `RequestTooLargeError` (413) as soon as it is known to be
     longer than `limit`: from its Content-Length before reading anything, else at the chunk
-    that crosses it, without reading further."""
+    that crosses it, without reading further; and with a 408 when it has not all arrived
+    within `within` seconds (a client that declares more than it sends)."""
     declared = request.headers.get("content-length", "")
     if _decimal(declared) and int(declared) > limit:
         raise _too_large(int(declared), limit)
+    with anyio.move_on_after(within):
+        return await _read(request, limit)
+    raise RequestRejectedError(  # the deadline passed before the body was read
+        f"the request body did not arrive within {within:g} seconds",
+        rule=f"a body sent within {within:g} seconds (ServeOptions.body_timeout)",
+        status=408,
+    )
+
+
+async def _read(request: Request, limit: int) -> bytes:
+    """The body's chunks joined, refused at the chunk that crosses `limit`."""
     chunks: list[bytes] = []
     size = 0
     async with aclosing(request.stream()) as body:

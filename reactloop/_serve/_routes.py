@@ -142,7 +142,8 @@ async def _respond(answer: Answer, scope: Scope, receive: Receive, send: Send) -
 async def post_turn(exchange: Exchange) -> Answer:
     """A turn (a new message, or answers to held calls): its run's stream. A request naming a
     run already known, with `Last-Event-ID`, is a reconnect: the rest of that run."""
-    body = await read_body(exchange.request, exchange.server.options.max_body_bytes)
+    options = exchange.server.options
+    body = await read_body(exchange.request, options.max_body_bytes, options.body_timeout)
     turn = exchange.adapter.read_turn(body, has_store=exchange.server.has_store)
     host = exchange.server.host
     live = None

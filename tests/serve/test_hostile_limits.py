@@ -174,3 +174,25 @@ async def _stream_until_cut(url: str, run: str) -> None:
                     pass
         except httpx.RemoteProtocolError:
             pass  # cut mid-stream
+
+
+async def test_a_body_shorter_than_its_content_length_is_a_408_not_a_held_connection() -> None:
+    model = ScriptedModel(["never asked"])
+    server = ChatServer(ReActLoop(model), ServeOptions(body_timeout=0.2))
+    async with served(server.asgi()) as url:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(
+                b"POST /ag-ui HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                b'content-length: 100\r\n\r\n{"threadId":'
+            )  # and never the rest
+            with anyio.fail_after(HANG):
+                answer = b""
+                while not answer.endswith(b"}}"):  # the status line, headers, JSON error
+                    chunk = await anyio.to_thread.run_sync(sock.recv, 4096)
+                    assert chunk, answer  # the server closed before its whole answer
+                    answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408")
+    error = orjson.loads(body)["error"]
+    assert "ServeOptions.body_timeout" in error["rule"] and model.requests == []
