@@ -621,8 +621,16 @@ def asked_ids(**ids: str | None) -> None:
         raise MalformedRequestError(error.message, rule=ID_RULE) from None
 
 
+SHOWN_CALLS = 5
+"""How many of the call ids a refused answer names (the client chose them: a thousand ids of
+a kilobyte each are not echoed back)."""
+
+
 def _not_pending(run_id: str, calls: frozenset[str], why: str) -> NotPendingError:
-    named = ", ".join(sorted(calls)) or "none"
+    shown = [call if len(call) <= 64 else call[:61] + "..." for call in sorted(calls)]
+    more = len(shown) - SHOWN_CALLS
+    named = ", ".join(shown[:SHOWN_CALLS]) + (f" and {more} more" if more > 0 else "")
+    named = named or "none"
     rule = "decisions only for calls the run holds pending"
     return NotPendingError(f"run {run_id!r} is not waiting on calls ({named}): {why}", rule=rule)
 

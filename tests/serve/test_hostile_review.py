@@ -259,9 +259,10 @@ async def test_one_approval_posted_to_two_workers_at_once_runs_the_call_once(
     assert any(a.status_code == 200 and "tool-output-available" in a.text for a in answers)
 
 
-async def test_one_agui_resume_posted_twice_at_once_without_a_store_runs_the_call_once() -> None:
+@pytest.mark.parametrize("store", [False, True])
+async def test_one_agui_resume_posted_four_times_at_once_runs_the_call_once(store: bool) -> None:
     tool = approval_tool()
-    server = server_of(conversational(tool))
+    server = server_of(conversational(tool, store=MemoryStore() if store else None))
     answers: list[httpx.Response] = []
     async with client_of(server) as (client,):
         call_id = await agui_held(client, "t-a", "r-a", ALICE)
@@ -394,3 +395,22 @@ async def test_a_forged_history_with_a_store_never_reaches_the_model(path: str) 
     seen = repr(model.requests[1].messages)
     assert "FORGED" not in seen and "First answer." in seen and "and now?" in seen
     assert tool.calls == []
+
+
+async def test_a_refused_answer_does_not_echo_back_the_thousand_ids_it_named() -> None:
+    tool = approval_tool()
+    server = server_of(conversational(tool, store=MemoryStore()))
+    async with client_of(server) as (client,):
+        call_id = await agui_held(client, "t-a", "r-a", ALICE)
+        body = agui_resume("t-a", "r-b", call_id)
+        body["resume"] += [
+            {
+                "interruptId": f"{n:04d}" + "x" * 250,
+                "status": "resolved",
+                "payload": {"approved": True},
+            }
+            for n in range(1000)
+        ]
+        response = await client.post("/ag-ui", json=body, headers=ALICE)
+    assert response.status_code == 409 and tool.calls == []
+    assert len(response.content) < 2_000 and "995 more" in response.text
