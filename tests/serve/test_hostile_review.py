@@ -223,12 +223,16 @@ async def test_another_users_run_and_session_cannot_be_read_or_cancelled(store: 
             await client.get("/api/chat/chat-a/messages", headers=BOB),
             await client.get("/api/chat/chat-a/stream", headers=BOB),
             await client.post("/api/chat/chat-a/cancel", headers=BOB),
+            await client.post(
+                "/api/chat", json={"id": "chat-a", "messages": [user("u9", "hi")]}, headers=BOB
+            ),
+            await client.post("/ag-ui", json=agui_start("t-a", "r-9", "hi"), headers=BOB),
         ]
         own = await client.get("/ag-ui/runs/r-a/events", headers=ALICE)
     for response in refused:
         assert response.status_code in (204, 403, 404) or response.json() == [], response.text
         assert "pay bob" not in response.text and "transfer" not in response.text
-    assert refused[0].status_code == 403 and refused[1].status_code == 403
+    assert [refused[n].status_code for n in (0, 1, 5, 6)] == [403] * 4
     assert own.status_code == 200 and "transfer" in own.text
 
 
@@ -414,3 +418,27 @@ async def test_a_refused_answer_does_not_echo_back_the_thousand_ids_it_named() -
         response = await client.post("/ag-ui", json=body, headers=ALICE)
     assert response.status_code == 409 and tool.calls == []
     assert len(response.content) < 2_000 and "995 more" in response.text
+
+
+async def test_another_worker_refuses_another_users_approval_read_and_cancel(
+    tmp_path: Path,
+) -> None:
+    tool = approval_tool()
+    path = tmp_path / "runs.db"
+    one = server_of(conversational(tool, store=SqliteStore(path)))
+    two = server_of(conversational(tool, store=SqliteStore(path)))
+    async with client_of(one, two) as (first, second):
+        call_id = await agui_held(first, "t-a", "r-a", ALICE)
+        with anyio.fail_after(HANG):
+            refused = [
+                await second.post("/ag-ui", json=agui_resume("t-a", "r-b", call_id), headers=BOB),
+                await second.post("/ag-ui", json=agui_start("t-b", "r-a", "hi"), headers=BOB),
+                await second.get("/ag-ui/runs/r-a/events", headers=BOB),
+                await second.post("/ag-ui/runs/r-a/cancel", headers=BOB),
+            ]
+            own = await second.post(
+                "/ag-ui", json=agui_resume("t-a", "r-b", call_id), headers=ALICE
+            )
+    assert [r.status_code for r in refused] == [403] * 4
+    assert all("transfer" not in r.text for r in refused)
+    assert own.status_code == 200 and len(tool.calls) == 1
