@@ -442,3 +442,30 @@ async def test_another_worker_refuses_another_users_approval_read_and_cancel(
     assert [r.status_code for r in refused] == [403] * 4
     assert all("transfer" not in r.text for r in refused)
     assert own.status_code == 200 and len(tool.calls) == 1
+
+
+async def test_an_approval_and_a_denial_posted_to_two_workers_at_once_decide_the_call_once(
+    tmp_path: Path,
+) -> None:
+    tool = approval_tool()
+    path = tmp_path / "runs.db"
+    one = server_of(conversational(tool, store=SqliteStore(path)))
+    two = server_of(conversational(tool, store=SqliteStore(path)))
+    answers: list[httpx.Response] = []
+    async with client_of(one, two) as clients:
+        call_id = await agui_held(clients[0], "t-a", "r-a", ALICE)
+
+        async def post(client: httpx.AsyncClient, approved: bool) -> None:
+            body = agui_resume("t-a", f"r-{approved}", call_id, approved)
+            answers.append(await client.post("/ag-ui", json=body, headers=ALICE))
+
+        with anyio.fail_after(HANG):
+            async with anyio.create_task_group() as group:
+                group.start_soon(post, clients[0], True)
+                group.start_soon(post, clients[1], False)
+        stored = await one.loop.config.store.load("r-a")  # type: ignore[union-attr]
+    assert all(a.status_code in (200, 409) for a in answers), [a.text for a in answers]
+    decided = [r for r in stored.records if type(r).__name__ == "DecisionsSaved"]
+    assert len(decided) == 1 and len(tool.calls) <= 1
+    ran = bool(tool.calls)  # whichever came first decided; both clients see what it did
+    assert all(('"content":"sent"' in a.text) is ran for a in answers if a.status_code == 200)
