@@ -14,9 +14,9 @@ import orjson
 import pytest
 
 from reactloop import ReActLoop
-from reactloop.serve import ChatServer
+from reactloop.serve import ChatServer, ServeOptions
 from reactloop.stores import SqliteStore
-from reactloop.testing import FakeTool, ScriptedModel, call, reply
+from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, reply
 from tests.serve.server import served
 
 pytestmark = pytest.mark.anyio
@@ -228,3 +228,36 @@ async def test_a_last_event_id_of_a_huge_seq_streams_from_the_start(tmp_path: Pa
                 "/ag-ui/runs/r/events", headers={"last-event-id": f"{epoch}-{'9' * 5000}"}
             )
     assert again.status_code == 200 and again.text == first.text
+
+
+SECRET = "sk-live-0123456789abcdefSECRET"
+WHERE = "/srv/app/secrets/config.py"
+
+
+def crashing(request: Any) -> Any:
+    raise RuntimeError(f"connect failed with key {SECRET} (read from {WHERE})")
+
+
+def refusing(asked: Any) -> bool:
+    raise RuntimeError(f"the policy service refused key {SECRET} at {WHERE}")
+
+
+@pytest.mark.parametrize("failing", ["model", "authorize"])
+async def test_a_crash_shows_neither_its_traceback_nor_its_secret_nor_a_path(failing: str) -> None:
+    model = FunctionModel(crashing if failing == "model" else lambda request: "Fine.")
+    options = ServeOptions(authorize=refusing) if failing == "authorize" else ServeOptions()
+    server = ChatServer(ReActLoop(model), options)
+    async with (
+        served(server.asgi()) as url,
+        httpx.AsyncClient(base_url=url, timeout=HANG) as client,
+    ):
+        with anyio.fail_after(HANG):
+            answers = [
+                await client.post("/api/chat", content=ui()),
+                await client.post("/ag-ui", content=agui()),
+            ]
+    for response in answers:
+        assert response.status_code in (200, 500)
+        assert "internal_error" in response.text
+        for leak in (SECRET, WHERE, "Traceback", "RuntimeError"):
+            assert leak not in response.text
