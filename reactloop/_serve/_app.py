@@ -19,6 +19,7 @@ from reactloop._serve._host import RunHost
 from reactloop._serve._options import ServeOptions
 from reactloop._serve._ui_input import UI_MESSAGE_STREAM
 from reactloop._serve._ui_messages import ui_messages
+from reactloop._validate import checked_arguments
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
@@ -46,6 +47,7 @@ def require_starlette() -> None:
         ) from error
 
 
+@checked_arguments
 class ChatServer:
     """A loop served to chat front ends over HTTP.
 

@@ -80,6 +80,7 @@ from reactloop._providers import (
     model_from_string,
 )
 from reactloop._resolver import DEFAULT_RESOLVER, DefaultErrorMessages
+from reactloop._serve._app import ChatServer
 from reactloop._serve._options import CorsOptions, ServeOptions
 from reactloop._telemetry._settings import Telemetry
 from reactloop._tools._mcp._servers import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
@@ -755,6 +756,13 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "keep_events_seconds": [-1, NAN, INF, True, "300", None],
             "follow_interval": [0, -1, NAN, INF, True, "0.5", None],
             "clock": [None, 5, lambda now: now],
+        },
+    ),
+    ChatServer: (
+        {"loop": ReActLoop(ScriptedModel([]))},
+        {
+            "loop": [None, "module:loop", ScriptedModel([])],
+            "options": [{"max_runs_per_user": 2}, CorsOptions(), 5],
         },
     ),
     CorsOptions: (
