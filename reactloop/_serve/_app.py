@@ -140,6 +140,14 @@ class ChatServer:
         own CORS middleware applies: `ServeOptions.cors` is for the apps this server makes, so
         a server given one refuses to be mounted (a `ConfigurationError`), rather than serve
         without the CORS headers its options promise."""
+        self._check_mount(app, ai_sdk, ag_ui)
+        app.router.routes.extend(self._routes(ai_sdk, ag_ui))
+
+    def _check_mount(self, app: object, ai_sdk: str | None, ag_ui: str | None) -> None:
+        """A `ConfigurationError` for what `mount` cannot do: an app that is not Starlette's
+        (FastAPI's is), a path not of the form '/x', a server with its own CORS options."""
+        if not isinstance(getattr(getattr(app, "router", None), "routes", None), list):
+            raise ConfigurationError.invalid("ChatServer.mount", app, "a Starlette or FastAPI app")
         if self._options.cors is not None:
             rule = (
                 "None with mount(app): add Starlette's CORSMiddleware to your app (app.add_"
@@ -151,7 +159,6 @@ class ChatServer:
             if prefix is not None and (not prefix.startswith("/") or prefix.endswith("/")):
                 rule = "a path starting with '/' and not ending with one, e.g. '/api/chat'"
                 raise ConfigurationError.invalid("ChatServer.mount", prefix, rule)
-        app.router.routes.extend(self._routes(ai_sdk, ag_ui))
 
     def _routes(self, ai_sdk: str | None, ag_ui: str | None) -> list[BaseRoute]:
         """Both protocols' routes, the AI SDK's under `ai_sdk`, AG-UI's under `ag_ui` (None

@@ -81,3 +81,10 @@ async def test_the_apps_own_cors_middleware_answers_for_the_mounted_endpoints() 
     assert allowed.status_code == 200
     assert allowed.headers["access-control-allow-origin"] == "https://app.example.com"
     assert posted.headers["access-control-allow-origin"] == "https://app.example.com"
+
+
+@pytest.mark.parametrize("app", [FastAPI, object(), None])
+def test_mounting_into_something_not_an_app_names_what_it_must_be(app: Any) -> None:
+    server = ChatServer(ReActLoop(ScriptedModel(["Hello."])))
+    with pytest.raises(ConfigurationError, match="a Starlette or FastAPI app"):
+        server.mount(app)
