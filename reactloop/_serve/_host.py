@@ -242,6 +242,7 @@ class RunHost:
         live = self._runs.get(run_id)  # started meanwhile by a request like this one
         if live is not None:
             return live
+        self._not_paused(turn.session_id)
         live = self._reserve(run_id, turn.session_id, user, user)
         history = turn.history if self.store is None else ()
 
@@ -269,6 +270,19 @@ class RunHost:
         rule = "a new run id (this one names a paused run: answer its held calls to go on)"
         message = f"run {run_id!r} exists and waits on its held calls"
         raise RequestRejectedError(message, rule=rule, status=409)
+
+    def _not_paused(self, session_id: str | None) -> None:
+        """Without a store, a session whose newest run is paused takes no new turn (a store's
+        rule too): its held calls are answered first, so a thread's answers (AG-UI's resume
+        names only the thread) always reach the run that holds them."""
+        if self.store is not None or session_id is None:
+            return
+        newest = self._sessions.get(session_id) or self._held.newest(session_id)
+        target = None if newest is None else self._held.target(newest)
+        if target is not None and target.pending:
+            rule = "one turn at a time per session: wait for its run, or answer its held calls"
+            message = f"session {session_id!r} has a paused run ({newest}) waiting for decisions"
+            raise RequestRejectedError(message, rule=rule, status=409)
 
     def _reserve(
         self, run_id: str, session_id: str | None, owner: str | None, user: str

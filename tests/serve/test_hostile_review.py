@@ -469,3 +469,19 @@ async def test_an_approval_and_a_denial_posted_to_two_workers_at_once_decide_the
     assert len(decided) == 1 and len(tool.calls) <= 1
     ran = bool(tool.calls)  # whichever came first decided; both clients see what it did
     assert all(('"content":"sent"' in a.text) is ran for a in answers if a.status_code == 200)
+
+
+@pytest.mark.parametrize("store", [False, True])
+async def test_a_new_turn_in_a_thread_with_a_paused_run_does_not_strand_its_held_call(
+    store: bool,
+) -> None:
+    tool = approval_tool()
+    server = server_of(conversational(tool, store=MemoryStore() if store else None))
+    async with client_of(server) as (client,):
+        call_id = await agui_held(client, "t-a", "r-1", ALICE)
+        again = await client.post("/ag-ui", json=agui_start("t-a", "r-2", "again"), headers=ALICE)
+        resumed = await client.post(
+            "/ag-ui", json=agui_resume("t-a", "r-3", call_id), headers=ALICE
+        )
+    assert again.status_code == 409 and "paused run" in again.json()["error"]["message"]
+    assert resumed.status_code == 200 and len(tool.calls) == 1
