@@ -7,35 +7,17 @@ and another user cannot read the first one's chat (403)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 
-from reactloop.serve import ChatServer, ServeOptions
-from tests.serve.loops import FORECAST, weather_loop
+from tests.serve.docs_app import ANN, QUESTION, docs_app
+from tests.serve.loops import FORECAST
 from tests.serve.node import run_node
 from tests.serve.server import served
 
 pytestmark = pytest.mark.anyio
-
-ANN = {"Authorization": "Bearer ann"}
-QUESTION = "What is the weather in Paris?"
-
-
-def user_of(headers: Mapping[str, str]) -> str | None:
-    """The docs' identify hook: the bearer token is the user (None refuses: 401)."""
-    return headers.get("authorization", "").removeprefix("Bearer ") or None
-
-
-def docs_app() -> FastAPI:
-    """The docs' app: a FastAPI app with the server's lifespan and its endpoints mounted."""
-    server = ChatServer(weather_loop(), ServeOptions(identify=user_of))
-    app = FastAPI(lifespan=server.lifespan)
-    server.mount(app)
-    return app
 
 
 async def ai_chat(url: str, steps: list[dict[str, Any]], headers: dict[str, str]) -> Any:
