@@ -8,7 +8,6 @@ returns; nothing here knows HTTP or a wire protocol.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 from collections import deque
@@ -30,13 +29,12 @@ from reactloop._core import (
     StopReason,
     StoredRun,
 )
-from reactloop._errors import ConfigurationError, ErrorCode, ReactLoopError
+from reactloop._errors import ConfigurationError, ReactLoopError
 from reactloop._loop import ReActLoop, RunStream
+from reactloop._serve._access import asked_ids, authorized, not_pending, rejected
 from reactloop._serve._contracts import AccessRequest, Action, ChatTurn
 from reactloop._serve._errors import (
-    ForbiddenError,
     MalformedRequestError,
-    NotPendingError,
     RequestRejectedError,
     TooManyRunsError,
     UnknownRunError,
@@ -44,14 +42,18 @@ from reactloop._serve._errors import (
 from reactloop._serve._held import Held, HeldRuns, Target
 from reactloop._serve._live import LiveRun
 from reactloop._serve._options import DisconnectPolicy, ServeOptions
-from reactloop._serve._replay import JournalReader, before_pause, follow_store, replayed
+from reactloop._serve._replay import (
+    JournalReader,
+    before_pause,
+    follow_store,
+    newest_of_session,
+    replayed,
+    stored_run,
+)
 from reactloop._stored_errors import (
     LeaseHeldError,
     RunInProgressError,
-    RunNotFoundError,
-    SessionBusyError,
 )
-from reactloop._unicode import ID_RULE, checked_ids
 
 LOGGER = logging.getLogger("reactloop.serve")
 
@@ -66,6 +68,8 @@ RESUMABLE = frozenset(
     }
 )
 """How a run may stop here and go on elsewhere (resumed by another worker)."""
+
+Where = tuple[str | None, str | None, str | None, Mapping[str, str]]  # session, run, owner, headers
 
 NOT_RUNNING = (
     "RunHost.running() is not entered: runs need the server's task group (enter "
@@ -122,9 +126,7 @@ class RunHost:
         live = self._runs.get(run_id) or self._followed(run_id)
         if live is None or await self._went_on(live):
             return await self._from_store(run_id, user, headers)
-        await self._authorize(
-            AccessRequest(user, Action.READ, live.session_id, live.run_id, live.owner, headers)
-        )
+        await self._allow(user, Action.READ, live.session_id, live.run_id, live.owner, headers)
         return live
 
     async def _went_on(self, live: LiveRun) -> bool:
@@ -151,9 +153,7 @@ class RunHost:
         run_id = self._sessions.get(session_id)
         live = None if run_id is None else self._runs.get(run_id)
         if live is not None and not live.done:
-            await self._authorize(
-                AccessRequest(user, Action.READ, session_id, run_id, live.owner, headers)
-            )
+            await self._allow(user, Action.READ, session_id, run_id, live.owner, headers)
             return live
         if self.store is None:
             return None
@@ -171,7 +171,7 @@ class RunHost:
         if self.store is None:
             return ()
         owner = await self._session_owner(session_id)
-        await self._authorize(AccessRequest(user, Action.READ, session_id, None, owner, headers))
+        await self._allow(user, Action.READ, session_id, None, owner, headers)
         return tuple(await self.store.session_history(session_id))
 
     async def cancel(self, run_id: str, user: str, headers: Mapping[str, str]) -> None:
@@ -188,9 +188,7 @@ class RunHost:
             owner, session_id = stored.created.user_id, stored.created.session_id
         else:
             raise UnknownRunError(f"run {run_id!r} is not known", rule="an existing run id")
-        await self._authorize(
-            AccessRequest(user, Action.CANCEL, session_id, run_id, owner, headers)
-        )
+        await self._allow(user, Action.CANCEL, session_id, run_id, owner, headers)
         if live is not None:
             live.interrupt()
         elif stored is not None and stored.status is RunStatus.RUNNING:
@@ -230,9 +228,7 @@ class RunHost:
             rule = "a turn with content (the user's message) or decisions for held calls"
             raise MalformedRequestError("the turn has no content and no decisions", rule=rule)
         owner = await self._session_owner(turn.session_id)
-        await self._authorize(
-            AccessRequest(user, Action.START, turn.session_id, turn.run_id, owner, headers)
-        )
+        await self._allow(user, Action.START, turn.session_id, turn.run_id, owner, headers)
         if turn.run_id is not None:
             existing = await self.find(turn.run_id, user, headers)
             if existing is not None:
@@ -264,9 +260,7 @@ class RunHost:
         target = self._held.target(run_id) if self.store is None else None
         if target is None:
             return
-        await self._authorize(
-            AccessRequest(user, Action.READ, target.session_id, run_id, target.owner, headers)
-        )
+        await self._allow(user, Action.READ, target.session_id, run_id, target.owner, headers)
         rule = "a new run id (this one names a paused run: answer its held calls to go on)"
         message = f"run {run_id!r} exists and waits on its held calls"
         raise RequestRejectedError(message, rule=rule, status=409)
@@ -322,10 +316,10 @@ class RunHost:
             return found
         except BaseException as error:
             self._forget(live)
-            rejected = _rejected(error)
-            if rejected is None:
+            refusal = rejected(error)
+            if refusal is None:
                 raise
-            raise rejected from error
+            raise refusal from error
         return live
 
     async def _drive(
@@ -347,7 +341,7 @@ class RunHost:
                     live.append(self._noted(live, event))
         except Exception as error:
             if not started:  # the request's error; one that attached meanwhile reads it
-                live.error = _rejected(error) or error
+                live.error = rejected(error) or error
                 raise
             LOGGER.exception("run %s failed while streaming", live.run_id)
             live.end(self.options.clock(), error)
@@ -386,23 +380,21 @@ class RunHost:
         """Resume the paused run the decisions are for; a repeat of decisions already applied
         gives the run as it is (each approved call runs once)."""
         target = await self._target(turn)
-        await self._authorize(
-            AccessRequest(
-                user, Action.APPROVE, target.session_id, target.run_id, target.owner, headers
-            )
+        await self._allow(
+            user, Action.APPROVE, target.session_id, target.run_id, target.owner, headers
         )
         if turn.session_id is not None and target.session_id != turn.session_id:
             why = f"the run is of another session than {turn.session_id!r}"
-            raise _not_pending(target.run_id, frozenset(turn.decisions), why)
+            raise not_pending(target.run_id, frozenset(turn.decisions), why)
         asked = frozenset(turn.decisions)
         live = self._runs.get(target.run_id)
         if live is not None and asked <= live.decided:
             return live  # the same answer again, while (or after) it is applied
         if live is not None and not live.done:
-            raise _not_pending(target.run_id, asked, "the run is streaming, not paused")
+            raise not_pending(target.run_id, asked, "the run is streaming, not paused")
         unknown = asked - target.pending - target.settled
         if unknown:
-            raise _not_pending(target.run_id, unknown, "the run does not hold these calls")
+            raise not_pending(target.run_id, unknown, "the run does not hold these calls")
         if not asked & target.pending:
             return await self._as_is(target.run_id, user, headers)
         return await self._resume(target, turn, user, headers)
@@ -435,7 +427,7 @@ class RunHost:
         else:
             live = await self._from_store(run_id, user, headers)
         if live is None:
-            raise _not_pending(run_id, frozenset(), "its calls were decided already")
+            raise not_pending(run_id, frozenset(), "its calls were decided already")
         return live
 
     async def _resume(
@@ -486,9 +478,7 @@ class RunHost:
         if stored is None:
             return None
         created = stored.created
-        await self._authorize(
-            AccessRequest(user, Action.READ, created.session_id, run_id, created.user_id, headers)
-        )
+        await self._allow(user, Action.READ, created.session_id, run_id, created.user_id, headers)
         following = self._followed(run_id)
         if following is not None:
             return following
@@ -562,18 +552,13 @@ class RunHost:
 
     async def _load(self, run_id: str) -> Any:
         """The stored run, or None (no store, or no such run)."""
-        if self.store is None:
-            return None
-        try:
-            return await self.store.load(run_id)
-        except RunNotFoundError:
-            return None
+        return None if self.store is None else await stored_run(self.store, run_id)
 
     async def _newest_run(self, session_id: str) -> str | None:
         if self.store is None:
             return self._sessions.get(session_id) or self._held.newest(session_id)
-        newest = await self.store.list_runs(session_id=session_id, limit=1)
-        return newest[0].run_id if newest else None
+        newest = await newest_of_session(self.store, session_id)
+        return None if newest is None else newest.run_id
 
     async def _session_owner(self, session_id: str | None) -> str | None:
         """Who a session belongs to: the user of its newest run (None for a new session)."""
@@ -583,27 +568,15 @@ class RunHost:
             run_id = self._sessions.get(session_id)
             live = None if run_id is None else self._runs.get(run_id)
             return live.owner if live is not None else self._held.owner_of_session(session_id)
-        newest = await self.store.list_runs(session_id=session_id, limit=1)
-        return newest[0].user_id if newest else None
+        newest = await newest_of_session(self.store, session_id)
+        return None if newest is None else newest.user_id
 
     # -- access, limits, housekeeping --------------------------------------------------------
 
-    async def _authorize(self, asked: AccessRequest) -> None:
-        """`ForbiddenError` unless the `authorize` hook allows it (default: the owner, or a run
-        or session without one)."""
-        hook = self.options.authorize
-        if hook is None:
-            allowed: object = asked.owner is None or asked.owner == asked.user_id
-        else:
-            allowed = hook(asked)
-            if inspect.isawaitable(allowed):
-                allowed = await allowed
-        if allowed is not True:
-            run_id, session_id = asked.run_id, asked.session_id
-            what = f"run {run_id!r}" if run_id is not None else f"session {session_id!r}"
-            rule = "a user may act only on their own runs and sessions (the authorize hook)"
-            message = f"user {asked.user_id!r} may not {asked.action.value} {what}"
-            raise ForbiddenError(message, rule=rule)
+    async def _allow(self, user: str, action: Action, *where: *Where) -> None:
+        """`ForbiddenError` unless `user` may do `action` to the run or session `where` names
+        (session id, run id, owner, the request's headers): the `authorize` hook's answer."""
+        await authorized(self.options, AccessRequest(user, action, *where))
 
     def _group(self) -> TaskGroup:
         if self._tasks is None:
@@ -624,40 +597,3 @@ class RunHost:
             session_id = live.session_id
             if session_id is not None and self._sessions.get(session_id) == live.run_id:
                 del self._sessions[session_id]
-
-
-def asked_ids(**ids: str | None) -> None:
-    """The ids a request names, as every store takes them (`checked_ids`): one that is not
-    (too long, a control character) is the request's fault, a 400 naming the rule."""
-    try:
-        checked_ids(**ids)
-    except ConfigurationError as error:
-        raise MalformedRequestError(error.message, rule=ID_RULE) from None
-
-
-SHOWN_CALLS = 5
-"""How many of the call ids a refused answer names (the client chose them: a thousand ids of
-a kilobyte each are not echoed back)."""
-
-
-def _not_pending(run_id: str, calls: frozenset[str], why: str) -> NotPendingError:
-    shown = [call if len(call) <= 64 else call[:61] + "..." for call in sorted(calls)]
-    more = len(shown) - SHOWN_CALLS
-    named = ", ".join(shown[:SHOWN_CALLS]) + (f" and {more} more" if more > 0 else "")
-    named = named or "none"
-    rule = "decisions only for calls the run holds pending"
-    return NotPendingError(f"run {run_id!r} is not waiting on calls ({named}): {why}", rule=rule)
-
-
-REQUEST_OPTIONS = ("run_id", "session_id", "text", "history", "user_id", "decisions")
-"""The loop options a request supplies: a `ConfigurationError` naming one is the request's."""
-
-
-def _rejected(error: BaseException) -> RequestRejectedError | None:
-    """The request error a loop error at a run's start stands for; None for the server's own."""
-    if isinstance(error, SessionBusyError):
-        rule = "one turn at a time per session: wait for its run, or answer its held calls"
-        return RequestRejectedError(error.message, rule=rule, status=409, code=ErrorCode.CONFLICT)
-    if isinstance(error, ConfigurationError) and (error.option or "").startswith(REQUEST_OPTIONS):
-        return MalformedRequestError(error.message, rule=error.rule)
-    return None

@@ -32,6 +32,7 @@ from reactloop._core import (
     RunStarted,
     RunStatus,
     RunStore,
+    RunSummary,
     Step,
     StepClosed,
     StepFinished,
@@ -47,6 +48,7 @@ from reactloop._core import (
 from reactloop._core import ReasoningStreamed as Reasoned
 from reactloop._errors import ErrorCode, ReactLoopError
 from reactloop._serve._live import LiveRun
+from reactloop._stored_errors import RunNotFoundError
 
 
 class StoredRunError(ReactLoopError):
@@ -276,3 +278,17 @@ async def follow_store(
         raise
     finally:
         live.end(clock())
+
+
+async def stored_run(store: RunStore, run_id: str) -> StoredRun | None:
+    """The stored run of that id, or None when the store has none."""
+    try:
+        return await store.load(run_id)
+    except RunNotFoundError:
+        return None
+
+
+async def newest_of_session(store: RunStore, session_id: str) -> RunSummary | None:
+    """The session's newest run (its owner is that run's user), or None for a new session."""
+    newest = await store.list_runs(session_id=session_id, limit=1)
+    return newest[0] if newest else None
