@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -20,7 +20,7 @@ import anyio
 from benchmarks._measure import median
 from reactloop import ReActLoop, tool
 from reactloop._core import Event, TextStreamed, ToolCallFinished
-from reactloop._serve import StreamContext, UIStreamEncoder
+from reactloop._serve import StreamContext, StreamEncoder, UIStreamEncoder
 from reactloop.stores import MemoryStore
 from reactloop.testing import ScriptedModel, call, reply
 
@@ -60,34 +60,43 @@ async def recorded(steps: int) -> list[Event]:
         return [event async for event in events]
 
 
-def encode_all(events: Sequence[Event], ids: Sequence[str]) -> int:
+Encoders = Callable[[], StreamEncoder]
+"""A fresh encoder of the protocol measured (`agui_stream` measures AG-UI's with these)."""
+
+
+def ui_encoder() -> StreamEncoder:
+    """A fresh AI SDK encoder for the benchmark's run."""
+    return UIStreamEncoder(StreamContext(run_id="bench"))
+
+
+def encode_all(events: Sequence[Event], ids: Sequence[str], make: Encoders = ui_encoder) -> int:
     """Feed every event to a fresh encoder; the bytes written."""
-    encoder = UIStreamEncoder(StreamContext(run_id="bench"))
+    encoder = make()
     written = len(encoder.opening())
     for event, event_id in zip(events, ids, strict=True):
         written += len(encoder.encode(event, event_id))
     return written + len(encoder.closing())
 
 
-def per_event(events: Sequence[Event], repeats: int) -> float:
+def per_event(events: Sequence[Event], repeats: int, make: Encoders = ui_encoder) -> float:
     """Median microseconds per event over `repeats` encodings of the whole run."""
     ids = [f"epoch-{n}" for n in range(1, len(events) + 1)]
     samples = []
     for _ in range(repeats):
         started = time.perf_counter()
-        encode_all(events, ids)
+        encode_all(events, ids, make)
         samples.append(time.perf_counter() - started)
     return median(samples) / len(events) * 1e6
 
 
-def of_kind(events: Sequence[Event], kind: type, rounds: int) -> float:
+def of_kind(events: Sequence[Event], kind: type, rounds: int, make: Encoders = ui_encoder) -> float:
     """Median microseconds to encode one event of `kind`, each timed once in an encoder fed
     the events before it (an encoder's state is what makes a repeat cheaper: none here)."""
     samples = []
     places = [n for n, event in enumerate(events) if isinstance(event, kind)][:50]
     for _ in range(rounds):
         for place in places:
-            encoder = UIStreamEncoder(StreamContext(run_id="bench"))
+            encoder = make()
             for earlier in events[:place]:
                 encoder.encode(earlier, None)
             started = time.perf_counter()
