@@ -45,6 +45,7 @@ from reactloop._serve._options import DisconnectPolicy, ServeOptions
 from reactloop._serve._replay import (
     JournalReader,
     before_pause,
+    caught_up,
     follow_store,
     newest_of_session,
     replayed,
@@ -130,8 +131,7 @@ class RunHost:
         return live
 
     async def _went_on(self, live: LiveRun) -> bool:
-        """True when a run that stopped here without finishing (paused, interrupted) was taken
-        on by another worker since: the store, not this LiveRun, has it now."""
+        """True when a run paused or interrupted here was taken on by another worker since."""
         result = live.result
         if not live.done or self.store is None or result is None:
             return False
@@ -338,6 +338,8 @@ class RunHost:
                 task_status.started()
                 started = True
                 async for event in events:
+                    if isinstance(event, RunFinished) and len(live.events) == live.resumed_at:
+                        await caught_up(self.store, live)
                     live.append(self._noted(live, event))
         except Exception as error:
             if not started:  # the request's error; one that attached meanwhile reads it
@@ -574,8 +576,7 @@ class RunHost:
     # -- access, limits, housekeeping --------------------------------------------------------
 
     async def _allow(self, user: str, action: Action, *where: *Where) -> None:
-        """`ForbiddenError` unless `user` may do `action` to the run or session `where` names
-        (session id, run id, owner, the request's headers): the `authorize` hook's answer."""
+        """`ForbiddenError` unless the `authorize` hook lets `user` do `action` (`Where`)."""
         await authorized(self.options, AccessRequest(user, action, *where))
 
     def _group(self) -> TaskGroup:

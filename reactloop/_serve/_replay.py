@@ -292,3 +292,14 @@ async def newest_of_session(store: RunStore, session_id: str) -> RunSummary | No
     """The session's newest run (its owner is that run's user), or None for a new session."""
     newest = await store.list_runs(session_id=session_id, limit=1)
     return newest[0] if newest else None
+
+
+async def caught_up(store: RunStore | None, live: LiveRun) -> None:
+    """Before a stream that starts with the run's end (the run ended before this request drove
+    it: another worker resumed it first), the store's events between what `live` holds (the
+    paused run's earlier events) and that end, so its clients see what the run did."""
+    stored = None if store is None else await stored_run(store, live.run_id)
+    events = [] if stored is None else JournalReader().read(stored)[len(live.events) :]
+    for event in events:
+        if not isinstance(event, RunFinished):
+            live.append(event)

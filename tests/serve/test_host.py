@@ -490,3 +490,29 @@ async def test_a_cancel_for_a_run_another_worker_drives_is_a_conflict(tmp_path: 
     await first.aclose()
     await second.aclose()
     assert elsewhere.value.status == 409 and end.result.output == "Done waiting."
+
+
+async def test_a_worker_whose_resume_finds_the_run_ended_by_another_shows_what_it_did(
+    tmp_path: Path,
+) -> None:
+    """The race of two workers answering one held call: the second read the run paused, but the
+    first resumed and finished it before the second's resume began, which then streams only
+    the run's end. Its clients still see the call's result and the answer (from the store)."""
+    payments = Payments()
+    first, second = SqliteStore(tmp_path / "runs.db"), SqliteStore(tmp_path / "runs.db")
+    host = RunHost(loop_of(paying_model(), payments.tool(), store=first))
+    other = RunHost(loop_of(paying_model(), payments.tool(), store=second))
+    async with host.running(), other.running():
+        _, call_id = await paused(host)
+        late = answer("r1", {call_id: Approve()})
+        target = await other._target(late)  # the second worker reads the run paused ...
+        await finished(await host.submit(answer("r1", {call_id: Approve()}), "ann", {}))
+        live = await other._resume(target, late, "ann", {})  # ... and resumes it too late
+        with anyio.fail_after(HANG):
+            end = await finished(live)
+        shown = live.events[live.resumed_at :]
+    await first.aclose()
+    await second.aclose()
+    assert payments.paid == [5] and end.result.output == "Paid 5."
+    results = [event.result for event in shown if isinstance(event, ToolCallFinished)]
+    assert [result.call_id for result in results] == [call_id] and not results[0].is_error
