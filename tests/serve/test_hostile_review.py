@@ -14,7 +14,6 @@ from typing import Any
 
 import anyio
 import httpx
-import orjson
 import pytest
 
 from reactloop import ReActLoop
@@ -27,17 +26,12 @@ from reactloop.testing import FakeTool, FunctionModel, ScriptedModel, call, repl
 from tests.serve.hosting import Gate, waiting_function_model
 from tests.serve.plain import read_until
 from tests.serve.server import served
+from tests.serve.test_hostile import ALICE, BOB, answered, chunks, identify, user
 
 pytestmark = pytest.mark.anyio
 
 HANG = 20.0
 KEY = "a test key of at least thirty-two bytes"
-ALICE = {"x-user": "alice"}
-BOB = {"x-user": "bob"}
-
-
-def identify(headers: Any) -> str | None:
-    return str(headers["x-user"]) if "x-user" in headers else None
 
 
 class Clock:
@@ -80,27 +74,6 @@ async def client_of(*servers: ChatServer) -> AsyncIterator[list[httpx.AsyncClien
 
 def server_of(loop: ReActLoop[Any], **options: Any) -> ChatServer:
     return ChatServer(loop, ServeOptions(identify=identify, **options))
-
-
-def chunks(response: httpx.Response) -> list[dict[str, Any]]:
-    return [
-        orjson.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: {")
-    ]
-
-
-def user(message_id: str, text: str) -> dict[str, Any]:
-    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
-
-
-def answered(message_id: str, call_id: str, approved: bool = True) -> dict[str, Any]:
-    part = {
-        "type": "tool-transfer",
-        "toolCallId": call_id,
-        "state": "approval-responded",
-        "input": {"to": "bob", "amount": 5},
-        "approval": {"id": call_id, "approved": approved},
-    }
-    return {"id": message_id, "role": "assistant", "parts": [part]}
 
 
 async def ui_held(client: httpx.AsyncClient, chat: str, who: dict[str, str]) -> tuple[str, str]:

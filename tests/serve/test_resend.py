@@ -94,6 +94,19 @@ def ag_ui_input(run_id: str, resume: list[dict[str, Any]] | None = None) -> dict
     return found
 
 
+async def approved_over_ag_ui(
+    client: httpx.AsyncClient,
+) -> tuple[httpx.Response, dict[str, Any], httpx.Response]:
+    """run-1 pauses on its held call; run-2 resumes it approving: both responses and the
+    resume entry."""
+    paused = await client.post("/ag-ui", json=ag_ui_input("run-1"))
+    [held] = [p for p in payloads(paused.content) if p["type"] == "RUN_FINISHED"]
+    [interrupt] = held["outcome"]["interrupts"]
+    answer = {"interruptId": interrupt["id"], "status": "resolved", "payload": {"approved": True}}
+    resumed = await client.post("/ag-ui", json=ag_ui_input("run-2", [answer]))
+    return paused, answer, resumed
+
+
 async def test_ag_ui_run_events_of_a_resumed_run_are_its_resumed_stream() -> None:
     """GET /runs/{id}/events of a run the client resumed (a new AG-UI run, run-2) is what the
     resuming POST streamed: the same frames, run-2's id, the held call not announced again; and
@@ -101,12 +114,7 @@ async def test_ag_ui_run_events_of_a_resumed_run_are_its_resumed_stream() -> Non
     server = ChatServer(weather_loop([], approval=True))
     async with served(server.asgi()) as url, httpx.AsyncClient(base_url=url) as client:
         with anyio.fail_after(HANG):
-            paused = await client.post("/ag-ui", json=ag_ui_input("run-1"))
-            [held] = [p for p in payloads(paused.content) if p["type"] == "RUN_FINISHED"]
-            [interrupt] = held["outcome"]["interrupts"]
-            answer = {"interruptId": interrupt["id"], "status": "resolved"}
-            answer["payload"] = {"approved": True}
-            resumed = await client.post("/ag-ui", json=ag_ui_input("run-2", [answer]))
+            paused, answer, resumed = await approved_over_ag_ui(client)
             again = await client.get("/ag-ui/runs/run-1/events")
     assert again.status_code == 200
     assert again.content == resumed.content
@@ -141,12 +149,7 @@ async def test_a_resumed_runs_stream_after_a_last_event_id_goes_on_from_that_eve
     server = ChatServer(weather_loop([], approval=True))
     async with served(server.asgi()) as url, httpx.AsyncClient(base_url=url) as client:
         with anyio.fail_after(HANG):
-            paused = await client.post("/ag-ui", json=ag_ui_input("run-1"))
-            [held] = [p for p in payloads(paused.content) if p["type"] == "RUN_FINISHED"]
-            [interrupt] = held["outcome"]["interrupts"]
-            answer = {"interruptId": interrupt["id"], "status": "resolved"}
-            answer["payload"] = {"approved": True}
-            resumed = await client.post("/ag-ui", json=ag_ui_input("run-2", [answer]))
+            _, _, resumed = await approved_over_ag_ui(client)
             frames = split(resumed.content)
             cut = next(n for n, (_, p) in enumerate(frames) if p["type"] == "TOOL_CALL_RESULT")
             last_id = frames[cut][0]
