@@ -449,23 +449,23 @@ class RunHost:
                 return self.loop.resume_stream(state=held.token, decisions=decisions)
             return self.loop.resume_stream(target.run_id, decisions=decisions)
 
-        earlier = self._earlier(target)
+        reader = JournalReader()
+        earlier = self._earlier(target, reader)
         try:
             live = self._reserve(target.run_id, target.session_id, target.owner, user)
             live.decided = frozenset(decisions)
-            live.resume_after(earlier, turn.client_run_id)
+            live.resume_after(earlier, turn.client_run_id, reader)
             return await self._launch(live, opener, user, headers, target.records)
         except BaseException:
             if held is not None:
                 self._held.put_back(held)
             raise
 
-    def _earlier(self, target: Target) -> list[Event]:
-        """The paused run's events before its pause, which its resumed stream starts with (a
-        client reconnecting from the start gets the whole run): from its journal, or (no
-        store) from its stream here."""
+    def _earlier(self, target: Target, reader: JournalReader) -> list[Event]:
+        """The paused run's events before its pause, which its resumed stream starts with: from
+        its journal (read by `reader`), or (no store) from its stream here."""
         if target.stored is not None:
-            return before_pause(JournalReader().read(target.stored))
+            return before_pause(reader.read(target.stored))
         previous = self._runs.get(target.run_id)
         return before_pause(previous.events) if previous is not None else []
 
@@ -515,7 +515,8 @@ class RunHost:
             live = self._reserve(run_id, created.session_id, created.user_id, user)
         except TooManyRunsError:
             return None
-        live.resume_after(JournalReader().read(stored), None)
+        reader = JournalReader()
+        live.resume_after(reader.read(stored), None, reader)
 
         def opener() -> AbstractAsyncContextManager[RunStream[Any]]:
             return self.loop.resume_stream(run_id)
@@ -549,8 +550,7 @@ class RunHost:
                 del self._following[live.run_id]
 
     def _followed(self, run_id: str) -> LiveRun | None:
-        following = self._following.get(run_id)
-        return None if following is None else following[0]
+        return self._following.get(run_id, (None,))[0]
 
     async def _load(self, run_id: str) -> Any:
         """The stored run, or None (no store, or no such run)."""

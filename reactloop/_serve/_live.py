@@ -51,6 +51,7 @@ class LiveRun:
         self.decided: frozenset[str] = frozenset()  # the call ids this stream resumed with
         self.resumed_at = 0  # the earlier events it starts with (a resumed run)
         self.resumed_by: str | None = None  # the resuming request's id for its stream
+        self.reader: Any = None  # the journal reader of the earlier events (`resume_after`)
         self.stream: RunStream[Any] | None = None  # the loop's stream, while this process drives
         self._changed: anyio.Event | None = None
 
@@ -58,11 +59,15 @@ class LiveRun:
         state = "done" if self.done else "live"
         return f"LiveRun({self.run_id!r}, {len(self.events)} events, {state})"
 
-    def resume_after(self, earlier: list[Event], resumed_by: str | None) -> None:
+    def resume_after(
+        self, earlier: list[Event], resumed_by: str | None, reader: Any = None
+    ) -> None:
         """Start with the run's `earlier` events (before any of its own): its stretch before
-        the pause it resumes from, which a reconnect from the start replays."""
+        the pause it resumes from, which a reconnect from the start replays. `reader` is the
+        journal reader they came from (`_replay.JournalReader`), kept to read what the run did
+        next if it turns out to have ended elsewhere first."""
         self.events.extend(earlier)
-        self.resumed_at, self.resumed_by = len(earlier), resumed_by
+        self.resumed_at, self.resumed_by, self.reader = len(earlier), resumed_by, reader
 
     def append(self, event: Event) -> None:
         """Add the next event and wake the followers waiting for it."""

@@ -295,11 +295,11 @@ async def newest_of_session(store: RunStore, session_id: str) -> RunSummary | No
 
 
 async def caught_up(store: RunStore | None, live: LiveRun) -> None:
-    """Before a stream that starts with the run's end (the run ended before this request drove
-    it: another worker resumed it first), the store's events between what `live` holds (the
-    paused run's earlier events) and that end, so its clients see what the run did."""
-    stored = None if store is None else await stored_run(store, live.run_id)
-    events = [] if stored is None else JournalReader().read(stored)[len(live.events) :]
-    for event in events:
-        if not isinstance(event, RunFinished):
+    """Before a resumed stream that starts with the run's end (the run ended before this
+    request drove it: another worker resumed it first), what the run did after the earlier
+    events `live` starts with, read on by the journal reader they came from."""
+    reader: JournalReader | None = live.reader
+    stored = None if store is None or reader is None else await stored_run(store, live.run_id)
+    for event in [] if stored is None or reader is None else reader.read(stored):
+        if not isinstance(event, RunFinished | RunPaused):
             live.append(event)
