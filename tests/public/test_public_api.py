@@ -131,6 +131,11 @@ PINNED: dict[str, set[str]] = {
         "UnauthorizedError", "ForbiddenError", "TooManyRunsError", "NotPendingError",
         "UnknownRunError",
     },
+    "reactloop.temporal": {
+        "ActivityOptions", "ModelActivity", "PayloadTooLargeError", "RunFailedError",
+        "RunNotPausedError", "TemporalLoop", "TemporalNotInstalledError", "TemporalRun",
+        "TemporalRunError", "ToolActivity", "UnknownLoopError", "temporal_worker",
+    },
     "reactloop.telemetry": {"RunContextFilter", "Telemetry"},
     "reactloop.testing": {
         "Cassette", "RecordingModel", "ReplayModel",

@@ -1,0 +1,286 @@
+"""The caller's side of a loop on Temporal: `TemporalLoop` wraps a loop under a stable name and
+starts its runs (a session's through the session's workflow, one turn at a time);
+`TemporalRun` is a run's handle: its events, decisions, result, interrupt and status, read from
+the workflow's journal (the same records a stored run keeps, so the same events and result)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
+from uuid import uuid4
+
+import anyio
+import attrs
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from reactloop._core import (
+    DECISION_TYPES,
+    Approve,
+    Decision,
+    Deny,
+    Event,
+    ExternalFailure,
+    ExternalResult,
+    PendingCall,
+    Record,
+    RunEnded,
+    RunResult,
+    RunStatus,
+    UserMessage,
+)
+from reactloop._durable import replay, structure_records
+from reactloop._loop import ReActLoop
+from reactloop._serve._replay import JournalReader, stored_result
+from reactloop._stored_errors import DecisionError
+from reactloop._temporal._contracts import (
+    WORKFLOW_RUN,
+    WORKFLOW_SESSION,
+    RunInfo,
+    RunRequest,
+    run_workflow_id,
+    session_workflow_id,
+)
+from reactloop._temporal._errors import RunFailedError, RunNotPausedError
+from reactloop._temporal._options import ActivityOptions
+from reactloop._temporal._payloads import encode, encode_decisions, encode_messages
+from reactloop._temporal._session import SessionStart
+from reactloop._temporal._workflow import (
+    DECISION_ERROR,
+    PENDING,
+    STATUS,
+    decode_records,
+)
+from reactloop._unicode import identifier, optional_identifier
+from reactloop._validate import text
+
+POLL = 0.05
+"""Seconds between two reads of a running run's journal (events) or of a turn not yet started."""
+
+DepsFactory = Callable[[RunInfo], Any]
+
+
+class TemporalLoop:
+    """A loop run on Temporal under a stable `name` (its activities are named after it):
+    `deps_factory(RunInfo)` builds a run's deps on the worker (never in history), `activities`
+    set the model's and tools' activity options; `mirror` is a store a run's records are
+    copied to (unused here yet)."""
+
+    def __init__(
+        self,
+        loop: ReActLoop[Any],
+        *,
+        name: str,
+        deps_factory: DepsFactory | None = None,
+        activities: ActivityOptions | None = None,
+        mirror: object = None,
+    ) -> None:
+        self.loop = loop
+        self.name = identifier("name", name)
+        self.deps_factory = deps_factory
+        self.activities = ActivityOptions() if activities is None else activities
+        self.mirror = mirror
+
+    def __repr__(self) -> str:
+        return f"TemporalLoop({self.name!r})"
+
+    async def start(
+        self,
+        client: Client,
+        text: str | UserMessage | Sequence[Any],
+        *,
+        task_queue: str,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> TemporalRun:
+        """Start a run (a session's next turn with `session_id`, queued behind its earlier
+        turns) and return its handle; `run_id` is yours or a fresh one."""
+        run_id = uuid4().hex if run_id is None else identifier("run_id", run_id)
+        request = RunRequest(
+            self.name,
+            run_id,
+            encode_messages([_said(text)]),
+            optional_identifier("user_id", user_id),
+            optional_identifier("session_id", session_id),
+        )
+        queue = _queue(task_queue)
+        if session_id is None:
+            await client.start_workflow(
+                WORKFLOW_RUN, encode(request), id=self.workflow_id(run_id), task_queue=queue
+            )
+        else:
+            await client.start_workflow(
+                WORKFLOW_SESSION,
+                encode(SessionStart(self.name, session_id)),
+                id=session_workflow_id(self.name, session_id),
+                task_queue=queue,
+                start_signal="turn",
+                start_signal_args=[encode(request)],
+            )
+        return self.get(client, run_id)
+
+    async def run(
+        self, client: Client, text: str | UserMessage | Sequence[Any], **options: Any
+    ) -> RunResult[Any]:
+        """Start a run (see `start`) and wait for its result."""
+        return await (await self.start(client, text, **options)).result()
+
+    def get(self, client: Client, run_id: str) -> TemporalRun:
+        """The handle of a run started before (by any process)."""
+        return TemporalRun(self, client, identifier("run_id", run_id))
+
+    def workflow_id(self, run_id: str) -> str:
+        """The id of the workflow driving run `run_id`."""
+        return run_workflow_id(self.name, run_id)
+
+
+def _queue(task_queue: object) -> str:
+    return text("task_queue", task_queue)
+
+
+def _said(given: str | UserMessage | Sequence[Any]) -> UserMessage:
+    """The user's message a run starts from: a string, a `UserMessage` or a list of parts."""
+    if isinstance(given, UserMessage):
+        return given
+    if isinstance(given, str):
+        return UserMessage(given)
+    return UserMessage(parts=tuple(given))
+
+
+def as_decision(value: object) -> Decision:
+    """A decision as `resume()` takes it: True approves, False denies, an exception is an
+    external call's failure and any other value its result."""
+    if isinstance(value, DECISION_TYPES):
+        return value  # type: ignore[return-value]
+    if isinstance(value, bool):
+        return Approve() if value else Deny()
+    if isinstance(value, BaseException):
+        return ExternalFailure(str(value) or type(value).__name__)
+    return ExternalResult(value)
+
+
+class TemporalRun:
+    """A run driven by a Temporal workflow: read its events and result, decide its held calls,
+    interrupt it; any process with a client can hold one (`TemporalLoop.get`)."""
+
+    def __init__(self, loop: TemporalLoop, client: Client, run_id: str) -> None:
+        self.loop = loop
+        self.client = client
+        self.run_id = run_id
+        self.workflow_id = loop.workflow_id(run_id)
+
+    def __repr__(self) -> str:
+        return f"TemporalRun({self.loop.name!r}, {self.run_id!r})"
+
+    def _handle(self) -> WorkflowHandle[Any, Any]:
+        return self.client.get_workflow_handle(self.workflow_id)
+
+    async def _describe(self) -> Any:
+        """The workflow's description, waiting for a session's turn to start its workflow."""
+        while True:
+            try:
+                return await self._handle().describe()
+            except RPCError as error:
+                if error.status is not RPCStatusCode.NOT_FOUND:
+                    raise
+            await anyio.sleep(POLL)
+
+    async def records(self, after: int = 0) -> tuple[tuple[Record, ...], bool]:
+        """The run's journal records after the first `after`, and whether the run stands at an
+        end (paused or over) as they show it; from the result once the workflow closed."""
+        described = await self._describe()
+        if described.status is not WorkflowExecutionStatus.RUNNING:
+            return (await self._journal())[after:], True
+        data = await self._handle().query("records", after, result_type=bytes)
+        memo = await described.memo()
+        return decode_records(data), memo.get(STATUS) == "paused"
+
+    async def events(self) -> AsyncIterator[Event]:
+        """The run's events as they come, up to its end or pause (the same events as a replay
+        of a stored run: whole texts, each tool call's result when its step closes)."""
+        reader, records = JournalReader(), list[Record]()
+        while True:
+            new, at_end = await self.records(len(records))
+            records.extend(new)
+            done = at_end and bool(records) and isinstance(records[-1], RunEnded)
+            if records:
+                for event in reader.read(replay(records).stored, hold_end=not done):
+                    yield event
+            if done:
+                return
+            await anyio.sleep(POLL)
+
+    async def _journal(self) -> tuple[Record, ...]:
+        await self._describe()
+        try:
+            data: bytes = await self._handle().result()
+        except WorkflowFailureError as error:
+            raise RunFailedError(self.run_id, str(error.cause or error)) from error
+        return decode_records(data)
+
+    async def result(self) -> RunResult[Any]:
+        """The run's result once it ended (waiting through its pauses), as `loop.run()` gives."""
+        stored = replay(await self._journal()).stored
+        result = stored_result(stored)
+        output = self.loop.loop.config.output
+        ended = stored.ended
+        if output is not None and ended is not None and ended.output_json is not None:
+            result = attrs.evolve(result, output=output.from_json(result.output))
+        return result
+
+    async def decide(self, decisions: Mapping[str, Any]) -> None:
+        """Decide the run's held calls (`{call_id: Approve()}`): checked by the workflow as
+        `resume()` checks them; a refused one is a `DecisionError` and nothing is kept."""
+        given = {call_id: as_decision(value) for call_id, value in decisions.items()}
+        await self._describe()
+        try:
+            await self._handle().execute_update("decide", encode_decisions(given))
+        except WorkflowUpdateFailedError as error:
+            raise _refused(self.run_id, given, error) from None
+
+    async def interrupt(self, message: str | None = None) -> None:
+        """Stop the run as `RunHandle.interrupt` does; `message` becomes its output if given."""
+        await self._describe()
+        await self._handle().signal("interrupt", message)
+
+    async def pending(self) -> tuple[PendingCall, ...]:
+        """The calls the run holds for decisions (none unless it is paused); read from the
+        workflow's memo, so no worker needs to be up."""
+        memo = await (await self._describe()).memo()
+        held = memo.get(PENDING)
+        if not held:
+            return ()
+        (record,) = structure_records(held)
+        return tuple(getattr(record, "pending", ()))
+
+    async def status(self) -> RunStatus:
+        """Where the run stands: running, paused, or how it ended."""
+        described = await self._describe()
+        if described.status is WorkflowExecutionStatus.RUNNING:
+            memo = await described.memo()
+            return RunStatus.PAUSED if memo.get(STATUS) == "paused" else RunStatus.RUNNING
+        if described.status is not WorkflowExecutionStatus.COMPLETED:
+            return RunStatus.FAILED
+        return replay(await self._journal()).stored.status
+
+
+def _refused(run_id: str, given: Mapping[str, Decision], error: Exception) -> Exception:
+    """The caller's error for decisions the workflow refused."""
+    cause = getattr(error, "cause", None)
+    if not isinstance(cause, ApplicationError):
+        return error
+    if cause.type != DECISION_ERROR:
+        return RunNotPausedError(run_id, "holds no calls")
+    call_id, rule = cause.details[0], cause.details[1]
+    refused = DecisionError(call_id, given.get(call_id), rule)
+    refused.args = (cause.message,)
+    refused.message = cause.message
+    return refused

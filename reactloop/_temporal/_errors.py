@@ -1,0 +1,77 @@
+"""Errors of running loops on Temporal: each names the rule that was broken and the value that
+broke it. Part of the one tree under `ReactLoopError`; a refused decision is reactloop's own
+`DecisionError`, raised to the caller as a local `resume()` would."""
+
+from __future__ import annotations
+
+from reactloop._errors import ConfigurationError, ErrorCode, ReactLoopError, show
+
+INSTALL = "pip install 'reactloop[temporal]'"
+
+
+class TemporalRunError(ReactLoopError):
+    """A run on Temporal could not be started, reached or read: `run_id` names it."""
+
+    def __init__(self, message: str, run_id: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+class TemporalNotInstalledError(ConfigurationError):
+    """The `temporal` extra is missing: Temporal's Python SDK (temporalio) cannot be imported."""
+
+    def __init__(self, missing: str) -> None:
+        super().__init__(
+            f"running loops on Temporal needs the temporalio package ({INSTALL}); "
+            f"importing {missing!r} failed"
+        )
+
+
+class UnknownLoopError(TemporalRunError):
+    """A workflow names a loop no worker in this process registered (`temporal_worker(...,
+    loops=[...])` must list a `TemporalLoop` of that name)."""
+
+    code = ErrorCode.CONFIGURATION
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        listed = ", ".join(sorted(known)) or "none"
+        super().__init__(
+            f"the loop named {name!r} must be registered with temporal_worker(loops=[...]) "
+            f"in this worker; registered: {listed}"
+        )
+        self.name = name
+
+
+class RunFailedError(TemporalRunError):
+    """The run's workflow failed, timed out or was cancelled or terminated, so it has no
+    result: `reason` is what Temporal reported."""
+
+    def __init__(self, run_id: str, reason: str) -> None:
+        super().__init__(f"the run {run_id!r} has no result: its workflow {reason}", run_id)
+        self.reason = reason
+
+
+class RunNotPausedError(TemporalRunError):
+    """Decisions were given to a run that holds no calls (it has not paused yet, or it ended)."""
+
+    code = ErrorCode.CONFLICT
+
+    def __init__(self, run_id: str, reason: str) -> None:
+        super().__init__(
+            f"decisions need a paused run holding calls; the run {run_id!r} {reason}", run_id
+        )
+
+
+class PayloadTooLargeError(TemporalRunError):
+    """What a workflow would keep in its history is over Temporal's limit (2 MB a payload):
+    `size` is its length in bytes."""
+
+    LIMIT = 2 * 1024 * 1024
+
+    def __init__(self, what: str, size: int, run_id: str | None = None) -> None:
+        super().__init__(
+            f"{what} must be at most {self.LIMIT} bytes (Temporal's payload limit), "
+            f"got {size} bytes ({show(what)})",
+            run_id,
+        )
+        self.size = size

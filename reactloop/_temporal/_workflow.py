@@ -1,0 +1,208 @@
+"""`RunWorkflow`: one run of a loop as a Temporal workflow. It drives the real loop (a clone
+whose model and tools are activities, `_proxies.workflow_loop`) on an in-memory store whose
+journal it keeps: the query "records" reads it as the run goes, the workflow's result is all of
+it. A paused run waits in the workflow (a durable timer for the earliest deadline) for the
+update "decide", whose validator runs reactloop's own checks; the signal "interrupt" stops it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import orjson
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+from reactloop._approval import check_decisions
+from reactloop._core import CallsHeld, PendingCall, Record, RunCreated, RunResult, Tool, UserMessage
+from reactloop._durable import (
+    MemoryStore,
+    dump_json,
+    replay,
+    structure_records,
+    unstructure_records,
+)
+from reactloop._loop import ReActLoop
+from reactloop._stored_errors import DecisionError
+from reactloop._temporal._contracts import WORKFLOW_RUN, RunRequest
+from reactloop._temporal._errors import UnknownLoopError
+from reactloop._temporal._payloads import decode, decode_decisions, decode_messages
+from reactloop._temporal._proxies import workflow_loop
+
+if TYPE_CHECKING:
+    from reactloop._temporal._client import TemporalLoop
+
+DECISION_ERROR = "reactloop.DecisionError"  # the ApplicationError type of a refused decision
+NOT_PAUSED = "reactloop.RunNotPaused"  # decisions given to a run that holds no calls
+STATUS = "reactloop.status"  # memo keys: the run's status and the calls it holds
+PENDING = "reactloop.pending"
+
+LOOPS: dict[str, TemporalLoop] = {}
+"""The loops this process's workers serve, by name (filled by `temporal_worker`)."""
+
+
+def registered(name: str) -> TemporalLoop:
+    """The loop of that name this process's worker serves."""
+    found = LOOPS.get(name)
+    if found is None:
+        raise UnknownLoopError(name, list(LOOPS))
+    return found
+
+
+def encode_records(records: Sequence[Record]) -> bytes:
+    """Journal records as the workflow hands them out (its query and its result)."""
+    return dump_json(unstructure_records(records))
+
+
+def decode_records(data: bytes) -> tuple[Record, ...]:
+    """The records `encode_records` wrote."""
+    return structure_records(orjson.loads(data))
+
+
+class KeptStore(MemoryStore):
+    """The workflow's run store: a `MemoryStore` that also keeps its one run's records as
+    written, so a query (which cannot await) reads them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[Record] = []
+
+    async def create_run(self, created: RunCreated) -> None:
+        await super().create_run(created)
+        self.records.append(created)
+
+    async def append(self, run_id: str, records: Sequence[Record]) -> None:
+        await super().append(run_id, records)
+        self.records.extend(records)
+
+
+def _on_store(loop: ReActLoop[Any], store: KeptStore) -> ReActLoop[Any]:
+    """`loop` journaling to `store` (the way `ReActLoop.with_output` makes a variant)."""
+    other: ReActLoop[Any] = object.__new__(ReActLoop)
+    other.__dict__.update(loop.__dict__, _owns_model=False)
+    other.config = attrs.evolve(loop.config, store=store)
+    return other
+
+
+def _said(data: bytes) -> UserMessage:
+    """The run's input message from its encoded form."""
+    (said,) = decode_messages(data)
+    assert isinstance(said, UserMessage)
+    return said
+
+
+@workflow.defn(name=WORKFLOW_RUN, sandboxed=False)
+class RunWorkflow:
+    """Drives one run to its end, waiting in between for decisions on the calls it holds."""
+
+    def __init__(self) -> None:
+        self._store = KeptStore()
+        self._run_id = ""
+        self._held: tuple[PendingCall, ...] = ()
+        self._known: frozenset[str] = frozenset()
+        self._tools: Mapping[str, Tool] = {}
+        self._limit = 0
+        self._decisions: dict[str, Any] = {}
+        self._decided = False
+        self._live: Any = None  # the run being driven (a handle or stream with `interrupt`)
+        self._interrupt: tuple[str | None] | None = None
+
+    @workflow.run
+    async def run(self, data: bytes) -> bytes:
+        """The run's whole journal, encoded, once it ended."""
+        request = decode(data, RunRequest)
+        self._run_id = request.run_id
+        named = registered(request.loop)
+        clone = _on_store(workflow_loop(named.loop, named.name, named.activities), self._store)
+        self._tools, self._limit = clone.config.tools, clone.config.max_result_chars
+        result = await self._first(clone, request)
+        while result.paused and self._interrupt is None:
+            await self._wait(result)
+            result = await self._resume(clone)
+        workflow.upsert_memo({STATUS: "ended", PENDING: None})
+        return encode_records(self._store.records)
+
+    async def _first(self, clone: ReActLoop[Any], request: RunRequest) -> RunResult[Any]:
+        history = () if request.history is None else decode_messages(request.history)
+        context = {"run_id": request.run_id, "user_id": request.user_id}
+        async with clone.start(_said(request.text), history=history, **context) as handle:
+            return await self._drive(handle)
+
+    async def _resume(self, clone: ReActLoop[Any]) -> RunResult[Any]:
+        decisions, self._decisions, self._decided = self._decisions, {}, False
+        self._held = ()
+        workflow.upsert_memo({STATUS: "running", PENDING: None})
+        async with clone.resume_stream(self._run_id, decisions=decisions) as events:
+            self._live = events
+            self._interrupted()
+            async for _ in events:
+                pass
+            result: RunResult[Any] = await events.result()
+        self._live = None
+        return result
+
+    async def _drive(self, handle: Any) -> RunResult[Any]:
+        self._live = handle
+        self._interrupted()
+        try:
+            result: RunResult[Any] = await handle.result()
+        finally:
+            self._live = None
+        return result
+
+    async def _wait(self, result: RunResult[Any]) -> None:
+        """Hold the paused run until decisions arrive, or its earliest deadline passes (then
+        it resumes with none: reactloop's expiry denies the calls past their deadline)."""
+        self._held = tuple(result.pending)
+        self._known = replay(self._store.records).call_ids
+        held = CallsHeld(0, self._held)
+        workflow.upsert_memo({STATUS: "paused", PENDING: unstructure_records([held])})
+        deadlines = [p.expires_at for p in self._held if p.expires_at is not None]
+        timeout = None
+        if deadlines:
+            timeout = timedelta(seconds=max(0.0, min(deadlines) - workflow.now().timestamp()))
+        try:
+            await workflow.wait_condition(
+                lambda: self._decided or self._interrupt is not None, timeout=timeout
+            )
+        except TimeoutError:
+            return
+
+    def _interrupted(self) -> None:
+        """Pass an interrupt asked for to the run being driven."""
+        if self._interrupt is not None and self._live is not None:
+            self._live.interrupt(self._interrupt[0])
+
+    @workflow.query(name="records")
+    def records(self, after: int) -> bytes:
+        """The journal's records after the first `after` (all of them for 0)."""
+        return encode_records(self._store.records[after:])
+
+    @workflow.signal(name="interrupt")
+    def interrupt(self, message: str | None) -> None:
+        """Stop the run (`RunHandle.interrupt`): `message` becomes its output if given."""
+        self._interrupt = (message,)
+        self._interrupted()
+
+    @workflow.update(name="decide")
+    def decide(self, data: bytes) -> None:
+        """Decisions for held calls, checked by the validator before they are accepted."""
+        self._decisions.update(decode_decisions(data))
+        self._decided = True
+
+    @decide.validator
+    def check(self, data: bytes) -> None:
+        """Refuse decisions reactloop's `resume()` would refuse, before they enter history."""
+        if not self._held or self._decided:
+            raise ApplicationError("the run holds no calls", type=NOT_PAUSED, non_retryable=True)
+        try:
+            check_decisions(
+                decode_decisions(data), self._held, self._known, self._tools, self._limit
+            )
+        except DecisionError as error:
+            raise ApplicationError(
+                error.message, error.call_id, error.rule, type=DECISION_ERROR, non_retryable=True
+            ) from None
