@@ -146,6 +146,7 @@ from reactloop._core._records import (
 )
 from reactloop._core._repair import (
     INTERRUPTED_RESULT,
+    CallInterrupted,
     RepairedHistory,
     RepairKind,
     RepairNote,
@@ -178,6 +179,7 @@ __all__ = [
     "CONTENT_PART_TYPES",
     "DECISION_TYPES",
     "INTERRUPTED_RESULT",
+    "CallInterrupted",
     "NO_USAGE",
     "PROCEED",
     "SCHEMA_VERSION",

@@ -24,6 +24,12 @@ INTERRUPTED_RESULT = (
 )
 
 
+class CallInterrupted(Exception):
+    """Raised by a tool whose call was cut off where it ran (the remote worker that ran it was
+    lost mid-call, and it is not idempotent): the call's result is `INTERRUPTED_RESULT`, as for
+    a resumed run's interrupted call, instead of an error naming this exception."""
+
+
 @frozen
 class OpenCall:
     """A tool call with no result after it; `index` is its assistant message's position."""

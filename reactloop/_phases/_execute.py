@@ -12,6 +12,7 @@ from attrs import frozen
 from reactloop._core import (
     INTERRUPTED_RESULT,
     NO_USAGE,
+    CallInterrupted,
     HookPoint,
     Tool,
     ToolCall,
@@ -70,6 +71,10 @@ async def _call_telling(run: Run, item: Admitted) -> tuple[object, ToolError | N
 
 
 def _failed(item: Admitted, exc: Exception) -> ToolError:
+    """The error result's error: what the tool raised, or the interrupted-call result when its
+    call was cut off where it ran (a tool run elsewhere, such as a Temporal activity)."""
+    if isinstance(exc, CallInterrupted):
+        return ToolError(INTERRUPTED_RESULT, tool_name=item.tool.name)
     error = ToolExecutionError(item.tool.name, exc)
     error.__cause__ = exc
     return error

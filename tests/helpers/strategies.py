@@ -23,15 +23,29 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from reactloop._cassettes._cassette import Cassette, Interaction, RecordedRequest
+from reactloop._core._approvals import (
+    Approve,
+    DecisionScope,
+    Deny,
+    Edit,
+    ExternalFailure,
+    ExternalResult,
+)
 from reactloop._core._decisions import StopReason
 from reactloop._core._messages import (
     AssistantMessage,
     AssistantPart,
     FinishReason,
+    ForcedTool,
     Message,
+    ModelRequest,
     ModelResponse,
+    ReasoningDelta,
     SystemMessage,
+    TextDelta,
     ToolCall,
+    ToolCallDelta,
+    ToolChoice,
     ToolMessage,
     ToolSpec,
     Usage,
@@ -58,6 +72,11 @@ from reactloop._core._records import (
     StepClosed,
 )
 from reactloop._core._repair import RepairKind, RepairNote
+from reactloop._core._settings import (
+    ModelSettings,
+    ResponseFormat,
+    ResponseFormatKind,
+)
 from reactloop._core._state import RunContext, ToolResult
 from reactloop._errors import ErrorCode
 
@@ -1047,3 +1066,56 @@ def _composite_type(draw: st.DrawFn, kind: str, depth: int) -> object:
 def _union_of(members: list[object]) -> object:
     """`typing.Union` of the members (what `X | Y | None` makes, built from a list)."""
     return Union.__getitem__(tuple(members))
+
+
+# --- Temporal payloads (tests/temporal/test_payloads.py) ---------------------------------------
+
+_specs = st.builds(
+    ToolSpec,
+    tool_names,
+    short_texts,
+    st.dictionaries(st.sampled_from(["type", "properties", "required"]), json_values, max_size=3),
+)
+_choices = st.one_of(st.sampled_from(ToolChoice), st.builds(ForcedTool, tool_names))
+_settings = st.builds(
+    ModelSettings,
+    temperature=st.one_of(st.none(), st.floats(0, 2)),
+    max_output_tokens=st.one_of(st.none(), st.integers(1, 10**6)),
+    stop_sequences=st.lists(short_texts.filter(str.strip), max_size=2).map(tuple),
+    seed=st.one_of(st.none(), st.integers(0, 2**31)),
+    response_format=st.one_of(
+        st.none(),
+        st.builds(
+            ResponseFormat,
+            st.just(ResponseFormatKind.JSON_SCHEMA),
+            st.just("answer"),
+            st.just({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        ),
+    ),
+)
+model_requests = st.builds(
+    ModelRequest,
+    st.lists(st.one_of(messages, messages_with_parts), max_size=6).map(tuple),
+    _maybe_texts,
+    st.lists(_specs, max_size=3).map(tuple),
+    _choices,
+    _settings,
+)
+"""Model requests with any messages (parts included), tool specs, tool choice and settings."""
+
+model_deltas = st.one_of(
+    st.builds(TextDelta, short_texts),
+    st.builds(ReasoningDelta, short_texts),
+    st.builds(
+        ToolCallDelta, st.integers(0, 5), short_texts, st.one_of(st.none(), call_ids), _maybe_texts
+    ),
+)
+_scopes = st.one_of(st.booleans(), st.sampled_from(DecisionScope))
+decisions = st.one_of(
+    st.builds(Approve, _scopes),
+    st.builds(Deny, short_texts.filter(str.strip), _scopes),
+    st.builds(Edit, st.dictionaries(st.sampled_from(["q", "n"]), json_values, max_size=2)),
+    st.builds(ExternalResult, json_values),
+    st.builds(ExternalFailure, short_texts.filter(str.strip)),
+)
+"""Every kind of decision on a held call."""
