@@ -113,18 +113,18 @@ class TemporalLoop:
         )
         queue = _queue(task_queue)
         if session_id is None:
-            await client.start_workflow(
+            started = await client.start_workflow(
                 WORKFLOW_RUN, encode(request), id=self.workflow_id(run_id), task_queue=queue
             )
-        else:
-            await client.start_workflow(
-                WORKFLOW_SESSION,
-                encode(SessionStart(self.name, session_id)),
-                id=session_workflow_id(self.name, session_id),
-                task_queue=queue,
-                start_signal="turn",
-                start_signal_args=[encode(request)],
-            )
+            return TemporalRun(self, client, run_id, started)
+        await client.start_workflow(
+            WORKFLOW_SESSION,
+            encode(SessionStart(self.name, session_id)),
+            id=session_workflow_id(self.name, session_id),
+            task_queue=queue,
+            start_signal="turn",
+            start_signal_args=[encode(request)],
+        )
         return self.get(client, run_id)
 
     async def run(
@@ -171,16 +171,27 @@ class TemporalRun:
     """A run driven by a Temporal workflow: read its events and result, decide its held calls,
     interrupt it; any process with a client can hold one (`TemporalLoop.get`)."""
 
-    def __init__(self, loop: TemporalLoop, client: Client, run_id: str) -> None:
+    def __init__(
+        self,
+        loop: TemporalLoop,
+        client: Client,
+        run_id: str,
+        handle: WorkflowHandle[Any, Any] | None = None,
+    ) -> None:
         self.loop = loop
         self.client = client
         self.run_id = run_id
         self.workflow_id = loop.workflow_id(run_id)
+        # the handle `start_workflow` gave, kept: a time-skipping test server's client skips
+        # time only while one of its own handles awaits a result
+        self._started = handle
 
     def __repr__(self) -> str:
         return f"TemporalRun({self.loop.name!r}, {self.run_id!r})"
 
     def _handle(self) -> WorkflowHandle[Any, Any]:
+        if self._started is not None:
+            return self._started
         return self.client.get_workflow_handle(self.workflow_id)
 
     async def _describe(self) -> Any:
