@@ -1,0 +1,271 @@
+"""The loop a workflow drives: a clone of the user's loop whose model and tools are activity
+proxies, with the workflow's clock and a fresh in-memory store (ADR-0033).
+
+Everything else (phases, hooks, policies, stop conditions, the approval gate, output checks)
+is the user's, unmodified, and runs as workflow code: deterministic, because its time comes
+from the workflow and its model answers, call ids and tool results from the activities'
+recorded results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+import attrs
+import orjson
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from reactloop._core import (
+    CallInterrupted,
+    DeltaSink,
+    ModelRequest,
+    ModelResponse,
+    RunContext,
+    Tool,
+    ToolSpec,
+)
+from reactloop._durable import MemoryStore
+from reactloop._errors import ConfigurationError, ModelError, ProviderUnavailableError
+from reactloop._loop import ReActLoop
+from reactloop._temporal._activities import MODEL_ERROR
+from reactloop._temporal._contracts import (
+    ModelAnswer,
+    ModelCall,
+    ToolInput,
+    ToolOutcome,
+    model_activity,
+    tool_activity,
+)
+from reactloop._temporal._options import ActivityOptions, ModelActivity, ToolActivity
+from reactloop._temporal._payloads import (
+    decode,
+    decode_deltas,
+    decode_error,
+    decode_parts,
+    decode_response,
+    encode,
+    encode_request,
+)
+
+_MODEL_TRAITS = frozenset(
+    {
+        "provider",
+        "model",
+        "price_key",
+        "price_keys",
+        "supports_native_output",
+        "supports_forced_tool_choice",
+        "takes_forced_tool_choice",
+        "strict_output_schema",
+    }
+)
+"""What the loop reads of its model while it runs (pricing, output): the real model's."""
+
+
+def _seconds(value: float | None) -> timedelta | None:
+    return None if value is None else timedelta(seconds=value)
+
+
+class ActivityModel:
+    """The loop's model in a workflow: each call is the loop's model activity; the deltas the
+    real model streamed are replayed to `on_delta` when the answer arrives, and a `ModelError`
+    the real model raised is raised here, the same class with the same fields."""
+
+    def __init__(self, real: object, name: str, options: ModelActivity) -> None:
+        self._real = real
+        self._name = name
+        self._options = options
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute in _MODEL_TRAITS:
+            return getattr(self._real, attribute)
+        raise AttributeError(attribute)
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """One model call by the model activity."""
+        return await self._call(request, None)
+
+    async def stream(self, request: ModelRequest, on_delta: DeltaSink) -> ModelResponse:
+        """One streamed model call by the model activity; deltas come with its answer."""
+        return await self._call(request, on_delta)
+
+    async def _call(self, request: ModelRequest, on_delta: DeltaSink | None) -> ModelResponse:
+        run_id = workflow.info().workflow_id
+        call = ModelCall(self._name, run_id, encode_request(request), on_delta is not None)
+        options = self._options
+        try:
+            data = await workflow.execute_activity(
+                model_activity(self._name),
+                encode(call),
+                result_type=bytes,
+                start_to_close_timeout=timedelta(seconds=options.start_to_close),
+                heartbeat_timeout=_seconds(options.heartbeat),
+                retry_policy=RetryPolicy(maximum_attempts=options.attempts),
+                task_queue=options.task_queue,
+                summary="model call",
+            )
+        except ActivityError as failure:
+            raise model_error_of(failure, options.attempts) from None
+        answer = decode(data, ModelAnswer)
+        if on_delta is not None:
+            for delta in decode_deltas(answer.deltas):
+                await on_delta(delta)
+        return decode_response(answer.response)
+
+
+def model_error_of(failure: ActivityError, attempts: int) -> ModelError:
+    """The model error a failed model activity stands for: the one the real model raised, or,
+    when the worker failed every attempt, a retryable `ProviderUnavailableError` saying so."""
+    cause = failure.cause
+    if isinstance(cause, ApplicationError) and cause.type == MODEL_ERROR and cause.details:
+        detail = cause.details[0]
+        if isinstance(detail, bytes):
+            return decode_error(detail)
+    why = cause if cause is not None else failure
+    return ProviderUnavailableError(
+        f"the model activity failed on the worker {attempts} time(s) in a row "
+        f"(not a provider's answer): {why}"
+    )
+
+
+class ActivityTool:
+    """One of the loop's tools in a workflow: the same name, spec, timeout, exclusivity,
+    argument checks and approval traits, each call run by the loop's tool activity."""
+
+    def __init__(self, real: Tool, name: str, options: ToolActivity) -> None:
+        self._real = real
+        self._name = name
+        self._options = options
+        self.attempts = options.attempts_for(real)
+
+    def __getattr__(self, attribute: str) -> Any:  # idempotent, requires_approval, external
+        return getattr(self._real, attribute)
+
+    @property
+    def name(self) -> str:
+        """The real tool's name."""
+        return self._real.name
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The real tool's spec."""
+        return self._real.spec
+
+    @property
+    def timeout(self) -> float | None:
+        """The real tool's timeout (the loop enforces it in the workflow)."""
+        return self._real.timeout
+
+    @property
+    def exclusive(self) -> bool:
+        """Whether the real tool runs alone."""
+        return self._real.exclusive
+
+    def parse_arguments(self, arguments: str) -> dict[str, Any]:
+        """The real tool's checks of the model's arguments (pure: run in the workflow)."""
+        return self._real.parse_arguments(arguments)
+
+    async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
+        """The call, run by the tool activity: the tool's value, or its exception raised again
+        (the same class name and message); a call lost with its worker is `CallInterrupted`."""
+        given = ToolInput(
+            self._name,
+            self.name,
+            orjson.dumps(arguments),
+            context.run_id,
+            context.call_id or "",
+            context.user_id,
+            context.session_id,
+        )
+        try:
+            data = await workflow.execute_activity(
+                tool_activity(self._name),
+                encode(given),
+                result_type=bytes,
+                **self._activity_options(),
+            )
+        except ActivityError as failure:
+            raise _lost(failure) from None
+        return _value_of(decode(data, ToolOutcome))
+
+    def _activity_options(self) -> dict[str, Any]:
+        options = self._options
+        start_to_close = options.start_to_close
+        if self.timeout is not None:  # the loop's limit cancels it first
+            start_to_close = max(start_to_close, self.timeout + 30.0)
+        return {
+            "start_to_close_timeout": timedelta(seconds=start_to_close),
+            "heartbeat_timeout": timedelta(seconds=options.heartbeat),
+            "retry_policy": RetryPolicy(maximum_attempts=self.attempts),
+            "task_queue": options.task_queue,
+            "summary": f"tool {self.name}",
+        }
+
+
+_ERRORS: dict[str, type[Exception]] = {}
+
+
+def remote_error(type_name: str, message: str) -> Exception:
+    """An exception of a class named `type_name` (made once per name) with `message`: the
+    error result reads as the local run's ("tool 'x' raised KeyError: ...")."""
+    kind = _ERRORS.get(type_name)
+    if kind is None:
+        kind = _ERRORS[type_name] = type(type_name, (Exception,), {"__module__": __name__})
+    return kind(message)
+
+
+def _value_of(outcome: ToolOutcome) -> object:
+    if outcome.error_type is not None:
+        raise remote_error(outcome.error_type, outcome.error_message or "")
+    if outcome.parts is not None:
+        return decode_parts(outcome.parts)
+    return outcome.value
+
+
+def _lost(failure: ActivityError) -> Exception:
+    """What a failed tool activity means: the tool the worker lacks as an error, else a call
+    cut off with its worker (every allowed attempt failed or timed out)."""
+    cause = failure.cause
+    if isinstance(cause, ApplicationError) and cause.non_retryable:
+        return remote_error((cause.type or "ApplicationError").rpartition(".")[2], cause.message)
+    return CallInterrupted(str(cause if cause is not None else failure))
+
+
+def _proxied_tools(
+    config_tools: Mapping[str, Tool], name: str, options: ActivityOptions
+) -> dict[str, Tool]:
+    return {
+        key: ActivityTool(tool, name, options.for_tool(tool)) for key, tool in config_tools.items()
+    }
+
+
+def workflow_loop(loop: ReActLoop[Any], name: str, options: ActivityOptions) -> ReActLoop[Any]:
+    """A clone of `loop` for one workflow run: model and tools are activity proxies, the clock
+    and the approval's wall clock are the workflow's, the store a fresh `MemoryStore` (its
+    records derive from activity results and workflow time, so replay rebuilds it), retries
+    without random jitter, and no tracing or run limiter (those belong to the worker side)."""
+    config = loop.config
+    if config.toolsets is not None:
+        rule = "a loop without toolsets (MCP servers): they do not run on Temporal yet"
+        raise ConfigurationError.invalid("TemporalLoop(loop=...)", "a loop with toolsets", rule)
+    tools = _proxied_tools(config.tools, name, options)
+    clone: ReActLoop[Any] = object.__new__(ReActLoop)
+    clone.__dict__.update(loop.__dict__, _owns_model=False)
+    clone.config = attrs.evolve(
+        config,
+        model=ActivityModel(config.model, name, options.model),
+        tools=tools,
+        tool_list=tuple(tools.values()),
+        store=MemoryStore(),
+        owns_store=False,
+        clock=workflow.time,
+        approval=attrs.evolve(config.approval, wall_clock=workflow.time),
+        retry=attrs.evolve(config.retry, jitter=0.0),
+        tracing=None,
+        run_limiter=None,
+    )
+    return clone
