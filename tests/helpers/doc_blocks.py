@@ -3,8 +3,8 @@ on its own, as a user who copies one block would.
 
 Each block runs in a fresh namespace and is type-checked as its own module: every name it uses
 must be defined or imported in it. After a block runs, its `async def main()` is run, and so are
-its `test_*` functions (async ones on asyncio and trio; a parametrized one once per case, as
-pytest would). Errors point at the file's lines.
+its `test_*` functions (async ones on asyncio and trio, Temporal's on asyncio alone; a
+parametrized one once per case, as pytest would). Errors point at the file's lines.
 """
 
 from __future__ import annotations
@@ -65,6 +65,13 @@ class Block:
             for node in ast.parse(self.code).body
         )
 
+    def asyncio_only(self) -> bool:
+        """True when the block uses Temporal, whose SDK runs on asyncio alone (ADR-0033)."""
+        return (
+            re.search(r"^\s*(from|import) (temporalio|reactloop\.temporal)\b", self.code, re.M)
+            is not None
+        )
+
     def private_imports(self) -> list[str]:
         """Modules of reactloop the block imports that are private (a part starting with `_`)."""
         names: list[str] = []
@@ -96,8 +103,15 @@ def runs(blocks: Iterable[Block]) -> list[Any]:
             block, backend, id=f"{block.where}-block{block.number}-line{block.line}-{backend}"
         )
         for block in blocks
-        for backend in (BACKENDS if block.is_async() else ("sync",))
+        for backend in _backends(block)
     ]
+
+
+def _backends(block: Block) -> tuple[str, ...]:
+    """Where the block runs: each backend for a coroutine, asyncio alone for Temporal's."""
+    if not block.is_async():
+        return ("sync",)
+    return ("asyncio",) if block.asyncio_only() else BACKENDS
 
 
 def run_block(block: Block, backend: str) -> None:

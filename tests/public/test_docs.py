@@ -48,6 +48,7 @@ PUBLIC = (
     "stopping",
     "stores",
     "telemetry",
+    "temporal",
     "testing",
     "tools",
 )
