@@ -49,6 +49,7 @@ from reactloop._temporal._contracts import (
     session_workflow_id,
 )
 from reactloop._temporal._errors import RunFailedError, RunNotPausedError
+from reactloop._temporal._mirror import mirror_store
 from reactloop._temporal._options import ActivityOptions
 from reactloop._temporal._payloads import encode, encode_decisions, encode_messages
 from reactloop._temporal._session import SessionStart
@@ -70,8 +71,9 @@ DepsFactory = Callable[[RunInfo], Any]
 class TemporalLoop:
     """A loop run on Temporal under a stable `name` (its activities are named after it):
     `deps_factory(RunInfo)` builds a run's deps on the worker (never in history), `activities`
-    set the model's and tools' activity options; `mirror` is a store a run's records are
-    copied to (unused here yet)."""
+    set the model's and tools' activity options; `mirror` is a store (or a store URL) each
+    run's journal is copied to at its pauses and its end (`_mirror`), so the command line, the
+    trace page and `ChatServer` read Temporal runs from it."""
 
     def __init__(
         self,
@@ -86,7 +88,7 @@ class TemporalLoop:
         self.name = identifier("name", name)
         self.deps_factory = deps_factory
         self.activities = ActivityOptions() if activities is None else activities
-        self.mirror = mirror
+        self.mirror = mirror_store(mirror)
 
     def __repr__(self) -> str:
         return f"TemporalLoop({self.name!r})"

@@ -111,3 +111,14 @@ class RunRequest:
     user_id: str | None = None
     session_id: str | None = None
     history: bytes | None = None
+
+
+@frozen
+class MirrorBatch:
+    """A run's journal records to copy to the loop's mirror store: `records` (encoded) are the
+    journal's from position `after` on, so a retried copy skips the ones the mirror has."""
+
+    loop: str
+    run_id: str
+    after: int
+    records: bytes

@@ -13,6 +13,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from reactloop._errors import ConfigurationError
 from reactloop._temporal._activities import loop_activities
 from reactloop._temporal._client import TemporalLoop
+from reactloop._temporal._mirror import mirror_activities
 from reactloop._temporal._session import SessionWorkflow
 from reactloop._temporal._workflow import LOOPS, RunWorkflow
 
@@ -41,6 +42,8 @@ def worker_for(
     for loop in served:
         LOOPS[loop.name] = loop
         activities += loop_activities(loop.loop, loop.name, loop.deps_factory, loop.activities)
+        if loop.mirror is not None:
+            activities += mirror_activities(loop.name, loop.mirror)
     options.setdefault("workflow_runner", UnsandboxedWorkflowRunner())
     return Worker(
         client,

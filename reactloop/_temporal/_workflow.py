@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import orjson
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from reactloop._approval import check_decisions
 from reactloop._core import CallsHeld, PendingCall, Record, RunCreated, RunResult, Tool, UserMessage
@@ -27,9 +28,14 @@ from reactloop._durable import (
 )
 from reactloop._loop import ReActLoop
 from reactloop._stored_errors import DecisionError
-from reactloop._temporal._contracts import WORKFLOW_RUN, RunRequest
+from reactloop._temporal._contracts import (
+    WORKFLOW_RUN,
+    MirrorBatch,
+    RunRequest,
+    mirror_activity,
+)
 from reactloop._temporal._errors import UnknownLoopError
-from reactloop._temporal._payloads import decode, decode_decisions, decode_messages
+from reactloop._temporal._payloads import decode, decode_decisions, decode_messages, encode
 from reactloop._temporal._proxies import workflow_loop
 
 if TYPE_CHECKING:
@@ -39,6 +45,11 @@ DECISION_ERROR = "reactloop.DecisionError"  # the ApplicationError type of a ref
 NOT_PAUSED = "reactloop.RunNotPaused"  # decisions given to a run that holds no calls
 STATUS = "reactloop.status"  # memo keys: the run's status and the calls it holds
 PENDING = "reactloop.pending"
+
+MIRROR_TIMEOUT = timedelta(seconds=60)
+MIRROR_RETRY = RetryPolicy(maximum_attempts=5)
+"""A copy to the mirror is idempotent, so retried; one that fails every attempt is left for
+the next copy (the run goes on: the mirror is a view of it, not its truth)."""
 
 LOOPS: dict[str, TemporalLoop] = {}
 """The loops this process's workers serve, by name (filled by `temporal_worker`)."""
@@ -69,6 +80,7 @@ class KeptStore(MemoryStore):
     def __init__(self) -> None:
         super().__init__()
         self.records: list[Record] = []
+        self.mirrored = 0  # how many of them the loop's mirror holds
 
     async def create_run(self, created: RunCreated) -> None:
         await super().create_run(created)
@@ -109,6 +121,7 @@ class RunWorkflow:
         self._decided = False
         self._live: Any = None  # the run being driven (a handle or stream with `interrupt`)
         self._interrupt: tuple[str | None] | None = None
+        self._mirror: str | None = None  # the loop's name when it has a mirror
 
     @workflow.run
     async def run(self, data: bytes) -> bytes:
@@ -116,12 +129,14 @@ class RunWorkflow:
         request = decode(data, RunRequest)
         self._run_id = request.run_id
         named = registered(request.loop)
+        self._mirror = None if named.mirror is None else named.name
         clone = _on_store(workflow_loop(named.loop, named.name, named.activities), self._store)
         self._tools, self._limit = clone.config.tools, clone.config.max_result_chars
         result = await self._first(clone, request)
         while result.paused and self._interrupt is None:
             await self._wait(result)
             result = await self._resume(clone)
+        await self._mirrored()
         workflow.upsert_memo({STATUS: "ended", PENDING: None})
         return encode_records(self._store.records)
 
@@ -156,6 +171,7 @@ class RunWorkflow:
     async def _wait(self, result: RunResult[Any]) -> None:
         """Hold the paused run until decisions arrive, or its earliest deadline passes (then
         it resumes with none: reactloop's expiry denies the calls past their deadline)."""
+        await self._mirrored()  # before the memo says paused: a paused run's mirror is whole
         self._held = tuple(result.pending)
         self._known = replay(self._store.records).call_ids
         held = CallsHeld(0, self._held)
@@ -170,6 +186,28 @@ class RunWorkflow:
             )
         except TimeoutError:
             return
+
+    async def _mirrored(self) -> None:
+        """Copy the journal's records the mirror lacks to it (one activity; none without a
+        mirror or new records). A copy that fails is left to the next one."""
+        store, name = self._store, self._mirror
+        if name is None or store.mirrored == len(store.records):
+            return
+        upto = len(store.records)
+        new = encode_records(store.records[store.mirrored : upto])
+        batch = MirrorBatch(name, self._run_id, store.mirrored, new)
+        try:
+            await workflow.execute_activity(
+                mirror_activity(name),
+                encode(batch),
+                start_to_close_timeout=MIRROR_TIMEOUT,
+                retry_policy=MIRROR_RETRY,
+                summary="mirror",
+            )
+        except ActivityError as failure:
+            workflow.logger.warning("run %s: the mirror copy failed: %s", self._run_id, failure)
+            return
+        store.mirrored = upto
 
     def _interrupted(self) -> None:
         """Pass an interrupt asked for to the run being driven."""
