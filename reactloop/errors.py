@@ -79,6 +79,14 @@ from reactloop._stored_errors import (
     UnreadableRunError,
     UnrecordedCallError,
 )
+from reactloop._temporal import (
+    PayloadTooLargeError,
+    RunFailedError,
+    RunNotPausedError,
+    TemporalNotInstalledError,
+    TemporalRunError,
+    UnknownLoopError,
+)
 
 __all__ = [
     "AgentDepthError",
@@ -115,6 +123,7 @@ __all__ = [
     "NotPendingError",
     "OutputValidationError",
     "PartialJsonError",
+    "PayloadTooLargeError",
     "ProviderConfigurationError",
     "ProviderUnavailableError",
     "RateLimitedError",
@@ -123,9 +132,11 @@ __all__ = [
     "RequestRejectedError",
     "RequestTooLargeError",
     "RunExistsError",
+    "RunFailedError",
     "RunInProgressError",
     "RunLimitError",
     "RunNotFoundError",
+    "RunNotPausedError",
     "RunTimeoutError",
     "ScriptExhaustedError",
     "SessionBusyError",
@@ -133,6 +144,8 @@ __all__ = [
     "StateTokenReason",
     "StoreError",
     "StrictSchemaError",
+    "TemporalNotInstalledError",
+    "TemporalRunError",
     "TooManyRunsError",
     "ToolArgumentsError",
     "ToolDefinitionError",
@@ -143,6 +156,7 @@ __all__ = [
     "ToolsetConnectionError",
     "ToolsetError",
     "UnauthorizedError",
+    "UnknownLoopError",
     "UnknownRunError",
     "UnknownToolError",
     "UnreadableRunError",

@@ -60,6 +60,8 @@ PINNED: dict[str, set[str]] = {
         "RequestRejectedError", "MalformedRequestError", "RequestTooLargeError",
         "UnauthorizedError", "ForbiddenError", "TooManyRunsError", "NotPendingError",
         "UnknownRunError",
+        "TemporalRunError", "TemporalNotInstalledError", "UnknownLoopError", "RunFailedError",
+        "RunNotPausedError", "PayloadTooLargeError",
     },
     "reactloop.messages": {
         "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind",
