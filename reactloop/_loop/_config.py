@@ -22,7 +22,6 @@ from reactloop._approval import (
     MIN_TOKEN_BYTES,
     ApprovalOptions,
     ApprovalPolicy,
-    SigningKeys,
     StateKey,
     signing_keys,
 )
@@ -436,7 +435,6 @@ def build_config(
     holds = _holds_calls(checked.get("approval"), [*tools.values(), *_toolsets_of(toolsets)])
     store = checked.get("store")
     keys = checked.get("state_key") or signing_keys(None)  # None: the environment's key
-    _can_resume_paused(holds, store, keys)
     # A toolset's tools are known once listed: any of them may need a decision when a paused run
     # can be resumed; a listed one that needs it otherwise is refused then (see `_toolsets`).
     holds = holds or (toolsets is not None and (store is not None or keys is not None))
@@ -556,10 +554,11 @@ def _output(
     )
 
 
-def _can_resume_paused(holds: bool, store: object, keys: SigningKeys | None) -> None:
+def can_resume_paused(config: LoopConfig) -> None:
     """A loop whose runs may pause must be able to resume them: from a store, or from a signed
-    state token (which needs a key)."""
-    if holds and store is None and keys is None:
+    state token (which needs a key). Checked when a run starts, not when the loop is built: a
+    loop run elsewhere (on Temporal) is given its store there."""
+    if config.holds_calls and config.store is None and config.state_keys is None:
         rule = (
             "given when no store is: a run that pauses for approval is resumed from a store or"
             f" from a signed state token (state_key=..., or the {ENV_VAR} environment variable)"

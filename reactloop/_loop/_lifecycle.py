@@ -37,6 +37,7 @@ from reactloop._core import (
     repair_history,
 )
 from reactloop._errors import ConfigurationError, ContractError, ReactLoopError, name_of
+from reactloop._loop._config import can_resume_paused
 from reactloop._loop._resume import Session, enter_session, open_journal
 from reactloop._loop._run import EventSink, LoopConfig, Run
 from reactloop._loop._run_ids import RUN_ID_KEYWORDS, chosen_run_id
@@ -120,6 +121,7 @@ async def start_run(
     """
     context = {} if context is None else context
     said, history = check_input(text, history, context)
+    can_resume_paused(config)
     session = await enter_session(config, history, context)
     try:
         return await _prepared(config, said, session, sink, context)

@@ -117,12 +117,17 @@ async def test_the_key_may_come_from_the_environment(monkeypatch: pytest.MonkeyP
     assert done.stop_reason.value == "completed"
 
 
-def test_a_loop_that_may_pause_needs_a_store_or_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_loop_that_may_pause_needs_a_store_or_a_key_to_start_a_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv(ENV_VAR, raising=False)
+    pay = FakeTool("pay", requires_approval=True)
+    loop = loop_for(pay, None)  # built (a loop run on Temporal gets its store there)
     with pytest.raises(ConfigurationError, match="state_key") as caught:
-        loop_for(FakeTool("pay", requires_approval=True), None)
-    assert caught.value.option == "state_key"
-    loop_for(FakeTool("pay", requires_approval=True), None, store=MemoryStore())  # a store will do
+        await loop.run("go")
+    assert caught.value.option == "state_key" and pay.calls == []
+    stored = await loop_for(pay, None, store=MemoryStore()).run("go")  # a store will do
+    assert stored.paused
 
 
 @pytest.mark.parametrize(("run_id", "state"), [(None, None), ("abc", "rl1.x.y")])

@@ -9,9 +9,9 @@ import anyio
 import pytest
 from temporalio.client import Client
 
-from reactloop import Approve, MemoryStore, ReActLoop
+from reactloop import Approve, ReActLoop
 from reactloop.approval import ApprovalPolicy, ExternalResult
-from reactloop.errors import DecisionError
+from reactloop.errors import ConfigurationError, DecisionError
 from reactloop.stores import RunStatus
 from reactloop.temporal import TemporalLoop, TemporalRun, temporal_worker
 from reactloop.testing import FakeTool, ScriptedModel, call
@@ -27,8 +27,7 @@ def _paying(approval: ApprovalPolicy | None = None) -> tuple[TemporalLoop, FakeT
         "required": ["amount"], "additionalProperties": False,
     })  # fmt: skip
     model = ScriptedModel([call("pay", amount=5), "Paid."])
-    # a loop that holds calls needs a store to be built; on Temporal the workflow's own is used
-    loop = ReActLoop(model, tools=[pay], store=MemoryStore(), approval=approval)
+    loop = ReActLoop(model, tools=[pay], approval=approval)  # no store: the workflow keeps it
     return TemporalLoop(loop, name="payments"), pay
 
 
@@ -95,3 +94,20 @@ async def test_an_hours_deadline_denies_the_call_at_once_on_the_time_skipping_se
     assert denied.is_error and "deadline" in denied.content
     assert result.output == "Paid."
     await assert_replays(client, run.workflow_id, WORKFLOWS)
+
+
+async def test_a_loop_holding_calls_needs_no_store_or_key_on_temporal(
+    temporal_dev: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REACTLOOP_STATE_KEY", raising=False)
+    payments, pay = _paying()
+    assert payments.loop.config.store is None and payments.loop.config.state_keys is None
+    with pytest.raises(ConfigurationError, match="state_key"):
+        await payments.loop.run("pay 5")  # locally its paused run could not be resumed
+    with anyio.fail_after(30):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[payments]):
+            run = await payments.start(temporal_dev, "pay 5", task_queue=task_queue)
+            await run.decide({await _paused(run): Approve()})
+            result = await run.result()
+    assert pay.calls == [{"amount": 5}] and result.output == "Paid."
+    await assert_replays(temporal_dev, run.workflow_id, WORKFLOWS)

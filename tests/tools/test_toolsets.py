@@ -155,14 +155,14 @@ def test_the_same_toolset_twice_is_refused() -> None:
         ReActLoop(ScriptedModel([]), tools=[server, server])
 
 
-def test_a_toolset_that_requires_approval_needs_a_store_or_a_key(
+async def test_a_toolset_that_requires_approval_needs_a_store_or_a_key(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("REACTLOOP_STATE_KEY", raising=False)
     server = FakeToolset("server", [], requires_approval=True)
     with pytest.raises(ConfigurationError, match="state_key"):
-        ReActLoop(ScriptedModel([]), tools=[server])
-    ReActLoop(ScriptedModel([]), tools=[server], store=MemoryStore())
+        await ReActLoop(ScriptedModel(["hi"]), tools=[server]).run("go")
+    await ReActLoop(ScriptedModel(["hi"]), tools=[server], store=MemoryStore()).run("go")
 
 
 async def test_a_toolset_tool_needing_approval_holds_the_call() -> None:
