@@ -12,12 +12,14 @@ from reactloop._loop._lifecycle import message
 from reactloop._loop._loop import ReActLoop
 from reactloop._loop._resume import ResumeOptions
 from reactloop._loop._run import LoopConfig, Run
+from reactloop._loop._run_ids import IfExists
 from reactloop._loop._workers import resume_claimable, unpark_run
 
 __all__ = [
     "HOMES",
     "OPTION_NAMES",
     "AgentTool",
+    "IfExists",
     "LoopConfig",
     "LoopOptions",
     "ReActLoop",

@@ -18,7 +18,8 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
-from temporalio.exceptions import ApplicationError
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from reactloop._core import (
@@ -37,9 +38,9 @@ from reactloop._core import (
     UserMessage,
 )
 from reactloop._durable import replay, structure_records
-from reactloop._loop import ReActLoop
+from reactloop._loop import IfExists, ReActLoop
 from reactloop._serve._replay import JournalReader, stored_result
-from reactloop._stored_errors import DecisionError
+from reactloop._stored_errors import DecisionError, RunExistsError
 from reactloop._temporal._contracts import (
     WORKFLOW_RUN,
     WORKFLOW_SESSION,
@@ -60,7 +61,7 @@ from reactloop._temporal._workflow import (
     decode_records,
 )
 from reactloop._unicode import identifier, optional_identifier
-from reactloop._validate import text
+from reactloop._validate import member, text
 
 POLL = 0.05
 """Seconds between two reads of a running run's journal (events) or of a turn not yet started."""
@@ -102,9 +103,13 @@ class TemporalLoop:
         run_id: str | None = None,
         session_id: str | None = None,
         user_id: str | None = None,
+        if_exists: str = "resume",
     ) -> TemporalRun:
         """Start a run (a session's next turn with `session_id`, queued behind its earlier
-        turns) and return its handle; `run_id` is yours or a fresh one."""
+        turns) and return its handle; `run_id` is yours or a fresh one. As `loop.run(run_id=)`
+        does, an id that names a run already (running, paused or ended) gives that run's
+        handle, never a second run; `if_exists="error"` refuses it (`RunExistsError`)."""
+        refuse = member("if_exists", if_exists, IfExists) is IfExists.ERROR
         run_id = uuid4().hex if run_id is None else identifier("run_id", run_id)
         request = RunRequest(
             self.name,
@@ -114,20 +119,45 @@ class TemporalLoop:
             optional_identifier("session_id", session_id),
         )
         queue = _queue(task_queue)
-        if session_id is None:
-            started = await client.start_workflow(
-                WORKFLOW_RUN, encode(request), id=self.workflow_id(run_id), task_queue=queue
-            )
-            return TemporalRun(self, client, run_id, started)
+        try:
+            if session_id is None:
+                return await self._start_run(client, request, queue)
+            return await self._start_turn(client, request, queue)
+        except WorkflowAlreadyStartedError:
+            if refuse:
+                raise RunExistsError(run_id) from None
+            return self.get(client, run_id)
+
+    async def _start_run(self, client: Client, request: RunRequest, queue: str) -> TemporalRun:
+        """Start the run's workflow; `WorkflowAlreadyStartedError` when its id was ever used
+        (running or closed: one workflow per run id, for as long as Temporal keeps it)."""
+        started = await client.start_workflow(
+            WORKFLOW_RUN,
+            encode(request),
+            id=self.workflow_id(request.run_id),
+            task_queue=queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+        )
+        return TemporalRun(self, client, request.run_id, started)
+
+    async def _start_turn(self, client: Client, request: RunRequest, queue: str) -> TemporalRun:
+        """Queue the turn in its session's workflow (started with it if need be), unless a run
+        of that id exists (`WorkflowAlreadyStartedError`); a turn queued twice at once runs once
+        (the session workflow skips a turn whose run exists)."""
+        run = self.get(client, request.run_id)
+        if await run.exists():
+            raise WorkflowAlreadyStartedError(run.workflow_id, WORKFLOW_RUN)
+        assert request.session_id is not None
         await client.start_workflow(
             WORKFLOW_SESSION,
-            encode(SessionStart(self.name, session_id)),
-            id=session_workflow_id(self.name, session_id),
+            encode(SessionStart(self.name, request.session_id)),
+            id=session_workflow_id(self.name, request.session_id),
             task_queue=queue,
             start_signal="turn",
             start_signal_args=[encode(request)],
         )
-        return self.get(client, run_id)
+        return run
 
     async def run(
         self, client: Client, text: str | UserMessage | Sequence[Any], **options: Any
@@ -195,6 +225,16 @@ class TemporalRun:
         if self._started is not None:
             return self._started
         return self.client.get_workflow_handle(self.workflow_id)
+
+    async def exists(self) -> bool:
+        """Whether the run's workflow was started (it may have ended since)."""
+        try:
+            await self._handle().describe()
+        except RPCError as error:
+            if error.status is not RPCStatusCode.NOT_FOUND:
+                raise
+            return False
+        return True
 
     async def _describe(self) -> Any:
         """The workflow's description, waiting for a session's turn to start its workflow."""

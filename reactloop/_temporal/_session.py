@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from attrs import evolve, frozen
 from temporalio import workflow
-from temporalio.exceptions import ChildWorkflowError
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
 
 from reactloop._durable import replay
 from reactloop._temporal._contracts import (
@@ -66,14 +67,16 @@ class SessionWorkflow:
 
 async def _turn(request: RunRequest) -> bytes | None:
     """Run one turn as a child run workflow; the transcript it leaves (its messages, which
-    begin with the history it was given); a turn whose workflow failed leaves it as it was."""
+    begin with the history it was given); a turn whose workflow failed leaves it as it was, and
+    so does a turn whose run id names a run already (queued twice: it runs once)."""
     try:
         journal: bytes = await workflow.execute_child_workflow(
             WORKFLOW_RUN,
             encode(request),
             id=run_workflow_id(request.loop, request.run_id),
             result_type=bytes,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
         )
-    except ChildWorkflowError:
+    except (ChildWorkflowError, WorkflowAlreadyStartedError):
         return request.history
     return encode_messages(replay(decode_records(journal)).stored.messages)
