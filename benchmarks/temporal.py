@@ -24,6 +24,7 @@ result; "ms per step" is the median run time over `--steps`, "runs/s" the median
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 import uuid
@@ -34,6 +35,8 @@ from typing import Any
 
 import anyio
 import orjson
+from anyio.abc import Process
+from anyio.streams.text import TextReceiveStream
 from attrs import asdict, frozen
 
 from benchmarks._measure import median
@@ -46,6 +49,8 @@ from tests.helpers.postgres_server import INSTALL, binaries, fresh_schema, throw
 from tests.temporal.servers import DEV_SERVER, dev_server
 
 ANSWER = "done"
+READY = "serving"
+"""What a worker process prints once it polls its queue."""
 Run = Callable[[str], Awaitable[RunResult[Any]]]
 """Drives one run (by its id) to its end."""
 
@@ -136,19 +141,63 @@ def on_postgres(url: str) -> Setting:
     return setting
 
 
-def on_temporal(database: Path | None) -> Setting:
+def on_temporal(database: Path | None, workers: int = 1) -> Setting:
     """`TemporalLoop(loop).run` on a dev server (in memory, or file-backed at `database`), one
-    worker in this process."""
+    worker in this process and `workers - 1` more in worker processes."""
 
     @asynccontextmanager
     async def setting(steps: int) -> AsyncIterator[Run]:
         async with dev_server(database) as environment:
             client, queue = environment.client, f"bench-{uuid.uuid4().hex}"
             support = TemporalLoop(make_loop(steps), name="bench")
-            async with temporal_worker(client, task_queue=queue, loops=[support]):
+            host = client.service_client.config.target_host
+            async with (
+                temporal_worker(client, task_queue=queue, loops=[support]),
+                worker_processes(host, queue, steps, workers - 1),
+            ):
                 yield lambda run_id: support.run(client, "go", run_id=run_id, task_queue=queue)
 
     return setting
+
+
+@asynccontextmanager
+async def worker_processes(host: str, queue: str, steps: int, count: int) -> AsyncIterator[None]:
+    """`count` worker processes (`--serve`) serving the queue, each up before this yields;
+    terminated after."""
+    command = [sys.executable, "-m", "benchmarks.temporal", "--steps", str(steps)]
+    started: list[Process] = []
+    try:
+        for _ in range(count):
+            process = await anyio.open_process([*command, "--serve", host, queue], stderr=None)
+            started.append(process)
+            await ready(process)
+        yield
+    finally:
+        for process in started:
+            process.terminate()
+            await process.wait()
+
+
+async def ready(process: Process) -> None:
+    """Wait for a worker process to say it serves its queue."""
+    said = ""
+    assert process.stdout is not None
+    async for text in TextReceiveStream(process.stdout):
+        said += text
+        if READY in said:
+            return
+    raise RuntimeError(f"a worker process ended before serving (exit {await process.wait()})")
+
+
+async def serve(host: str, queue: str, steps: int) -> None:
+    """A worker process: serve the benchmark's loop on `queue` until terminated."""
+    from temporalio.client import Client
+
+    client = await Client.connect(host)
+    support = TemporalLoop(make_loop(steps), name="bench")
+    async with temporal_worker(client, task_queue=queue, loops=[support]):
+        print(READY, flush=True)
+        await anyio.sleep_forever()
 
 
 @frozen
@@ -160,6 +209,7 @@ class Plan:
     steps: int = 3
     concurrency: tuple[int, ...] = (1, 20)
     warmup: int = 3
+    workers: int = 1
 
 
 async def measured(name: str, setting: Setting, plan: Plan) -> list[Row]:
@@ -240,10 +290,11 @@ async def temporal_rows(plan: Plan) -> tuple[list[Row], list[str]]:
     """Both Temporal contenders; a note instead when the pinned dev server is missing."""
     if not DEV_SERVER.is_file():
         return [], [f"Temporal: skipped, {DEV_SERVER} is missing (make install)"]
-    rows = await measured("Temporal, in memory", on_temporal(None), plan)
+    workers = f", {plan.workers} workers" if plan.workers > 1 else ""
+    rows = await measured(f"Temporal, in memory{workers}", on_temporal(None, plan.workers), plan)
     with tempfile.TemporaryDirectory(prefix="reactloop-temporal-bench-") as folder:
-        file_backed = on_temporal(Path(folder) / "temporal.db")
-        rows += await measured("Temporal, file-backed", file_backed, plan)
+        file_backed = on_temporal(Path(folder) / "temporal.db", plan.workers)
+        rows += await measured(f"Temporal, file-backed{workers}", file_backed, plan)
     return rows, []
 
 
@@ -283,8 +334,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 20])
     parser.add_argument("--no-postgres", action="store_true", help="leave PostgreSQL out")
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
+    parser.add_argument("--workers", type=int, default=1, help="Temporal worker processes")
+    parser.add_argument("--serve", nargs=2, metavar=("HOST", "QUEUE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    plan = Plan(args.runs, args.repeats, args.steps, tuple(args.concurrency))
+    if args.serve is not None:  # a worker process of --workers
+        host, queue = args.serve
+        anyio.run(serve, host, queue, args.steps, backend="asyncio")
+        return 0
+    plan = Plan(args.runs, args.repeats, args.steps, tuple(args.concurrency), workers=args.workers)
     rows, notes = anyio.run(measure, plan, not args.no_postgres, backend="asyncio")
     print(table(rows, plan))
     for note in notes:

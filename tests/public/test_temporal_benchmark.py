@@ -18,12 +18,15 @@ TINY = ["--runs", "2", "--repeats", "1", "--steps", "1", "--concurrency", "1", "
 
 
 def test_the_temporal_benchmark_reports_each_server_and_the_floor(tmp_path: Path) -> None:
+    """With a second worker process serving the queue beside the benchmark's own worker."""
     binary(DEV_SERVER)  # fails in CI, skips elsewhere, when the pinned dev server is missing
     written = tmp_path / "figures.json"
-    assert temporal_benchmark.main([*TINY, "--no-postgres", "--json", str(written)]) == 0
+    options = ["--no-postgres", "--workers", "2", "--json", str(written)]
+    assert temporal_benchmark.main([*TINY, *options]) == 0
     body = orjson.loads(written.read_bytes())
     rows = {(row["contender"], row["concurrency"]): row for row in body["rows"]}
-    contenders = ("loop.run (no store)", "Temporal, in memory", "Temporal, file-backed")
+    temporal = ("Temporal, in memory, 2 workers", "Temporal, file-backed, 2 workers")
+    contenders = ("loop.run (no store)", *temporal)
     assert set(rows) == {(name, n) for name in contenders for n in (1, 2)}
     assert all(row["runs"] == 2 for row in rows.values())
     assert all(row["ms_per_step"] > 0 and row["runs_per_second"] > 0 for row in rows.values())
