@@ -134,12 +134,17 @@ def model_error_of(failure: ActivityError, attempts: int) -> ModelError:
 
 class ActivityTool:
     """One of the loop's tools in a workflow: the same name, spec, timeout, exclusivity,
-    argument checks and approval traits, each call run by the loop's tool activity."""
+    argument checks and approval traits, each call run by the loop's tool activity, which
+    is told the run's session (`session_id`: a session's turn runs with its transcript as
+    history, so the workflow's own run has none)."""
 
-    def __init__(self, real: Tool, name: str, options: ToolActivity) -> None:
+    def __init__(
+        self, real: Tool, name: str, options: ToolActivity, session_id: str | None = None
+    ) -> None:
         self._real = real
         self._name = name
         self._options = options
+        self._session_id = session_id
         self.attempts = options.attempts_for(real)
 
     def __getattr__(self, attribute: str) -> Any:  # idempotent, requires_approval, external
@@ -179,7 +184,7 @@ class ActivityTool:
             context.run_id,
             context.call_id or "",
             context.user_id,
-            context.session_id,
+            context.session_id or self._session_id,
         )
         try:
             data = await workflow.execute_activity(
@@ -236,23 +241,27 @@ def _lost(failure: ActivityError) -> Exception:
 
 
 def _proxied_tools(
-    config_tools: Mapping[str, Tool], name: str, options: ActivityOptions
+    config_tools: Mapping[str, Tool], name: str, options: ActivityOptions, session: str | None
 ) -> dict[str, Tool]:
     return {
-        key: ActivityTool(tool, name, options.for_tool(tool)) for key, tool in config_tools.items()
+        key: ActivityTool(tool, name, options.for_tool(tool), session)
+        for key, tool in config_tools.items()
     }
 
 
-def workflow_loop(loop: ReActLoop[Any], name: str, options: ActivityOptions) -> ReActLoop[Any]:
+def workflow_loop(
+    loop: ReActLoop[Any], name: str, options: ActivityOptions, session_id: str | None = None
+) -> ReActLoop[Any]:
     """A clone of `loop` for one workflow run: model and tools are activity proxies, the clock
     and the approval's wall clock are the workflow's, the store a fresh `MemoryStore` (its
     records derive from activity results and workflow time, so replay rebuilds it), retries
-    without random jitter, and no tracing or run limiter (those belong to the worker side)."""
+    without random jitter, and no tracing or run limiter (those belong to the worker side).
+    A session's turn passes `session_id`: its tools' activities are told it."""
     config = loop.config
     if config.toolsets is not None:
         rule = "a loop without toolsets (MCP servers): they do not run on Temporal yet"
         raise ConfigurationError.invalid("TemporalLoop(loop=...)", "a loop with toolsets", rule)
-    tools = _proxied_tools(config.tools, name, options)
+    tools = _proxied_tools(config.tools, name, options, session_id)
     clone: ReActLoop[Any] = object.__new__(ReActLoop)
     clone.__dict__.update(loop.__dict__, _owns_model=False)
     clone.config = attrs.evolve(

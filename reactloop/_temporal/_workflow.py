@@ -130,7 +130,8 @@ class RunWorkflow:
         self._run_id = request.run_id
         named = registered(request.loop)
         self._mirror = None if named.mirror is None else named.name
-        clone = _on_store(workflow_loop(named.loop, named.name, named.activities), self._store)
+        proxied = workflow_loop(named.loop, named.name, named.activities, request.session_id)
+        clone = _on_store(proxied, self._store)
         self._tools, self._limit = clone.config.tools, clone.config.max_result_chars
         result = await self._first(clone, request)
         while result.paused and self._interrupt is None:
