@@ -81,6 +81,7 @@ from reactloop._stored_errors import (
 )
 from reactloop._temporal import (
     PayloadTooLargeError,
+    RemoteError,
     RunFailedError,
     RunNotPausedError,
     TemporalNotInstalledError,
@@ -129,6 +130,7 @@ __all__ = [
     "RateLimitedError",
     "ReactLoopError",
     "RecordedToolError",
+    "RemoteError",
     "RequestRejectedError",
     "RequestTooLargeError",
     "RunExistsError",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from reactloop._core import publish
 from reactloop._temporal._errors import (
     PayloadTooLargeError,
+    RemoteError,
     RunFailedError,
     RunNotPausedError,
     TemporalNotInstalledError,
@@ -29,10 +30,13 @@ from reactloop._temporal._errors import (
 from reactloop._temporal._options import ActivityOptions, ModelActivity, ToolActivity
 
 if TYPE_CHECKING:
+    from reactloop._temporal._channel import EventChannel, WorkflowEvents
     from reactloop._temporal._client import TemporalLoop, TemporalRun
     from reactloop._temporal._worker import temporal_worker
 
 LAZY = {
+    "EventChannel": "reactloop._temporal._channel",
+    "WorkflowEvents": "reactloop._temporal._channel",
     "TemporalLoop": "reactloop._temporal._client",
     "TemporalRun": "reactloop._temporal._client",
     "temporal_worker": "reactloop._temporal._worker",
@@ -55,8 +59,10 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "ActivityOptions",
+    "EventChannel",
     "ModelActivity",
     "PayloadTooLargeError",
+    "RemoteError",
     "RunFailedError",
     "RunNotPausedError",
     "TemporalLoop",
@@ -65,6 +71,7 @@ __all__ = [
     "TemporalRunError",
     "ToolActivity",
     "UnknownLoopError",
+    "WorkflowEvents",
     "temporal_worker",
 ]
 

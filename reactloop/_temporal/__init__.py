@@ -7,6 +7,7 @@ errors are: they import no Temporal SDK, so `reactloop.errors` lists them withou
 
 from reactloop._temporal._errors import (
     PayloadTooLargeError,
+    RemoteError,
     RunFailedError,
     RunNotPausedError,
     TemporalNotInstalledError,
@@ -16,6 +17,7 @@ from reactloop._temporal._errors import (
 
 __all__ = [
     "PayloadTooLargeError",
+    "RemoteError",
     "RunFailedError",
     "RunNotPausedError",
     "TemporalNotInstalledError",

@@ -5,7 +5,7 @@ the workflow's journal (the same records a stored run keeps, so the same events 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 from uuid import uuid4
 
@@ -32,15 +32,21 @@ from reactloop._core import (
     ExternalResult,
     PendingCall,
     Record,
-    RunEnded,
     RunResult,
     RunStatus,
     UserMessage,
 )
 from reactloop._durable import replay, structure_records
 from reactloop._loop import IfExists, ReActLoop
-from reactloop._serve._replay import JournalReader, stored_result
+from reactloop._serve._replay import stored_result
 from reactloop._stored_errors import DecisionError, RunExistsError
+from reactloop._temporal._channel import (
+    Batch,
+    EventChannel,
+    WorkflowEvents,
+    encoded_values,
+    queried,
+)
 from reactloop._temporal._contracts import (
     WORKFLOW_RUN,
     WORKFLOW_SESSION,
@@ -53,12 +59,12 @@ from reactloop._temporal._errors import RunFailedError, RunNotPausedError
 from reactloop._temporal._mirror import mirror_store
 from reactloop._temporal._options import ActivityOptions
 from reactloop._temporal._payloads import encode, encode_decisions, encode_messages
-from reactloop._temporal._served import ServedLoop
 from reactloop._temporal._session import SessionStart
 from reactloop._temporal._workflow import (
     DECISION_ERROR,
     PENDING,
     STATUS,
+    decode_outcome,
     decode_records,
 )
 from reactloop._unicode import identifier, optional_identifier
@@ -75,7 +81,8 @@ class TemporalLoop:
     `deps_factory(RunInfo)` builds a run's deps on the worker (never in history), `activities`
     set the model's and tools' activity options; `mirror` is a store (or a store URL) each
     run's journal is copied to at its pauses and its end (`_mirror`), so the command line, the
-    trace page and `ChatServer` read Temporal runs from it."""
+    trace page and `ChatServer` read Temporal runs from it. `events` is how callers receive
+    a run's events (`EventChannel`; by default the workflow's buffer, read by query)."""
 
     def __init__(
         self,
@@ -85,12 +92,14 @@ class TemporalLoop:
         deps_factory: DepsFactory | None = None,
         activities: ActivityOptions | None = None,
         mirror: object = None,
+        events: EventChannel | None = None,
     ) -> None:
         self.loop = loop
         self.name = identifier("name", name)
         self.deps_factory = deps_factory
         self.activities = ActivityOptions() if activities is None else activities
         self.mirror = mirror_store(mirror)
+        self.events: EventChannel = WorkflowEvents() if events is None else events
 
     def __repr__(self) -> str:
         return f"TemporalLoop({self.name!r})"
@@ -166,11 +175,6 @@ class TemporalLoop:
         """Start a run (see `start`) and wait for its result."""
         return await (await self.start(client, text, **options)).result()
 
-    def served(self, client: Client, *, task_queue: str) -> ServedLoop:
-        """This loop as `ChatServer(...)` serves it: runs start on `task_queue`, the server
-        reads runs from the mirror (which it needs) and streams them from their workflows."""
-        return ServedLoop(self, client, task_queue)
-
     def get(self, client: Client, run_id: str) -> TemporalRun:
         """The handle of a run started before (by any process)."""
         return TemporalRun(self, client, identifier("run_id", run_id))
@@ -223,6 +227,7 @@ class TemporalRun:
         # the handle `start_workflow` gave, kept: a time-skipping test server's client skips
         # time only while one of its own handles awaits a result
         self._started = handle
+        self.seen = 0  # how many of the run's events this handle's `events()` gave
 
     def __repr__(self) -> str:
         return f"TemporalRun({self.loop.name!r}, {self.run_id!r})"
@@ -262,32 +267,45 @@ class TemporalRun:
         memo = await described.memo()
         return decode_records(data), memo.get(STATUS) == "paused"
 
-    async def events(self) -> AsyncIterator[Event]:
-        """The run's events as they come, up to its end or pause (the same events as a replay
-        of a stored run: whole texts, each tool call's result when its step closes)."""
-        reader, records = JournalReader(), list[Record]()
-        while True:
-            new, at_end = await self.records(len(records))
-            records.extend(new)
-            done = at_end and bool(records) and isinstance(records[-1], RunEnded)
-            if records:
-                for event in reader.read(replay(records).stored, hold_end=not done):
-                    yield event
-            if done:
-                return
-            await anyio.sleep(POLL)
+    def events(self, after: int | None = None) -> AsyncIterator[Event]:
+        """The run's events as `loop.stream()` gives them, as they come, up to where the run
+        stands (its pause or end). From the `after`-th event (counting from 0); by default
+        after those this handle's earlier `events()` gave, so after a decision the next call
+        goes on with the resumed run; `after=0` reads the run from its start, like a replay."""
+        start = self.seen if after is None else after
+        return self.loop.events.follow(self, start)
 
-    async def _journal(self) -> tuple[Record, ...]:
+    async def event_batch(self, after: int) -> Batch:
+        """The run's events after the first `after` as the workflow keeps them (encoded), from
+        its result once it closed (no worker needed), else by the query "events"."""
+        described = await self._describe()
+        if described.status is not WorkflowExecutionStatus.RUNNING:
+            records, events = await self._outcome()
+            return Batch(encoded_values(events)[after:], True, True, _given(records))
+        values, paused = queried(await self._handle().query("events", after, result_type=bytes))
+        return Batch(values, paused, False, self._journal_so_far)
+
+    async def _journal_so_far(self) -> tuple[Record, ...]:
+        return (await self.records())[0]
+
+    async def _outcome(self) -> tuple[tuple[Record, ...], bytes]:
         await self._describe()
         try:
             data: bytes = await self._handle().result()
         except WorkflowFailureError as error:
             raise RunFailedError(self.run_id, str(error.cause or error)) from error
-        return decode_records(data)
+        return decode_outcome(data)
+
+    async def _journal(self) -> tuple[Record, ...]:
+        return (await self._outcome())[0]
 
     async def result(self) -> RunResult[Any]:
         """The run's result once it ended (waiting through its pauses), as `loop.run()` gives."""
-        stored = replay(await self._journal()).stored
+        return self.result_of(await self._journal())
+
+    def result_of(self, records: Sequence[Record]) -> RunResult[Any]:
+        """The result the run's journal `records` stand for (up to its last end in them)."""
+        stored = replay(records).stored
         result = stored_result(stored)
         output = self.loop.loop.config.output
         ended = stored.ended
@@ -329,6 +347,13 @@ class TemporalRun:
         if described.status is not WorkflowExecutionStatus.COMPLETED:
             return RunStatus.FAILED
         return replay(await self._journal()).stored.status
+
+
+def _given(records: tuple[Record, ...]) -> Callable[[], Awaitable[tuple[Record, ...]]]:
+    async def journal() -> tuple[Record, ...]:
+        return records
+
+    return journal
 
 
 def _refused(run_id: str, given: Mapping[str, Decision], error: Exception) -> Exception:

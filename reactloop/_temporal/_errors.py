@@ -75,3 +75,15 @@ class PayloadTooLargeError(TemporalRunError):
             run_id,
         )
         self.size = size
+
+
+class RemoteError(ReactLoopError):
+    """An exception an event of a run on Temporal carries whose class this process cannot
+    rebuild (not a reactloop error, or one of a module not loaded here): `kind` names the
+    original class (`module:qualname`), `code` and the message are the original's."""
+
+    def __init__(self, kind: str, message: str, code: ErrorCode | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        if code is not None:
+            self.code = code

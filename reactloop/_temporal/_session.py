@@ -19,7 +19,7 @@ from reactloop._temporal._contracts import (
     run_workflow_id,
 )
 from reactloop._temporal._payloads import decode, encode, encode_messages
-from reactloop._temporal._workflow import decode_records
+from reactloop._temporal._workflow import decode_outcome
 
 TURNS_PER_RUN = 20
 """Turns one session workflow run serves before it continues as new."""
@@ -79,4 +79,4 @@ async def _turn(request: RunRequest) -> bytes | None:
         )
     except (ChildWorkflowError, WorkflowAlreadyStartedError):
         return request.history
-    return encode_messages(replay(decode_records(journal)).stored.messages)
+    return encode_messages(replay(decode_outcome(journal)[0]).stored.messages)

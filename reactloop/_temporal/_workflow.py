@@ -26,7 +26,7 @@ from reactloop._durable import (
     structure_records,
     unstructure_records,
 )
-from reactloop._loop import ReActLoop
+from reactloop._loop import ReActLoop, RunStream
 from reactloop._stored_errors import DecisionError
 from reactloop._temporal._contracts import (
     WORKFLOW_RUN,
@@ -35,6 +35,7 @@ from reactloop._temporal._contracts import (
     mirror_activity,
 )
 from reactloop._temporal._errors import UnknownLoopError
+from reactloop._temporal._events import encode_events, unstructure_event
 from reactloop._temporal._payloads import decode, decode_decisions, decode_messages, encode
 from reactloop._temporal._proxies import workflow_loop
 
@@ -71,6 +72,18 @@ def encode_records(records: Sequence[Record]) -> bytes:
 def decode_records(data: bytes) -> tuple[Record, ...]:
     """The records `encode_records` wrote."""
     return structure_records(orjson.loads(data))
+
+
+def encode_outcome(records: Sequence[Record], events: Sequence[Any]) -> bytes:
+    """The workflow's result: the run's whole journal and its events (`_events`' values), so
+    a closed run's are read with no worker up."""
+    return dump_json({"records": unstructure_records(records), "events": list(events)})
+
+
+def decode_outcome(data: bytes) -> tuple[tuple[Record, ...], bytes]:
+    """The journal `encode_outcome` wrote, and its events (encoded, for `_events`)."""
+    outcome = orjson.loads(data)
+    return structure_records(outcome["records"]), encode_events(outcome["events"])
 
 
 class KeptStore(MemoryStore):
@@ -122,13 +135,13 @@ class RunWorkflow:
         self._live: Any = None  # the run being driven (a handle or stream with `interrupt`)
         self._interrupt: tuple[str | None] | None = None
         self._mirror: str | None = None  # the loop's name when it has a mirror
-        self._session: str | None = None
+        self._events: list[Any] = []  # the run's events as it emitted them (`_events` values)
 
     @workflow.run
     async def run(self, data: bytes) -> bytes:
-        """The run's whole journal, encoded, once it ended."""
+        """The run's whole journal and its events, encoded, once it ended."""
         request = decode(data, RunRequest)
-        self._run_id, self._session = request.run_id, request.session_id
+        self._run_id = request.run_id
         named = registered(request.loop)
         self._mirror = None if named.mirror is None else named.name
         proxied = workflow_loop(named.loop, named.name, named.activities, request.session_id)
@@ -140,32 +153,30 @@ class RunWorkflow:
             result = await self._resume(clone)
         await self._mirrored()
         workflow.upsert_memo({STATUS: "ended", PENDING: None})
-        return encode_records(self._store.records)
+        return encode_outcome(self._store.records, self._events)
 
     async def _first(self, clone: ReActLoop[Any], request: RunRequest) -> RunResult[Any]:
         history = () if request.history is None else decode_messages(request.history)
         context = {"run_id": request.run_id, "user_id": request.user_id}
-        async with clone.start(_said(request.text), history=history, **context) as handle:
-            return await self._drive(handle)
+        async with clone.stream(_said(request.text), history=history, **context) as events:
+            return await self._drive(events)
 
     async def _resume(self, clone: ReActLoop[Any]) -> RunResult[Any]:
         decisions, self._decisions, self._decided = self._decisions, {}, False
         self._held = ()
         workflow.upsert_memo({STATUS: "running", PENDING: None})
         async with clone.resume_stream(self._run_id, decisions=decisions) as events:
-            self._live = events
-            self._interrupted()
-            async for _ in events:
-                pass
-            result: RunResult[Any] = await events.result()
-        self._live = None
-        return result
+            return await self._drive(events)
 
-    async def _drive(self, handle: Any) -> RunResult[Any]:
-        self._live = handle
+    async def _drive(self, events: RunStream[Any]) -> RunResult[Any]:
+        """Drive the run to its end or pause, keeping each event it emits for the caller (a
+        `RunFinished` as the journal's length then: its result is the journal's)."""
+        self._live = events
         self._interrupted()
         try:
-            result: RunResult[Any] = await handle.result()
+            async for event in events:
+                self._events.append(unstructure_event(event, len(self._store.records)))
+            result: RunResult[Any] = await events.result()
         finally:
             self._live = None
         return result
@@ -197,7 +208,7 @@ class RunWorkflow:
             return
         upto = len(store.records)
         new = encode_records(store.records[store.mirrored : upto])
-        batch = MirrorBatch(name, self._run_id, store.mirrored, new, self._session)
+        batch = MirrorBatch(name, self._run_id, store.mirrored, new)
         try:
             await workflow.execute_activity(
                 mirror_activity(name),
@@ -220,6 +231,13 @@ class RunWorkflow:
     def records(self, after: int) -> bytes:
         """The journal's records after the first `after` (all of them for 0)."""
         return encode_records(self._store.records[after:])
+
+    @workflow.query(name="events")
+    def events(self, after: int) -> bytes:
+        """The run's events after the first `after` (`_events` decodes them), and whether
+        the run is paused (it holds calls and takes decisions now)."""
+        paused = bool(self._held) and not self._decided
+        return dump_json({"events": self._events[after:], "paused": paused})
 
     @workflow.signal(name="interrupt")
     def interrupt(self, message: str | None) -> None:

@@ -30,8 +30,31 @@ from reactloop._core._approvals import (
     Edit,
     ExternalFailure,
     ExternalResult,
+    HoldKind,
+    PendingCall,
 )
-from reactloop._core._decisions import StopReason
+from reactloop._core._decisions import NextIteration, Proceed, Stop, StopReason
+from reactloop._core._events import (
+    AgentCall,
+    HookFailed,
+    ModelRetrying,
+    ModelSwitched,
+    NestedEvent,
+    OutputStreamed,
+    PhaseFinished,
+    ReasoningStreamed,
+    RunFailed,
+    RunFinished,
+    RunPaused,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    TextStreamed,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolCallStreamed,
+    ToolResultDiscarded,
+)
 from reactloop._core._messages import (
     AssistantMessage,
     AssistantPart,
@@ -77,8 +100,16 @@ from reactloop._core._settings import (
     ResponseFormat,
     ResponseFormatKind,
 )
-from reactloop._core._state import RunContext, ToolResult
-from reactloop._errors import ErrorCode
+from reactloop._core._state import RunContext, RunResult, Step, ToolResult
+from reactloop._errors import (
+    ErrorCode,
+    InvalidRequestError,
+    ModelError,
+    RateLimitedError,
+    ReactLoopError,
+    ToolTimeoutError,
+)
+from reactloop._stored_errors import LeaseLostError
 
 
 def examples(wanted: int) -> int:
@@ -1119,3 +1150,98 @@ decisions = st.one_of(
     st.builds(ExternalFailure, short_texts.filter(str.strip)),
 )
 """Every kind of decision on a held call."""
+
+
+# --- streamed events ---------------------------------------------------------------------------
+
+_texts = short_texts
+react_errors = st.one_of(
+    st.builds(ReactLoopError, _texts),
+    st.builds(InvalidRequestError, _texts, status=st.one_of(st.none(), st.integers(400, 499))),
+    st.builds(RateLimitedError, _texts, retry_after=st.one_of(st.none(), _finite)),
+    st.builds(ToolTimeoutError, tool_names, st.floats(0.1, 600)),
+    st.builds(
+        LeaseLostError, _ids, _ids, st.one_of(st.none(), _ids), st.lists(call_ids).map(tuple)
+    ),
+)
+"""reactloop errors of several classes, with their own fields."""
+model_errors = st.one_of(
+    st.builds(ModelError, _texts),
+    st.builds(InvalidRequestError, _texts),
+    st.builds(RateLimitedError, _texts, retry_after=st.one_of(st.none(), _finite)),
+)
+any_errors = st.one_of(react_errors, st.builds(ValueError, _texts), st.builds(KeyError, _texts))
+"""What a hook may raise: reactloop's errors, or any other exception."""
+
+phase_decisions = st.one_of(
+    st.just(Proceed()),
+    st.just(NextIteration()),
+    st.builds(
+        Stop, st.sampled_from(StopReason), _texts, json_values, st.one_of(st.none(), react_errors)
+    ),
+)
+pending_calls = st.builds(
+    PendingCall,
+    call_ids,
+    tool_names,
+    tool_arguments,
+    _texts,
+    st.sampled_from(HoldKind),
+    st.one_of(st.none(), _finite),
+)
+steps = st.builds(
+    Step,
+    st.integers(1, 50),
+    st.one_of(st.none(), model_responses),
+    st.lists(tool_results, max_size=3).map(tuple),
+    usages,
+    _finite,
+    _finite,
+    st.lists(_texts, max_size=2).map(tuple),
+)
+run_results = st.builds(
+    RunResult,
+    _ids,
+    st.one_of(st.none(), _texts),
+    st.sampled_from(StopReason),
+    _texts,
+    message_lists(4).map(tuple),
+    st.lists(steps, max_size=2).map(tuple),
+    usages,
+    st.lists(tool_names, max_size=3).map(tuple),
+    _finite,
+    st.one_of(st.none(), react_errors),
+    _maybe_texts,
+    pending=st.lists(pending_calls, max_size=2).map(tuple),
+    phase_data=phase_data,
+)
+_flat_events = st.one_of(
+    st.builds(RunStarted, _ids, _texts),
+    st.builds(StepStarted, st.integers(1, 50)),
+    st.builds(PhaseFinished, _texts, phase_decisions),
+    st.builds(TextStreamed, _texts),
+    st.builds(ReasoningStreamed, _texts),
+    st.builds(ToolCallStreamed, st.integers(0, 5), _texts, _maybe_texts, st.none() | call_ids),
+    st.builds(ToolCallStarted, tool_calls),
+    st.builds(ToolCallFinished, tool_results),
+    st.builds(ToolResultDiscarded, tool_results, react_errors),
+    st.builds(StepFinished, steps),
+    st.builds(HookFailed, _texts, _texts, any_errors),
+    st.builds(ModelRetrying, st.integers(1, 5), st.sampled_from(ErrorCode), _finite, _counts),
+    st.builds(ModelSwitched, _texts, _texts, model_errors),
+    st.builds(OutputStreamed, json_values),
+    st.builds(RunPaused, st.lists(pending_calls, max_size=3).map(tuple)),
+    st.builds(RunFailed, react_errors),
+    st.builds(RunFinished, run_results),
+)
+events = st.one_of(
+    _flat_events,
+    st.builds(
+        NestedEvent,
+        st.lists(st.builds(AgentCall, tool_names, call_ids, _ids), min_size=1, max_size=3).map(
+            tuple
+        ),
+        _flat_events,
+    ),
+)
+"""Every kind of event a streamed run gives, a sub-run's (nested) included."""

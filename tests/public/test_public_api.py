@@ -61,7 +61,7 @@ PINNED: dict[str, set[str]] = {
         "UnauthorizedError", "ForbiddenError", "TooManyRunsError", "NotPendingError",
         "UnknownRunError",
         "TemporalRunError", "TemporalNotInstalledError", "UnknownLoopError", "RunFailedError",
-        "RunNotPausedError", "PayloadTooLargeError",
+        "RunNotPausedError", "PayloadTooLargeError", "RemoteError",
     },
     "reactloop.messages": {
         "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind",
@@ -137,6 +137,7 @@ PINNED: dict[str, set[str]] = {
         "ActivityOptions", "ModelActivity", "PayloadTooLargeError", "RunFailedError",
         "RunNotPausedError", "TemporalLoop", "TemporalNotInstalledError", "TemporalRun",
         "TemporalRunError", "ToolActivity", "UnknownLoopError", "temporal_worker",
+        "EventChannel", "RemoteError", "WorkflowEvents",
     },
     "reactloop.telemetry": {"RunContextFilter", "Telemetry"},
     "reactloop.testing": {

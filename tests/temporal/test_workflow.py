@@ -1,6 +1,6 @@
 """A run on Temporal ends as the same run ends locally: the tool runs once, as an activity, the
-result and the events are those of `loop.run()` and of a replayed stored run; and the workflow's
-history replays (determinism)."""
+result is that of `loop.run()` (its events: test_events.py); and the workflow's history
+replays (determinism)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ import anyio
 import pytest
 from temporalio.client import Client
 
-from reactloop import MemoryStore, ReActLoop
-from reactloop._serve._replay import JournalReader
+from reactloop import ReActLoop
 from reactloop.models import ModelResponse
 from reactloop.temporal import TemporalLoop, temporal_worker
 from reactloop.testing import FakeTool, ScriptedModel, call, reply
-from tests.temporal.flow import WORKFLOWS, shown
+from tests.temporal.flow import WORKFLOWS
 from tests.temporal.servers import assert_replays
 
 pytestmark = pytest.mark.anyio
@@ -55,23 +54,3 @@ async def test_a_run_with_a_tool_gives_the_result_loop_run_gives(
     )
     assert [step.response for step in result.steps] == [step.response for step in local.steps]
     await assert_replays(temporal_dev, support.workflow_id(run_id), WORKFLOWS)
-
-
-async def test_a_runs_events_are_those_of_the_same_run_replayed_from_a_store(
-    temporal_dev: Client, task_queue: str
-) -> None:
-    script = _script()
-    store = MemoryStore()
-    loop = ReActLoop(ScriptedModel(script), tools=[FakeTool("lookup")], store=store)
-    local = await loop.run("Refund order 42")
-    expected = shown(JournalReader().read(await store.load(local.run_id)))
-    support = TemporalLoop(
-        ReActLoop(ScriptedModel(script), tools=[FakeTool("lookup")]), name="support"
-    )
-    with anyio.fail_after(30):
-        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[support]):
-            run = await support.start(temporal_dev, "Refund order 42", task_queue=task_queue)
-            events = [event async for event in run.events()]
-    assert shown(events) == expected
-    assert "ToolCallStarted" in expected
-    await assert_replays(temporal_dev, run.workflow_id, WORKFLOWS)
