@@ -10,11 +10,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reactloop._errors import ConfigurationError
 from reactloop._loop import ReActLoop
 from reactloop._serve._agui_input import AG_UI
+from reactloop._serve._contracts import RunBackend
 from reactloop._serve._host import RunHost
 from reactloop._serve._options import ServeOptions
 from reactloop._serve._ui_input import UI_MESSAGE_STREAM
@@ -32,6 +33,18 @@ AI_SDK_PATH = "/api/chat"
 """Where `asgi()` serves the AI SDK's endpoints (DefaultChatTransport's default `api`)."""
 AG_UI_PATH = "/ag-ui"
 """Where `asgi()` serves AG-UI's endpoints."""
+
+
+def is_backend(loop: object) -> bool:
+    """Whether `loop` is one `ChatServer` can drive runs with (`RunBackend`): a `ReActLoop`, or
+    an object with its `config` (store, tracing), `stream` and `resume_stream`."""
+    if isinstance(loop, ReActLoop):
+        return True
+    config = getattr(loop, "config", None)
+    has_config = hasattr(config, "store") and hasattr(config, "tracing")
+    return has_config and all(
+        callable(getattr(loop, name, None)) for name in ("stream", "resume_stream")
+    )
 
 
 def require_starlette() -> None:
@@ -55,13 +68,15 @@ class ChatServer:
     them in your Starlette or FastAPI app with `lifespan=server.lifespan` (or add them at
     exact paths with `mount(app)`), or serve `asgi()`, one app with both (the AI SDK's at
     `/api/chat`, AG-UI's at `/ag-ui`) and its own lifespan. `options` sets who the user is
-    and what they may do, the limits and CORS.
+    and what they may do, the limits and CORS. `loop` is a `ReActLoop` or any `RunBackend`
+    (a loop on Temporal: `TemporalLoop.served(client, task_queue=...)`).
     """
 
-    def __init__(self, loop: ReActLoop[Any], options: ServeOptions | None = None) -> None:
+    def __init__(self, loop: RunBackend, options: ServeOptions | None = None) -> None:
         require_starlette()
-        if not isinstance(loop, ReActLoop):
-            raise ConfigurationError.invalid("ChatServer.loop", loop, "a ReActLoop")
+        if not is_backend(loop):
+            rule = "a ReActLoop, or a run backend such as TemporalLoop.served(client, ...)"
+            raise ConfigurationError.invalid("ChatServer.loop", loop, rule)
         if options is None:
             options = ServeOptions()
         if not isinstance(options, ServeOptions):

@@ -1,16 +1,22 @@
 """What the serving pieces agree on: a protocol request read into a `ChatTurn` (protocol-neutral),
-the `StreamEncoder` each protocol implements to turn a run's events into its SSE frames, and
-the access check (`AccessRequest`, `Action`) the user's hook answers."""
+the `StreamEncoder` each protocol implements to turn a run's events into its SSE frames, the
+access check (`AccessRequest`, `Action`) the user's hook answers, and the `RunBackend` a server
+drives runs with (a `ReActLoop`, or a loop run elsewhere: on Temporal, `TemporalLoop.served`)."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 from attrs import field, frozen
 
-from reactloop._core import ContentPart, Decision, Event, Message
+from reactloop._core import ContentPart, Decision, Event, Message, RunResult, RunStore
+from reactloop._loop import ResumeOptions
+
+if TYPE_CHECKING:
+    from reactloop._telemetry._otel import Tracing
 
 
 class Action(enum.StrEnum):
@@ -112,3 +118,54 @@ class ProtocolAdapter(Protocol):
 
     def encoder(self, context: StreamContext) -> StreamEncoder:
         """A fresh encoder for one response carrying `context.run_id`."""
+
+
+class ServedStream(Protocol):
+    """One run's events as a server streams them (`RunStream` is one): in order, ending with
+    the run's end or pause; `interrupt()` asks the run to stop, its later events still come."""
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+
+    def interrupt(self, message: str | None = None) -> None:
+        """Stop the run at its next safe point; `message` becomes its output if given."""
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        """The events in order."""
+
+    async def result(self) -> RunResult[Any]:
+        """The run's result once the stream ended."""
+
+
+class BackendConfig(Protocol):
+    """What a server reads of its backend's configuration: the store its runs are journaled in
+    (None: none; the server then keeps paused runs' tokens itself) and its telemetry."""
+
+    @property
+    def store(self) -> RunStore | None:
+        """The run store a server reads runs, sessions and held calls from."""
+
+    @property
+    def tracing(self) -> Tracing | None:
+        """The telemetry a server's request spans use; None for none."""
+
+
+class RunBackend(Protocol):
+    """What `ChatServer` drives runs with: a `ReActLoop`, or any backend with the same run
+    handle contract (a loop on Temporal: `TemporalLoop.served(client, task_queue=...)`), so
+    one server serves runs wherever they are driven."""
+
+    @property
+    def config(self) -> BackendConfig:
+        """Its store and telemetry."""
+
+    def stream(
+        self, text: Any, *, history: Sequence[Message] = (), **context: Any
+    ) -> AbstractAsyncContextManager[ServedStream]:
+        """Start a run (`run_id`, `session_id`, `user_id` in `context`) and stream it."""
+
+    def resume_stream(
+        self, run_id: str | None = None, **options: Unpack[ResumeOptions]
+    ) -> AbstractAsyncContextManager[ServedStream]:
+        """Resume a paused run with `decisions` (or follow a run on) and stream the rest."""

@@ -30,9 +30,8 @@ from reactloop._core import (
     StoredRun,
 )
 from reactloop._errors import ConfigurationError, ReactLoopError
-from reactloop._loop import ReActLoop, RunStream
 from reactloop._serve._access import asked_ids, authorized, not_pending, rejected
-from reactloop._serve._contracts import AccessRequest, Action, ChatTurn
+from reactloop._serve._contracts import AccessRequest, Action, ChatTurn, RunBackend, ServedStream
 from reactloop._serve._errors import (
     MalformedRequestError,
     RequestRejectedError,
@@ -58,7 +57,7 @@ from reactloop._stored_errors import (
 
 LOGGER = logging.getLogger("reactloop.serve")
 
-Opener = Callable[[], AbstractAsyncContextManager[RunStream[Any]]]
+Opener = Callable[[], AbstractAsyncContextManager[ServedStream]]
 """How a run's stream is opened: `loop.stream(...)` or `loop.resume_stream(...)`."""
 
 RESUMABLE = frozenset(
@@ -83,7 +82,7 @@ class RunHost:
     access checks and limits of `options`. Enter `running()` for the task group runs live in.
     """
 
-    def __init__(self, loop: ReActLoop[Any], options: ServeOptions | None = None) -> None:
+    def __init__(self, loop: RunBackend, options: ServeOptions | None = None) -> None:
         self.loop = loop
         self.options = options if options is not None else ServeOptions()
         self.store: RunStore | None = loop.config.store
@@ -242,7 +241,7 @@ class RunHost:
         live = self._reserve(run_id, turn.session_id, user, user)
         history = turn.history if self.store is None else ()
 
-        def opener() -> AbstractAsyncContextManager[RunStream[Any]]:
+        def opener() -> AbstractAsyncContextManager[ServedStream]:
             return self.loop.stream(
                 list(turn.content),
                 run_id=run_id,
@@ -444,7 +443,7 @@ class RunHost:
             if held is None:  # another request took it since: it resumes the run
                 return await self._as_is(target.run_id, user, headers)
 
-        def opener() -> AbstractAsyncContextManager[RunStream[Any]]:
+        def opener() -> AbstractAsyncContextManager[ServedStream]:
             if held is not None:
                 return self.loop.resume_stream(state=held.token, decisions=decisions)
             return self.loop.resume_stream(target.run_id, decisions=decisions)
@@ -518,7 +517,7 @@ class RunHost:
         reader = JournalReader()
         live.resume_after(reader.read(stored), None, reader)
 
-        def opener() -> AbstractAsyncContextManager[RunStream[Any]]:
+        def opener() -> AbstractAsyncContextManager[ServedStream]:
             return self.loop.resume_stream(run_id)
 
         try:

@@ -12,7 +12,7 @@ import anyio
 from reactloop._core import Event, RunFinished, RunResult
 
 if TYPE_CHECKING:
-    from reactloop._loop import RunStream
+    from reactloop._serve._contracts import ServedStream
 
 
 class LiveRun:
@@ -52,7 +52,7 @@ class LiveRun:
         self.resumed_at = 0  # the earlier events it starts with (a resumed run)
         self.resumed_by: str | None = None  # the resuming request's id for its stream
         self.reader: Any = None  # the journal reader of the earlier events (`resume_after`)
-        self.stream: RunStream[Any] | None = None  # the loop's stream, while this process drives
+        self.stream: ServedStream | None = None  # the run's stream, while this process drives
         self._changed: anyio.Event | None = None
 
     def __repr__(self) -> str:

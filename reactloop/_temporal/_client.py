@@ -59,6 +59,7 @@ from reactloop._temporal._errors import RunFailedError, RunNotPausedError
 from reactloop._temporal._mirror import mirror_store
 from reactloop._temporal._options import ActivityOptions
 from reactloop._temporal._payloads import encode, encode_decisions, encode_messages
+from reactloop._temporal._served import ServedLoop
 from reactloop._temporal._session import SessionStart
 from reactloop._temporal._workflow import (
     DECISION_ERROR,
@@ -174,6 +175,11 @@ class TemporalLoop:
     ) -> RunResult[Any]:
         """Start a run (see `start`) and wait for its result."""
         return await (await self.start(client, text, **options)).result()
+
+    def served(self, client: Client, *, task_queue: str) -> ServedLoop:
+        """This loop as `ChatServer(...)` serves it: runs start on `task_queue`, the server
+        reads runs from the mirror (which it needs) and streams them from their workflows."""
+        return ServedLoop(self, client, task_queue)
 
     def get(self, client: Client, run_id: str) -> TemporalRun:
         """The handle of a run started before (by any process)."""

@@ -116,9 +116,11 @@ class RunRequest:
 @frozen
 class MirrorBatch:
     """A run's journal records to copy to the loop's mirror store: `records` (encoded) are the
-    journal's from position `after` on, so a retried copy skips the ones the mirror has."""
+    journal's from position `after` on, so a retried copy skips the ones the mirror has;
+    `session_id` the session of a turn (the workflow's loop gets its transcript as history)."""
 
     loop: str
     run_id: str
     after: int
     records: bytes
+    session_id: str | None = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from attrs import evolve
 from temporalio import activity
 
 from reactloop._core import LeasingStore, Record, RunCreated, RunStatus, RunStore, status_after
@@ -59,7 +60,8 @@ def mirror_activities(name: str, store: RunStore) -> list[Callable[..., Any]]:
     @activity.defn(name=mirror_activity(name))
     async def mirror(data: bytes) -> None:
         batch = decode(data, MirrorBatch)
-        await copy_records(store, batch.run_id, batch.after, decode_records(batch.records))
+        records = decode_records(batch.records)
+        await copy_records(store, batch.run_id, batch.after, records, batch.session_id)
 
     return [mirror]
 
@@ -72,10 +74,18 @@ async def held_records(store: RunStore, run_id: str) -> int:
         return 0
 
 
-async def copy_records(store: RunStore, run_id: str, after: int, records: Sequence[Record]) -> None:
+async def copy_records(
+    store: RunStore,
+    run_id: str,
+    after: int,
+    records: Sequence[Record],
+    session_id: str | None = None,
+) -> None:
     """Append `records` (the journal's from position `after`) to the run in `store`, skipping
     those it holds already: a retried copy adds nothing twice. A store that leases runs to a
-    driver is leased for the copy and let go after it unless the copy ended the run."""
+    driver is leased for the copy and let go after it unless the copy ended the run. A turn of
+    `session_id` is kept as a local session's turn is: in that session, without the earlier
+    turns as its own history (they are the session's other runs)."""
     held = await held_records(store, run_id)
     if held < after:
         raise MirrorGapError(run_id, held, after)
@@ -86,6 +96,8 @@ async def copy_records(store: RunStore, run_id: str, after: int, records: Sequen
     if held == 0:
         first = fresh.pop(0)
         assert isinstance(first, RunCreated), "a journal starts with its RunCreated record"
+        if session_id is not None:
+            first = evolve(first, session_id=session_id, history=())
         await store.create_run(first)  # leases it to this store object
     elif leasing is not None:
         await leasing.acquire_lease(run_id)

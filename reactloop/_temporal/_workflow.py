@@ -135,13 +135,14 @@ class RunWorkflow:
         self._live: Any = None  # the run being driven (a handle or stream with `interrupt`)
         self._interrupt: tuple[str | None] | None = None
         self._mirror: str | None = None  # the loop's name when it has a mirror
+        self._session: str | None = None
         self._events: list[Any] = []  # the run's events as it emitted them (`_events` values)
 
     @workflow.run
     async def run(self, data: bytes) -> bytes:
         """The run's whole journal and its events, encoded, once it ended."""
         request = decode(data, RunRequest)
-        self._run_id = request.run_id
+        self._run_id, self._session = request.run_id, request.session_id
         named = registered(request.loop)
         self._mirror = None if named.mirror is None else named.name
         proxied = workflow_loop(named.loop, named.name, named.activities, request.session_id)
@@ -208,7 +209,7 @@ class RunWorkflow:
             return
         upto = len(store.records)
         new = encode_records(store.records[store.mirrored : upto])
-        batch = MirrorBatch(name, self._run_id, store.mirrored, new)
+        batch = MirrorBatch(name, self._run_id, store.mirrored, new, self._session)
         try:
             await workflow.execute_activity(
                 mirror_activity(name),

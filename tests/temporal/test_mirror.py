@@ -16,6 +16,7 @@ from temporalio.client import Client
 from reactloop import Approve, ReActLoop
 from reactloop._cli._trace import stored_trace
 from reactloop._temporal._mirror import MirrorGapError, copy_records
+from reactloop._temporal._served import TemporalStream
 from reactloop.stores import MemoryStore, RunStatus, RunStore, SqliteStore
 from reactloop.temporal import TemporalLoop, temporal_worker
 from reactloop.testing import FakeTool, ScriptedModel, call
@@ -72,7 +73,8 @@ async def test_the_command_line_and_the_trace_page_read_a_temporal_run_from_its_
     with anyio.fail_after(60):
         async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[support]):
             run = await support.start(temporal_dev, "pay", run_id=run_id, task_queue=task_queue)
-            _ = [event async for event in run.events()]  # up to the pause
+            async for _ in TemporalStream(run):  # as a server reads it: to the workflow's wait
+                pass
             assert (await mirror.load(run_id)).status is RunStatus.PAUSED  # whole at the pause
             listed = await anyio.to_thread.run_sync(cli, "runs", "list", "--store", url)
             assert listed.stdout.startswith(f"{run_id}  paused"), listed.stderr
