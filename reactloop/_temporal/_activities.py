@@ -31,6 +31,7 @@ from reactloop._temporal._contracts import (
     model_activity,
     tool_activity,
 )
+from reactloop._temporal._errors import PayloadTooLargeError
 from reactloop._temporal._options import ActivityOptions, Backend
 from reactloop._temporal._payloads import (
     decode,
@@ -65,9 +66,15 @@ def loop_activities(
     """The activities a worker registers for the loop named `name`: its model call and its
     tool call, both taking and returning `bytes` (`_payloads`)."""
 
+    limit = options.max_payload_bytes
+
     @activity.defn(name=model_activity(name))
     async def call_model(data: bytes) -> bytes:
-        return await _heartbeating(options.model.heartbeat, partial(_model_call, loop, data))
+        answer = await _heartbeating(options.model.heartbeat, partial(_model_call, loop, data))
+        if len(answer) > limit:
+            too_large = PayloadTooLargeError("a model answer", len(answer), limit=limit)
+            raise model_failure(ModelError(too_large.message))
+        return answer
 
     @activity.defn(name=tool_activity(name))
     async def call_tool(data: bytes) -> bytes:
@@ -75,7 +82,7 @@ def loop_activities(
         tool = _tool_named(loop, given.tool)
         chosen = options.for_tool(tool)
         work = partial(_tool_call, tool, given, deps_factory, chosen.backend)
-        return encode(await _heartbeating(chosen.heartbeat, work))
+        return within(encode(await _heartbeating(chosen.heartbeat, work)), limit, given)
 
     return [call_model, call_tool]
 
@@ -109,6 +116,16 @@ def model_failure(error: ModelError) -> ApplicationError:
     return ApplicationError(
         error.message, encode_error(error), type=MODEL_ERROR, non_retryable=True
     )
+
+
+def within(outcome: bytes, limit: int, given: ToolInput) -> bytes:
+    """The encoded tool outcome, or, over `limit` bytes, the call's error result naming the
+    limit and the size (the run goes on; the model reads why the result is missing)."""
+    if len(outcome) <= limit:
+        return outcome
+    what = f"the result of tool {given.tool!r}"
+    too_large = PayloadTooLargeError(what, len(outcome), given.run_id, limit)
+    return encode(ToolOutcome(error_type=type(too_large).__name__, error_message=too_large.message))
 
 
 def _tool_named(loop: ReActLoop[Any], name: str) -> Tool:

@@ -4,7 +4,7 @@ broke it. Part of the one tree under `ReactLoopError`; a refused decision is rea
 
 from __future__ import annotations
 
-from reactloop._errors import ConfigurationError, ErrorCode, ReactLoopError, show
+from reactloop._errors import ConfigurationError, ErrorCode, ReactLoopError
 
 INSTALL = "pip install 'reactloop[temporal]'"
 
@@ -63,18 +63,20 @@ class RunNotPausedError(TemporalRunError):
 
 
 class PayloadTooLargeError(TemporalRunError):
-    """What a workflow would keep in its history is over Temporal's limit (2 MB a payload):
-    `size` is its length in bytes."""
+    """What an activity would put in the workflow's history is over the loop's payload budget
+    (`ActivityOptions.max_payload_bytes`, under Temporal's 2 MB a payload): `size` is its
+    length in bytes, `limit` the budget. A tool's is its error result, a model's its error."""
 
-    LIMIT = 2 * 1024 * 1024
+    LIMIT = 2 * 1024 * 1024  # Temporal refuses a payload over this (and warns from 512 KB)
 
-    def __init__(self, what: str, size: int, run_id: str | None = None) -> None:
+    def __init__(self, what: str, size: int, run_id: str | None = None, limit: int = LIMIT) -> None:
         super().__init__(
-            f"{what} must be at most {self.LIMIT} bytes (Temporal's payload limit), "
-            f"got {size} bytes ({show(what)})",
+            f"{what} must be at most {limit} bytes to enter the workflow's history "
+            f"(Temporal refuses payloads over {self.LIMIT} bytes); it was {size} bytes",
             run_id,
         )
         self.size = size
+        self.limit = limit
 
 
 class RemoteError(ReactLoopError):

@@ -24,6 +24,10 @@ from reactloop._validate import (
 )
 
 Backend = Literal["asyncio", "trio"]
+
+MAX_PAYLOAD_BYTES = 2_000_000
+"""The most an activity's result may hold (under Temporal's 2 MiB a payload, leaving room for
+its envelope): a tool result over it is the tool's error result, a model answer its error."""
 _BACKENDS = ("asyncio", "trio")
 
 
@@ -94,15 +98,18 @@ def _tool_options(value: object) -> dict[str, ToolActivity]:
 @checked_arguments
 @frozen
 class ActivityOptions:
-    """The activity options of one loop: its model's, per tool name, and every other tool's."""
+    """The activity options of one loop: its model's, per tool name, and every other tool's,
+    and `max_payload_bytes`, the most an activity's result may put in the workflow's history."""
 
     model: ModelActivity = ModelActivity()
     tools: Mapping[str, ToolActivity] = field(factory=dict, converter=_tool_options)
     default_tool: ToolActivity = ToolActivity()
+    max_payload_bytes: int = MAX_PAYLOAD_BYTES
 
     def __attrs_post_init__(self) -> None:
         instance("ActivityOptions.model", self.model, ModelActivity, "a ModelActivity")
         instance("ActivityOptions.default_tool", self.default_tool, ToolActivity, "a ToolActivity")
+        integer("ActivityOptions.max_payload_bytes", self.max_payload_bytes)
 
     def for_tool(self, tool: Tool) -> ToolActivity:
         """The options of `tool`'s calls: its own, else the default."""
