@@ -19,6 +19,9 @@ result; "ms per step" is the median run time over `--steps`, "runs/s" the median
   pinned dev server (`.venv/bin/temporal`, in memory or `--db-filename`), one worker in this
   process: per step a workflow task round trip (the loop's code runs as workflow code) plus a
   model activity and a tool activity, each a round trip through the server's task queues.
+- `Temporal alone, in memory`: a bare workflow making the same activities in sequence (a
+  trivial activity for each model and tool call) with no loop: Temporal's own floor here, so the
+  difference to the row above is what reactloop adds on Temporal.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +44,8 @@ from anyio.streams.text import TextReceiveStream
 from attrs import asdict, frozen
 
 from benchmarks._measure import median
-from benchmarks._rig import expect_completed
+from benchmarks._rig import IncompleteRunError, expect_completed
+from benchmarks._temporal_bare import NAME, bare_worker
 from reactloop import ReActLoop, RunResult, ToolMessage, tool
 from reactloop.stores import PostgresStore, resume_claimable
 from reactloop.temporal import TemporalLoop, temporal_worker
@@ -51,8 +56,8 @@ from tests.temporal.servers import DEV_SERVER, dev_server
 ANSWER = "done"
 READY = "serving"
 """What a worker process prints once it polls its queue."""
-Run = Callable[[str], Awaitable[RunResult[Any]]]
-"""Drives one run (by its id) to its end."""
+Run = Callable[[str], Awaitable[None]]
+"""Drives one run (by its id) to its end, checking it ended as scripted."""
 
 
 @tool
@@ -98,7 +103,7 @@ async def batch(run: Run, runs: int, concurrency: int) -> Batch:
     async def driver() -> None:
         for _ in numbers:
             started = time.perf_counter()
-            expect_completed(await run(uuid.uuid4().hex), ANSWER)
+            await run(uuid.uuid4().hex)
             seconds.append(time.perf_counter() - started)
 
     started = time.perf_counter()
@@ -115,6 +120,15 @@ def row(contender: str, concurrency: int, steps: int, batches: Sequence[Batch]) 
     return Row(contender, concurrency, median(seconds) / steps * 1e3, per_second, len(seconds))
 
 
+def checked(run: Callable[..., Awaitable[RunResult[Any]]]) -> Run:
+    """`run("go", run_id=...)`, failing unless the run answered as scripted."""
+
+    async def one(run_id: str) -> None:
+        expect_completed(await run("go", run_id=run_id), ANSWER)
+
+    return one
+
+
 Setting = Callable[[int], AbstractAsyncContextManager[Run]]
 """A contender: given the steps, a context in which runs can be driven."""
 
@@ -122,8 +136,7 @@ Setting = Callable[[int], AbstractAsyncContextManager[Run]]
 @asynccontextmanager
 async def local(steps: int) -> AsyncIterator[Run]:
     """The floor: `loop.run` in this process, no store."""
-    loop = make_loop(steps)
-    yield lambda run_id: loop.run("go", run_id=run_id)
+    yield checked(make_loop(steps).run)
 
 
 def on_postgres(url: str) -> Setting:
@@ -132,9 +145,8 @@ def on_postgres(url: str) -> Setting:
     @asynccontextmanager
     async def setting(steps: int) -> AsyncIterator[Run]:
         store = PostgresStore(fresh_schema(url))
-        loop = make_loop(steps, store)
         try:
-            yield lambda run_id: loop.run("go", run_id=run_id)
+            yield checked(make_loop(steps, store).run)
         finally:
             await store.aclose()
 
@@ -155,7 +167,7 @@ def on_temporal(database: Path | None, workers: int = 1) -> Setting:
                 temporal_worker(client, task_queue=queue, loops=[support]),
                 worker_processes(host, queue, steps, workers - 1),
             ):
-                yield lambda run_id: support.run(client, "go", run_id=run_id, task_queue=queue)
+                yield checked(partial(support.run, client, task_queue=queue))
 
     return setting
 
@@ -198,6 +210,23 @@ async def serve(host: str, queue: str, steps: int) -> None:
     async with temporal_worker(client, task_queue=queue, loops=[support]):
         print(READY, flush=True)
         await anyio.sleep_forever()
+
+
+@asynccontextmanager
+async def bare(steps: int) -> AsyncIterator[Run]:
+    """The same activities as a run of `steps` steps (a model call per step and the answer's,
+    a tool call per step) from a bare workflow on the in-memory dev server: Temporal's floor."""
+    calls, queue = 2 * steps + 1, f"bench-bare-{uuid.uuid4().hex}"
+    async with dev_server() as environment:
+        client = environment.client
+        async with bare_worker(client, queue):
+
+            async def one(run_id: str) -> None:
+                made = await client.execute_workflow(NAME, calls, id=run_id, task_queue=queue)
+                if made != calls:
+                    raise IncompleteRunError(f"the bare workflow made {made} of {calls} calls")
+
+            yield one
 
 
 @frozen
@@ -290,8 +319,9 @@ async def temporal_rows(plan: Plan) -> tuple[list[Row], list[str]]:
     """Both Temporal contenders; a note instead when the pinned dev server is missing."""
     if not DEV_SERVER.is_file():
         return [], [f"Temporal: skipped, {DEV_SERVER} is missing (make install)"]
+    rows = await measured("Temporal alone, in memory", bare, plan)
     workers = f", {plan.workers} workers" if plan.workers > 1 else ""
-    rows = await measured(f"Temporal, in memory{workers}", on_temporal(None, plan.workers), plan)
+    rows += await measured(f"Temporal, in memory{workers}", on_temporal(None, plan.workers), plan)
     with tempfile.TemporaryDirectory(prefix="reactloop-temporal-bench-") as folder:
         file_backed = on_temporal(Path(folder) / "temporal.db", plan.workers)
         rows += await measured(f"Temporal, file-backed{workers}", file_backed, plan)

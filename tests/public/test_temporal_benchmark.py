@@ -25,7 +25,11 @@ def test_the_temporal_benchmark_reports_each_server_and_the_floor(tmp_path: Path
     assert temporal_benchmark.main([*TINY, *options]) == 0
     body = orjson.loads(written.read_bytes())
     rows = {(row["contender"], row["concurrency"]): row for row in body["rows"]}
-    temporal = ("Temporal, in memory, 2 workers", "Temporal, file-backed, 2 workers")
+    temporal = (
+        "Temporal alone, in memory",
+        "Temporal, in memory, 2 workers",
+        "Temporal, file-backed, 2 workers",
+    )
     contenders = ("loop.run (no store)", *temporal)
     assert set(rows) == {(name, n) for name in contenders for n in (1, 2)}
     assert all(row["runs"] == 2 for row in rows.values())
