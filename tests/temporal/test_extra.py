@@ -25,7 +25,7 @@ def test_importing_reactloop_its_errors_and_its_temporal_module_loads_no_tempora
 
 def test_the_temporal_errors_are_reactloop_errors_of_the_same_classes() -> None:
     names = [name for name in reactloop.temporal.__all__ if name.endswith("Error")]
-    assert len(names) == 6
+    assert "TemporalRunError" in names and "PayloadTooLargeError" in names
     for name in names:
         found = getattr(reactloop.errors, name)
         assert found is getattr(reactloop.temporal, name)
