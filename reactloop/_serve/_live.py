@@ -51,7 +51,7 @@ class LiveRun:
         self.decided: frozenset[str] = frozenset()  # the call ids this stream resumed with
         self.resumed_at = 0  # the earlier events it starts with (a resumed run)
         self.resumed_by: str | None = None  # the resuming request's id for its stream
-        self.reader: Any = None  # the journal reader of the earlier events (`resume_after`)
+        self.reader: Any = None  # the journal reader of its stored events (`_replay`)
         self.stream: ServedStream | None = None  # the run's stream, while this process drives
         self._changed: anyio.Event | None = None
 

@@ -17,6 +17,7 @@ import orjson
 
 from reactloop._core import (
     AssistantMessage,
+    CallsHeld,
     CallStarted,
     Event,
     PhaseFinished,
@@ -99,9 +100,14 @@ def stored_result(stored: StoredRun) -> RunResult[Any]:
 
 class JournalReader:
     """Turns a run's journal into events, record by record: `read(stored)` gives the events of
-    the records it has not read yet, so the same reader follows a run as its journal grows."""
+    the records it has not read yet, so the same reader follows a run as its journal grows.
+    `paused_at` keeps, for each call held at a pause the run went on from, how many events the
+    reader had given before that pause: where a stream answering that call starts."""
 
     def __init__(self) -> None:
+        self.paused_at: dict[str, int] = {}  # held call id -> events given before its pause
+        self._given = 0  # events given by earlier reads
+        self._held: set[str] = set()  # calls held since the last end
         self._read = 0  # records read so far
         self._open: int | None = None  # the step whose StepStarted was the last step marker
         self._calls: dict[str, ToolCall] = {}
@@ -123,13 +129,25 @@ class JournalReader:
                 self._record(stored, record, events)
             elif number < len(records) - 1:
                 self._open = None  # the resumed run reopens its step
+                self._went_on(len(events))
             elif hold_end:
+                self._went_on(len(events))
                 self._read = number
+                self._given += len(events)
                 return events
             else:
+                self._held.clear()
                 self._ended(stored, record, events)
         self._read = len(records)
+        self._given += len(events)
         return events
+
+    def _went_on(self, given: int) -> None:
+        """An end the run went on (or is going on) from: the answers to the calls it held start
+        after the `given` events of this read (and those of the reads before)."""
+        for call_id in self._held:
+            self.paused_at[call_id] = self._given + given
+        self._held.clear()
 
     def _record(self, stored: StoredRun, record: object, events: list[Event]) -> None:
         """One record that is not an end."""
@@ -140,6 +158,8 @@ class JournalReader:
             self._start(record.call_id, events)
         elif isinstance(record, ResultSaved):
             self._saved[record.result.call_id] = record.result
+        elif isinstance(record, CallsHeld):
+            self._held.update(pending.call_id for pending in record.pending)
         elif isinstance(record, StepClosed):
             self._close(stored, record, events)
         elif isinstance(record, RunCreated):
@@ -241,7 +261,8 @@ def replayed(
         owner=stored.created.user_id,
         epoch=replay_epoch(stored),
     )
-    for event in (reader or JournalReader()).read(stored, hold_end=hold_end):
+    live.reader = reader or JournalReader()
+    for event in live.reader.read(stored, hold_end=hold_end):
         live.append(event)
     return live
 
@@ -303,3 +324,16 @@ async def caught_up(store: RunStore | None, live: LiveRun) -> None:
     for event in [] if stored is None or reader is None else reader.read(stored):
         if not isinstance(event, RunFinished | RunPaused):
             live.append(event)
+
+
+def answered_from(live: LiveRun, call_ids: frozenset[str]) -> int:
+    """Where the stream of a request answering `call_ids` starts in `live`: after the pause
+    that held them. A run resumed here by answers starts there (`resumed_at`); one read from
+    the journal (a replay, a follower, a takeover: another request's answer went first) after
+    the events its reader gave before that pause, so the client sees what the answer that
+    went first did, and not again what it saw before the pause."""
+    reader: JournalReader | None = live.reader
+    if live.decided or reader is None:
+        return live.resumed_at
+    found = [reader.paused_at[call_id] for call_id in call_ids if call_id in reader.paused_at]
+    return min(found, default=live.resumed_at)

@@ -31,6 +31,7 @@ from reactloop._serve._http import (
     rejected,
     request_headers,
 )
+from reactloop._serve._replay import answered_from
 
 if TYPE_CHECKING:
     from reactloop._serve._app import ChatServer
@@ -59,18 +60,23 @@ class Exchange:
     headers: Mapping[str, str]
 
     def stream(
-        self, live: LiveRun, client_run_id: str | None = None, *, continued: bool = False
+        self,
+        live: LiveRun,
+        client_run_id: str | None = None,
+        *,
+        answered: frozenset[str] = frozenset(),
     ) -> EventStream:
         """The SSE response for `live`, continuing after the request's `Last-Event-ID`;
-        `continued` when it goes on with a message the client shows (decisions resumed it):
-        it starts after the run's earlier events, which that client has."""
+        `answered`: the held calls whose answers it goes on from (a message the client shows):
+        it starts after the pause that held them (`answered_from`), which that client has,
+        whichever answer resumed the run."""
         context = StreamContext(
             run_id=live.run_id,
             session_id=live.session_id,
             client_run_id=client_run_id,
-            continued=continued,
+            continued=bool(answered),
         )
-        base = live.resumed_at if continued else 0
+        base = answered_from(live, answered) if answered else 0
         after = max(base, continuation(self.headers.get("last-event-id"), live))
         host = self.server.host
         try:
@@ -151,7 +157,7 @@ async def post_turn(exchange: Exchange) -> Answer:
         live = await host.find(turn.run_id, exchange.user, exchange.headers)
     if live is None:
         live = await host.submit(turn, exchange.user, exchange.headers)
-    return exchange.stream(live, turn.client_run_id, continued=bool(turn.decisions))
+    return exchange.stream(live, turn.client_run_id, answered=frozenset(turn.decisions))
 
 
 async def session_stream(exchange: Exchange) -> Answer:
@@ -202,7 +208,7 @@ async def run_events(exchange: Exchange) -> Answer:
     if live is None:
         raise UnknownRunError(f"no run {run_id!r} is known here", rule="the id of a known run")
     if live.decided:  # resumed by answers: the stream of that request, as it had it
-        return exchange.stream(live, live.resumed_by, continued=True)
+        return exchange.stream(live, live.resumed_by, answered=live.decided)
     return exchange.stream(live)
 
 
