@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
+import anyio
 import attrs
 import orjson
 from temporalio import workflow
@@ -70,6 +71,30 @@ def _seconds(value: float | None) -> timedelta | None:
     return None if value is None else timedelta(seconds=value)
 
 
+async def executed(activity: str, data: bytes, **options: Any) -> bytes:
+    """The activity's result, awaited so that a cancel scope (a tool's or model's timeout, an
+    interrupt) ends the wait at once: the activity is asked to cancel and left to settle. The
+    SDK's own await shields itself while the cancel is delivered, and anyio's scope, redelivering
+    its cancel each turn of the loop, would spin the workflow task past its deadlock limit."""
+    handle = workflow.start_activity(activity, data, result_type=bytes, **options)
+    settled = anyio.Event()
+    handle.add_done_callback(lambda _: settled.set())
+    try:
+        await settled.wait()
+    except BaseException:
+        handle.cancel()
+        handle.add_done_callback(_retrieved)
+        raise
+    result: bytes = handle.result()
+    return result
+
+
+def _retrieved(handle: Any) -> None:
+    """Read a cancelled activity's outcome, so that its failure is not logged as unretrieved."""
+    if not handle.cancelled():
+        handle.exception()
+
+
 class ActivityModel:
     """The loop's model in a workflow: each call is the loop's model activity; the deltas the
     real model streamed are replayed to `on_delta` when the answer arrives, and a `ModelError`
@@ -98,10 +123,9 @@ class ActivityModel:
         call = ModelCall(self._name, run_id, encode_request(request), on_delta is not None)
         options = self._options
         try:
-            data = await workflow.execute_activity(
+            data = await executed(
                 model_activity(self._name),
                 encode(call),
-                result_type=bytes,
                 start_to_close_timeout=timedelta(seconds=options.start_to_close),
                 heartbeat_timeout=_seconds(options.heartbeat),
                 retry_policy=RetryPolicy(maximum_attempts=options.attempts),
@@ -187,10 +211,9 @@ class ActivityTool:
             context.session_id or self._session_id,
         )
         try:
-            data = await workflow.execute_activity(
+            data = await executed(
                 tool_activity(self._name),
                 encode(given),
-                result_type=bytes,
                 **self._activity_options(),
             )
         except ActivityError as failure:

@@ -280,3 +280,36 @@ async def test_a_real_http_model_answers_through_its_activity(
     tool_turn = sent[1]["messages"][-1]
     assert (tool_turn["role"], tool_turn["tool_call_id"]) == ("tool", "call_abc")
     assert "21.5" in tool_turn["content"]
+
+
+async def test_a_tools_timeout_ends_its_call_in_the_workflow_as_it_does_locally(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    release = anyio.Event()
+    cancelled = anyio.Event()
+
+    @tool(timeout=0.5)
+    async def stuck() -> str:
+        """Never answers in time."""
+        try:
+            await release.wait()
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
+        return "late"
+
+    def loop() -> ReActLoop[Any]:
+        return ReActLoop(
+            ScriptedModel([ToolCall("stuck", "{}", "call_1"), "Gave up."]), tools=[stuck]
+        )
+
+    options = ActivityOptions(default_tool=ToolActivity(heartbeat=0.3))
+    async with _worker(temporal_dev, task_queue, loop(), options) as name:
+        ended = await _run(temporal_dev, task_queue, name, "Try it")
+        with anyio.fail_after(30):
+            await cancelled.wait()  # the cancel reaches the worker with its next heartbeat
+    local = await loop().run("Try it")  # times out too: `release` is not set
+    release.set()
+    expected = next(m.text for m in local.messages if isinstance(m, ToolMessage))
+    assert _charge_result(ended).text == expected
+    assert "stuck" in expected and "0.5" in expected
