@@ -50,6 +50,7 @@ class Batch:
     standing: bool
     closed: bool
     journal: Callable[[], Awaitable[tuple[Record, ...]]]
+    more: bool = False  # more events follow at once (a query's answer holds a bounded number)
 
 
 class WorkflowEvents:
@@ -82,6 +83,8 @@ class WorkflowEvents:
                 yield structure_event(value, _results(run, journal))
                 position += 1
                 run.seen = max(run.seen, position)
+            if batch.more:
+                continue
             if (ends and batch.standing) or batch.closed:
                 return  # the run stands here: paused, or ended
             await self._sleep(self.poll)
@@ -110,8 +113,8 @@ def encoded_values(data: bytes) -> list[Any]:
     return values
 
 
-def queried(data: bytes) -> tuple[list[Any], bool]:
-    """The answer to the query "events": the events' values and whether the run is paused
-    (its workflow holds calls for decisions)."""
+def queried(data: bytes) -> tuple[list[Any], bool, bool]:
+    """The answer to the query "events": the events' values, whether the run is paused after
+    them (its workflow holds calls for decisions), and whether more events follow them."""
     answer = orjson.loads(data)
-    return answer["events"], bool(answer["paused"])
+    return answer["events"], bool(answer["paused"]), bool(answer["more"])

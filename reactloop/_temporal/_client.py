@@ -285,16 +285,20 @@ class TemporalRun:
         """The run's events after the first `after` as the workflow keeps them (encoded), from
         its result once it closed (no worker needed), else by the query "events"."""
         described = await self._describe()
-        if described.status is not WorkflowExecutionStatus.RUNNING:
+        closed = described.status is not WorkflowExecutionStatus.RUNNING
+        if closed:
             records, events = await self._outcome()
-            return Batch(encoded_values(events)[after:], True, True, _given(records))
-        values, paused = queried(await self._handle().query("events", after, result_type=bytes))
-        return Batch(values, paused, False, self._journal_so_far)
+            if events is not None:
+                return Batch(encoded_values(events)[after:], True, True, _given(records))
+        answer = await self._handle().query("events", after, result_type=bytes)
+        values, paused, more = queried(answer)
+        journal = _given(records) if closed else self._journal_so_far
+        return Batch(values, paused or closed, closed, journal, more)
 
     async def _journal_so_far(self) -> tuple[Record, ...]:
         return (await self.records())[0]
 
-    async def _outcome(self) -> tuple[tuple[Record, ...], bytes]:
+    async def _outcome(self) -> tuple[tuple[Record, ...], bytes | None]:
         await self._describe()
         try:
             data: bytes = await self._handle().result()

@@ -52,6 +52,12 @@ MIRROR_RETRY = RetryPolicy(maximum_attempts=5)
 """A copy to the mirror is idempotent, so retried; one that fails every attempt is left for
 the next copy (the run goes on: the mirror is a view of it, not its truth)."""
 
+EVENTS_IN_RESULT = 1024 * 1024
+"""The most bytes of events the workflow's result keeps beside the journal (Temporal refuses
+a result over 2 MB); a run with more leaves them to the query "events" once it closed."""
+EVENTS_PER_QUERY = 1000
+"""The most events one answer to the query "events" holds (a caller reads on for the rest)."""
+
 LOOPS: dict[str, TemporalLoop] = {}
 """The loops this process's workers serve, by name (filled by `temporal_worker`)."""
 
@@ -76,14 +82,26 @@ def decode_records(data: bytes) -> tuple[Record, ...]:
 
 def encode_outcome(records: Sequence[Record], events: Sequence[Any]) -> bytes:
     """The workflow's result: the run's whole journal and its events (`_events`' values), so
-    a closed run's are read with no worker up."""
-    return dump_json({"records": unstructure_records(records), "events": list(events)})
+    a closed run's are read with no worker up; events over `EVENTS_IN_RESULT` bytes are left
+    out (None), so they never push the result past Temporal's payload limit."""
+    kept = list(events) if len(encode_events(events)) <= EVENTS_IN_RESULT else None
+    return dump_json({"records": unstructure_records(records), "events": kept})
 
 
-def decode_outcome(data: bytes) -> tuple[tuple[Record, ...], bytes]:
-    """The journal `encode_outcome` wrote, and its events (encoded, for `_events`)."""
+def decode_outcome(data: bytes) -> tuple[tuple[Record, ...], bytes | None]:
+    """The journal `encode_outcome` wrote, and its events (encoded, for `_events`; None when
+    the result left them out: the query "events" reads them then)."""
     outcome = orjson.loads(data)
-    return structure_records(outcome["records"]), encode_events(outcome["events"])
+    events = outcome.get("events")
+    return structure_records(outcome["records"]), None if events is None else encode_events(events)
+
+
+def events_answer(events: Sequence[Any], after: int, paused: bool) -> bytes:
+    """The answer to the query "events": at most `EVENTS_PER_QUERY` events after the first
+    `after`, whether more follow them, and whether the run is paused after the last one."""
+    given = events[after : after + EVENTS_PER_QUERY]
+    more = after + len(given) < len(events)
+    return dump_json({"events": list(given), "more": more, "paused": paused and not more})
 
 
 class KeptStore(MemoryStore):
@@ -237,8 +255,7 @@ class RunWorkflow:
     def events(self, after: int) -> bytes:
         """The run's events after the first `after` (`_events` decodes them), and whether
         the run is paused (it holds calls and takes decisions now)."""
-        paused = bool(self._held) and not self._decided
-        return dump_json({"events": self._events[after:], "paused": paused})
+        return events_answer(self._events, after, bool(self._held) and not self._decided)
 
     @workflow.signal(name="interrupt")
     def interrupt(self, message: str | None) -> None:

@@ -2,7 +2,8 @@
 kind and fields (model deltas, phases, steps, retries, tool calls, the pause and the end), a
 `RunFinished` carrying the result `run.result()` gives; after a decision the handle's next
 `events()` goes on with the resumed run; a closed run's events come from its result with no
-worker up; errors inside events come back as their own classes."""
+worker up (or, when the result had no room for them, by query); errors inside events come back
+as their own classes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from temporalio.client import Client
 
 from reactloop import Approve, MemoryStore, ReActLoop, RetryPolicy
+from reactloop._temporal import _workflow
 from reactloop.errors import InvalidRequestError, RateLimitedError
 from reactloop.events import (
     Event,
@@ -232,3 +234,27 @@ async def test_a_closed_runs_events_come_from_its_result_with_no_worker_up(
     assert [e.text for e in again if isinstance(e, TextStreamed)] == ["Hello ", "there."]
     assert set(polls_while_running) <= {0.02} and polls == polls_while_running
     await assert_replays(temporal_dev, closed.workflow_id, WORKFLOWS)
+
+
+async def test_events_read_in_bounded_answers_and_without_a_result_copy_are_the_same(
+    temporal_dev: Client, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = _script()
+    local = await _local(script, "Refund order 42", tools=[FakeTool("lookup", result="found")])
+    monkeypatch.setattr(_workflow, "EVENTS_PER_QUERY", 3)  # a query answers 3 events at most
+    monkeypatch.setattr(_workflow, "EVENTS_IN_RESULT", 10)  # the result keeps none of them
+    support = TemporalLoop(
+        _loop(script, tools=[FakeTool("lookup", result="found")]), name="support"
+    )
+    run_id = uuid.uuid4().hex
+    with anyio.fail_after(30):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[support]):
+            run = await support.start(
+                temporal_dev, "Refund order 42", run_id=run_id, task_queue=task_queue
+            )
+            live = [event async for event in run.events()]
+            await run.result()
+            closed = [event async for event in support.get(temporal_dev, run_id).events()]
+    assert _ids(_events(live), run_id) == _events(local) == _ids(_events(closed), run_id)
+    assert len(live) > 3 * 5
+    await assert_replays(temporal_dev, run.workflow_id, WORKFLOWS)
