@@ -19,8 +19,10 @@ from reactloop.errors import ConfigurationError
 from reactloop.serve import ChatServer, ServeOptions
 from reactloop.stores import MemoryStore, RunStatus, SqliteStore
 from reactloop.temporal import TemporalLoop, temporal_worker
-from reactloop.testing import FakeTool, ScriptedModel, call, reply
+from reactloop.testing import FakeTool, ScriptedModel, ScriptItem, call, reply
+from tests.serve.agui_frames import payloads
 from tests.serve.server import served
+from tests.serve.test_agui_hostile import run_input
 from tests.serve.test_ai_sdk_client import QUESTION, THOUGHT, chat, parts, tool_part, weather_loop
 from tests.serve.test_hostile import ALICE, answered, chunks, identify, user
 from tests.temporal.flow import WORKFLOWS
@@ -109,3 +111,33 @@ async def test_the_ai_sdks_own_chat_approves_a_run_on_temporal_and_the_call_runs
         ("text", "The forecast for Paris: 21°C, sunny.", "done"),
     ]
     assert tool_part(answer)["output"] == "Paris: 21°C, sunny" and ran == ["Paris"]
+
+
+async def test_a_run_on_temporal_cancelled_from_ag_ui_ends_cancelled(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    gate = anyio.Event()
+    slow = FakeTool("slow", gate=gate)
+    script: list[ScriptItem] = [reply("Working.", call("slow")), "Finished."]
+    loop = ReActLoop(ScriptedModel(script), tools=[slow])
+    support = TemporalLoop(loop, name="cancelled", mirror=MemoryStore())
+    server = ChatServer(support.served(temporal_dev, task_queue=task_queue))
+    question = run_input("run-1", [{"id": "u", "role": "user", "content": "Go"}])
+    headers = {"content-type": "application/json", "x-user": "ann"}
+    received, cancelled = b"", None
+    with anyio.fail_after(60):
+        async with (
+            temporal_worker(temporal_dev, task_queue=task_queue, loops=[support]),
+            served(server.asgi()) as url,
+            httpx.AsyncClient(base_url=url, timeout=30) as client,
+            client.stream("POST", "/ag-ui", content=question, headers=headers) as response,
+        ):
+            async for chunk in response.aiter_bytes():
+                received += chunk
+                if b'"TOOL_CALL_END"' in received and not gate.is_set():
+                    cancelled = await client.post("/ag-ui/runs/run-1/cancel", headers=headers)
+                    gate.set()
+    assert cancelled is not None and cancelled.status_code == 204
+    finished = payloads(received)[-1]
+    assert finished["type"] == "RUN_FINISHED" and finished["outcome"] == {"type": "cancelled"}
+    assert len(slow.calls) == 1
