@@ -18,6 +18,7 @@ import anyio
 from attrs import frozen
 from temporalio.client import Client
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
 from reactloop._core import Event, Message, Record, RunEnded, RunFinished, RunResult, RunStore
 from reactloop._durable import replay
@@ -85,9 +86,15 @@ class TemporalStream:
             await anyio.sleep(POLL)
 
     async def _signal(self) -> None:
+        """Send the interrupt asked for, once; a run that ended first is left as it ended (as
+        a local run's interrupt after its end does nothing)."""
         if self._stop is not None and not self._sent:
             self._sent = True
-            await self._run.interrupt(self._stop[0])
+            try:
+                await self._run.interrupt(self._stop[0])
+            except RPCError as error:
+                if error.status is not RPCStatusCode.NOT_FOUND:  # the workflow completed
+                    raise
 
     async def result(self) -> RunResult[Any]:
         """The result the stream ended with (reading the rest first if it was not read)."""

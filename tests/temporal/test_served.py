@@ -113,6 +113,16 @@ async def test_the_ai_sdks_own_chat_approves_a_run_on_temporal_and_the_call_runs
     assert tool_part(answer)["output"] == "Paris: 21°C, sunny" and ran == ["Paris"]
 
 
+async def _signalled(client: Client, workflow_id: str) -> None:
+    """Return once the workflow's history holds a signal (the cancel reached it)."""
+    handle = client.get_workflow_handle(workflow_id)
+    for _ in range(1200):  # the test's fail_after bounds it
+        async for event in handle.fetch_history_events():
+            if event.HasField("workflow_execution_signaled_event_attributes"):
+                return
+        await anyio.sleep(0.05)
+
+
 async def test_a_run_on_temporal_cancelled_from_ag_ui_ends_cancelled(
     temporal_dev: Client, task_queue: str
 ) -> None:
@@ -136,6 +146,7 @@ async def test_a_run_on_temporal_cancelled_from_ag_ui_ends_cancelled(
                 received += chunk
                 if b'"TOOL_CALL_END"' in received and not gate.is_set():
                     cancelled = await client.post("/ag-ui/runs/run-1/cancel", headers=headers)
+                    await _signalled(temporal_dev, support.workflow_id("run-1"))
                     gate.set()
     assert cancelled is not None and cancelled.status_code == 204
     finished = payloads(received)[-1]
