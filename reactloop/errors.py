@@ -80,6 +80,7 @@ from reactloop._stored_errors import (
     UnrecordedCallError,
 )
 from reactloop._temporal import (
+    HistoryLimitError,
     PayloadTooLargeError,
     RemoteError,
     RunFailedError,
@@ -109,6 +110,7 @@ __all__ = [
     "FilterVerdict",
     "ForbiddenError",
     "GuardRejectedError",
+    "HistoryLimitError",
     "HookError",
     "InvalidRequestError",
     "InvalidResponseError",

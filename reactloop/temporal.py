@@ -8,7 +8,8 @@ it in this process (any number of processes may); `run = await support.start(cli
 task_queue="agents")` starts a run whose handle gives `events()`, `decide()`, `result()` (the
 same `RunResult` as `loop.run()`), `interrupt()`, `pending()` and `status()`.
 `ActivityOptions`, `ModelActivity` and `ToolActivity` set the activities' timeouts, heartbeats
-and retries. Temporal's SDK loads only when one of the first three is used.
+and retries; `HistoryLimits` when a run's or a session's workflow continues as new. Temporal's
+SDK loads only when one of the first three is used.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from reactloop._core import publish
 from reactloop._temporal._errors import (
+    HistoryLimitError,
     PayloadTooLargeError,
     RemoteError,
     RunFailedError,
@@ -27,6 +29,7 @@ from reactloop._temporal._errors import (
     TemporalRunError,
     UnknownLoopError,
 )
+from reactloop._temporal._limits import HistoryLimits
 from reactloop._temporal._options import ActivityOptions, ModelActivity, ToolActivity
 
 if TYPE_CHECKING:
@@ -60,6 +63,8 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "ActivityOptions",
     "EventChannel",
+    "HistoryLimitError",
+    "HistoryLimits",
     "ModelActivity",
     "PayloadTooLargeError",
     "RemoteError",

@@ -6,6 +6,7 @@ What other packages may use is imported here; the rest is private to the package
 errors are: they import no Temporal SDK, so `reactloop.errors` lists them without the extra."""
 
 from reactloop._temporal._errors import (
+    HistoryLimitError,
     PayloadTooLargeError,
     RemoteError,
     RunFailedError,
@@ -16,6 +17,7 @@ from reactloop._temporal._errors import (
 )
 
 __all__ = [
+    "HistoryLimitError",
     "PayloadTooLargeError",
     "RemoteError",
     "RunFailedError",

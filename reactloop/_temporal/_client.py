@@ -56,6 +56,7 @@ from reactloop._temporal._contracts import (
     session_workflow_id,
 )
 from reactloop._temporal._errors import RunFailedError, RunNotPausedError
+from reactloop._temporal._limits import HistoryLimits, failed
 from reactloop._temporal._mirror import mirror_store
 from reactloop._temporal._options import ActivityOptions
 from reactloop._temporal._payloads import encode, encode_decisions, encode_messages
@@ -83,7 +84,8 @@ class TemporalLoop:
     set the model's and tools' activity options; `mirror` is a store (or a store URL) each
     run's journal is copied to at its pauses and its end (`_mirror`), so the command line, the
     trace page and `ChatServer` read Temporal runs from it. `events` is how callers receive
-    a run's events (`EventChannel`; by default the workflow's buffer, read by query)."""
+    a run's events (`EventChannel`; by default the workflow's buffer, read by query);
+    `history` when its workflows continue as new (`HistoryLimits`)."""
 
     def __init__(
         self,
@@ -94,6 +96,7 @@ class TemporalLoop:
         activities: ActivityOptions | None = None,
         mirror: object = None,
         events: EventChannel | None = None,
+        history: HistoryLimits | None = None,
     ) -> None:
         self.loop = loop
         self.name = identifier("name", name)
@@ -101,6 +104,7 @@ class TemporalLoop:
         self.activities = ActivityOptions() if activities is None else activities
         self.mirror = mirror_store(mirror)
         self.events: EventChannel = WorkflowEvents() if events is None else events
+        self.history = HistoryLimits() if history is None else history
 
     def __repr__(self) -> str:
         return f"TemporalLoop({self.name!r})"
@@ -303,7 +307,9 @@ class TemporalRun:
         try:
             data: bytes = await self._handle().result()
         except WorkflowFailureError as error:
-            raise RunFailedError(self.run_id, str(error.cause or error)) from error
+            raise failed(self.run_id, error.cause) or RunFailedError(
+                self.run_id, str(error.cause or error)
+            ) from error
         return decode_outcome(data)
 
     async def _journal(self) -> tuple[Record, ...]:

@@ -103,7 +103,8 @@ class ToolOutcome:
 @frozen
 class RunRequest:
     """A run workflow's input: the loop's name, the user's input (encoded message) and ids, and
-    the earlier transcript of its session (encoded messages), if any."""
+    the earlier transcript of its session (encoded messages), if any; `carried` is what an
+    execution that continued as new hands the next (`_limits.carry`: journal, events)."""
 
     loop: str
     run_id: str
@@ -111,6 +112,7 @@ class RunRequest:
     user_id: str | None = None
     session_id: str | None = None
     history: bytes | None = None
+    carried: bytes | None = None
 
 
 @frozen

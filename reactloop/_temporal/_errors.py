@@ -75,7 +75,25 @@ class PayloadTooLargeError(TemporalRunError):
             f"(Temporal refuses payloads over {self.LIMIT} bytes); it was {size} bytes",
             run_id,
         )
+        self.what = what
         self.size = size
+        self.limit = limit
+
+
+class HistoryLimitError(TemporalRunError):
+    """A run's workflow history grew past the loop's limit (`HistoryLimits.fail_after` events)
+    while the run was driving between steps, where it cannot continue as new without changing
+    its result (it does at its pauses): the workflow fails with this instead of running on to
+    Temporal's own limit, where Temporal terminates it without a word. `length` is the
+    history's length in events, `limit` the limit."""
+
+    def __init__(self, length: int, run_id: str | None = None, limit: int = 50_000) -> None:
+        super().__init__(
+            f"a run's workflow history must stay under {limit} events between its pauses "
+            f"(it continues as new only at a pause); it reached {length}",
+            run_id,
+        )
+        self.length = length
         self.limit = limit
 
 

@@ -1,8 +1,9 @@
 """`SessionWorkflow`: a session's turns, one at a time. Turns arrive by signal (signal-with-start
 starts the workflow for a new session); each runs as a child `RunWorkflow` whose history is the
 transcript so far, so no two turns of a session interleave and each sees the ones before it.
-The workflow continues as new when Temporal suggests it, or every `TURNS_PER_RUN` turns, with
-the transcript and the turns still queued, so its history stays small."""
+The workflow continues as new after a turn when Temporal suggests it, when its history holds
+the loop's `HistoryLimits.continue_after` events, or every `TURNS_PER_RUN` turns, with the
+transcript and the turns still queued, so its history stays small."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from reactloop._temporal._contracts import (
     run_workflow_id,
 )
 from reactloop._temporal._payloads import decode, encode, encode_messages
-from reactloop._temporal._workflow import decode_outcome
+from reactloop._temporal._workflow import decode_outcome, registered
 
 TURNS_PER_RUN = 20
 """Turns one session workflow run serves before it continues as new."""
@@ -54,7 +55,7 @@ class SessionWorkflow:
             turn = decode(self._queued.pop(0), RunRequest)
             transcript = await _turn(evolve(turn, history=transcript))
             served += 1
-            if served >= TURNS_PER_RUN or workflow.info().is_continue_as_new_suggested():
+            if served >= TURNS_PER_RUN or _long(start.loop):
                 await workflow.wait_condition(workflow.all_handlers_finished)
                 rest = tuple(self._queued)
                 workflow.continue_as_new(encode(evolve(start, transcript=transcript, queued=rest)))
@@ -63,6 +64,13 @@ class SessionWorkflow:
     def turn(self, data: bytes) -> None:
         """A new turn (an encoded `RunRequest`): it runs after the turns before it."""
         self._queued.append(data)
+
+
+def _long(loop: str) -> bool:
+    """Whether the session's history is long enough to continue as new (the loop's limits)."""
+    info = workflow.info()
+    suggested = info.is_continue_as_new_suggested()
+    return registered(loop).history.long(info.get_current_history_length(), suggested)
 
 
 async def _turn(request: RunRequest) -> bytes | None:

@@ -27,6 +27,7 @@ from reactloop._durable import (
     unstructure_records,
 )
 from reactloop._loop import ReActLoop, RunStream
+from reactloop._serve._replay import stored_result
 from reactloop._stored_errors import DecisionError
 from reactloop._temporal._contracts import (
     WORKFLOW_RUN,
@@ -34,8 +35,9 @@ from reactloop._temporal._contracts import (
     RunRequest,
     mirror_activity,
 )
-from reactloop._temporal._errors import UnknownLoopError
+from reactloop._temporal._errors import HistoryLimitError, PayloadTooLargeError, UnknownLoopError
 from reactloop._temporal._events import encode_events, unstructure_event
+from reactloop._temporal._limits import Carried, HistoryLimits, carry, failure_of, uncarry, within
 from reactloop._temporal._payloads import decode, decode_decisions, decode_messages, encode
 from reactloop._temporal._proxies import workflow_loop
 
@@ -155,6 +157,9 @@ class RunWorkflow:
         self._mirror: str | None = None  # the loop's name when it has a mirror
         self._session: str | None = None
         self._events: list[Any] = []  # the run's events as it emitted them (`_events` values)
+        self._history = HistoryLimits()  # when it continues as new (the loop's)
+        self._budget = 0  # the most bytes a payload it hands Temporal may hold
+        self._base = 0  # its history's length when this execution started
 
     @workflow.run
     async def run(self, data: bytes) -> bytes:
@@ -166,13 +171,66 @@ class RunWorkflow:
         proxied = workflow_loop(named.loop, named.name, named.activities, request.session_id)
         clone = _on_store(proxied, self._store)
         self._tools, self._limit = clone.config.tools, clone.config.max_result_chars
-        result = await self._first(clone, request)
+        self._history, self._budget = named.history, named.activities.max_payload_bytes
+        self._base = workflow.info().get_current_history_length()
+        try:
+            return await self._driven(clone, request)
+        except (PayloadTooLargeError, HistoryLimitError) as error:
+            message, kind, details = failure_of(error)
+            raise ApplicationError(message, *details, type=kind, non_retryable=True) from None
+
+    async def _driven(self, clone: ReActLoop[Any], request: RunRequest) -> bytes:
+        """Drive the run through its pauses to its end (continuing as new at a pause when the
+        history is long); its outcome, within the payload budget."""
+        if request.carried is None:
+            result = await self._first(clone, request)
+        else:
+            result = await self._carried_over(request.carried)
         while result.paused and self._interrupt is None:
-            await self._wait(result)
+            if await self._wait(result):
+                self._continue_as_new(request)
             result = await self._resume(clone)
         await self._mirrored()
         workflow.upsert_memo({STATUS: "ended", PENDING: None})
-        return encode_outcome(self._store.records, self._events)
+        outcome = encode_outcome(self._store.records, self._events)
+        return within(outcome, self._budget, "a run's journal, its workflow's result", self._run_id)
+
+    async def _carried_over(self, data: bytes) -> RunResult[Any]:
+        """The paused run an earlier execution handed this one (`_continue_as_new`): its
+        journal back in the store, its events in the buffer, its result as it paused."""
+        carried = uncarry(data)
+        records = structure_records(carried.records)
+        created = records[0]
+        assert isinstance(created, RunCreated), "a journal starts with its RunCreated record"
+        await self._store.create_run(created)
+        await self._store.append(self._run_id, records[1:])
+        self._store.mirrored, self._events = carried.mirrored, carried.events
+        return stored_result(replay(records).stored)
+
+    def _continue_as_new(self, request: RunRequest) -> None:
+        """Hand the paused run to a new execution of this workflow (same id: callers follow
+        it): its journal, events and mirror position, within the payload budget."""
+        records = unstructure_records(self._store.records)
+        carried = carry(Carried(records, self._events, self._store.mirrored))
+        data = encode(attrs.evolve(request, history=None, carried=carried))
+        what = "the journal and events a run carries into its next workflow execution"
+        workflow.continue_as_new(within(data, self._budget, what, self._run_id))
+
+    def _long(self) -> bool:
+        """Whether the history is long enough to continue as new (never a fresh execution's:
+        one that continued as new waits until its own history grows)."""
+        info = workflow.info()
+        length = info.get_current_history_length()
+        return length > self._base and self._history.long(
+            length, info.is_continue_as_new_suggested()
+        )
+
+    def _bounded(self) -> None:
+        """Fail the run (`HistoryLimitError`) when its history reached the loop's limit while
+        it drives between pauses, where it cannot continue as new."""
+        length, limit = workflow.info().get_current_history_length(), self._history.fail_after
+        if length >= limit:
+            raise HistoryLimitError(length, self._run_id, limit)
 
     async def _first(self, clone: ReActLoop[Any], request: RunRequest) -> RunResult[Any]:
         history = () if request.history is None else decode_messages(request.history)
@@ -195,14 +253,16 @@ class RunWorkflow:
         try:
             async for event in events:
                 self._events.append(unstructure_event(event, len(self._store.records)))
+                self._bounded()
             result: RunResult[Any] = await events.result()
         finally:
             self._live = None
         return result
 
-    async def _wait(self, result: RunResult[Any]) -> None:
+    async def _wait(self, result: RunResult[Any]) -> bool:
         """Hold the paused run until decisions arrive, or its earliest deadline passes (then
-        it resumes with none: reactloop's expiry denies the calls past their deadline)."""
+        it resumes with none: reactloop's expiry denies the calls past their deadline); True
+        when, undecided, its history grew long enough to continue as new instead."""
         await self._mirrored()  # before the memo says paused: a paused run's mirror is whole
         self._held = tuple(result.pending)
         self._known = replay(self._store.records).call_ids
@@ -214,10 +274,20 @@ class RunWorkflow:
             timeout = timedelta(seconds=max(0.0, min(deadlines) - workflow.now().timestamp()))
         try:
             await workflow.wait_condition(
-                lambda: self._decided or self._interrupt is not None, timeout=timeout
+                lambda: self._decided or self._interrupt is not None or self._long(),
+                timeout=timeout,
             )
         except TimeoutError:
-            return
+            return False
+        return await self._undecided()
+
+    async def _undecided(self) -> bool:
+        """Whether the run still waits for decisions once every handler finished (so none
+        is lost when it continues as new)."""
+        if self._decided or self._interrupt is not None:
+            return False
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return not self._decided and self._interrupt is None
 
     async def _mirrored(self) -> None:
         """Copy the journal's records the mirror lacks to it (one activity; none without a

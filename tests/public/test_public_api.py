@@ -61,7 +61,7 @@ PINNED: dict[str, set[str]] = {
         "UnauthorizedError", "ForbiddenError", "TooManyRunsError", "NotPendingError",
         "UnknownRunError",
         "TemporalRunError", "TemporalNotInstalledError", "UnknownLoopError", "RunFailedError",
-        "RunNotPausedError", "PayloadTooLargeError", "RemoteError",
+        "RunNotPausedError", "PayloadTooLargeError", "RemoteError", "HistoryLimitError",
     },
     "reactloop.messages": {
         "AssistantMessage", "AssistantPart", "ReasoningPart", "TextPart", "Message", "RepairKind",
@@ -137,7 +137,7 @@ PINNED: dict[str, set[str]] = {
         "ActivityOptions", "ModelActivity", "PayloadTooLargeError", "RunFailedError",
         "RunNotPausedError", "TemporalLoop", "TemporalNotInstalledError", "TemporalRun",
         "TemporalRunError", "ToolActivity", "UnknownLoopError", "temporal_worker",
-        "EventChannel", "RemoteError", "WorkflowEvents",
+        "EventChannel", "RemoteError", "WorkflowEvents", "HistoryLimitError", "HistoryLimits",
     },
     "reactloop.telemetry": {"RunContextFilter", "Telemetry"},
     "reactloop.testing": {
