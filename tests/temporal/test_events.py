@@ -258,3 +258,28 @@ async def test_events_read_in_bounded_answers_and_without_a_result_copy_are_the_
     assert _ids(_events(live), run_id) == _events(local) == _ids(_events(closed), run_id)
     assert len(live) > 3 * 5
     await assert_replays(temporal_dev, run.workflow_id, WORKFLOWS)
+
+
+async def test_a_session_turns_events_are_those_of_a_local_stream_given_the_transcript(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    script = ["Hello, Ada.", "You are Ada."]
+    first = await _loop(script).run("I am Ada.")
+    async with _loop(script[1:]).stream(
+        "Who am I?", history=first.messages, run_id="local"
+    ) as stream:
+        local = [event async for event in stream]
+    chat = TemporalLoop(_loop(script), name="chat")
+    session = uuid.uuid4().hex
+    with anyio.fail_after(30):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[chat]):
+            turns = [
+                await chat.start(temporal_dev, text, session_id=session, task_queue=task_queue)
+                for text in ("I am Ada.", "Who am I?")
+            ]
+            events = [event async for event in turns[1].events()]  # waits for its turn
+            result = await turns[1].result()
+    assert _ids(_plain_kinds(events), turns[1].run_id) == _plain_kinds(local)
+    assert [e.text for e in events if isinstance(e, TextStreamed)] == ["You ", "are ", "Ada."]
+    assert result.output == "You are Ada."
+    await assert_replays(temporal_dev, turns[1].workflow_id, WORKFLOWS)
