@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,7 +22,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from reactloop._core import ModelDelta, RunContext, Tool
-from reactloop._errors import ModelError, UnknownToolError
+from reactloop._errors import ModelError, ToolsetError, UnknownToolError
 from reactloop._temporal._contracts import (
     ModelAnswer,
     ModelCall,
@@ -30,6 +31,7 @@ from reactloop._temporal._contracts import (
     ToolOutcome,
     model_activity,
     tool_activity,
+    toolsets_activity,
 )
 from reactloop._temporal._errors import PayloadTooLargeError
 from reactloop._temporal._options import ActivityOptions, Backend
@@ -42,6 +44,7 @@ from reactloop._temporal._payloads import (
     encode_parts,
     encode_response,
 )
+from reactloop._temporal._toolsets import ListingRequest, listing_of, toolset_tool
 from reactloop._tools import parts_of, render
 
 if TYPE_CHECKING:
@@ -79,12 +82,24 @@ def loop_activities(
     @activity.defn(name=tool_activity(name))
     async def call_tool(data: bytes) -> bytes:
         given = decode(data, ToolInput)
-        tool = _tool_named(loop, given.tool)
-        chosen = options.for_tool(tool)
-        work = partial(_tool_call, tool, given, deps_factory, chosen.backend)
-        return within(encode(await _heartbeating(chosen.heartbeat, work)), limit, given)
+        try:
+            async with _tool_named(loop, given.tool) as tool:
+                chosen = options.for_tool(tool)
+                work = partial(_tool_call, tool, given, deps_factory, chosen.backend)
+                return within(encode(await _heartbeating(chosen.heartbeat, work)), limit, given)
+        except ToolsetError as error:  # its server unreachable: the call's error, as locally
+            return encode(ToolOutcome(error_type=type(error).__name__, error_message=str(error)))
 
-    return [call_model, call_tool]
+    if loop.config.toolsets is None:
+        return [call_model, call_tool]
+
+    @activity.defn(name=toolsets_activity(name))
+    async def list_toolsets(data: bytes) -> bytes:
+        decode(data, ListingRequest)
+        work = partial(listing_of, loop)
+        return encode(await _heartbeating(options.default_tool.heartbeat, work))
+
+    return [call_model, call_tool, list_toolsets]
 
 
 async def _model_call(loop: ReActLoop[Any], data: bytes) -> bytes:
@@ -128,13 +143,19 @@ def within(outcome: bytes, limit: int, given: ToolInput) -> bytes:
     return encode(ToolOutcome(error_type=type(too_large).__name__, error_message=too_large.message))
 
 
-def _tool_named(loop: ReActLoop[Any], name: str) -> Tool:
-    """The loop's tool `name`: one of its own, else one its open toolsets list now."""
+@asynccontextmanager
+async def _tool_named(loop: ReActLoop[Any], name: str) -> AsyncIterator[Tool]:
+    """The loop's tool `name` for one call: one of its own, else one its toolsets list now
+    (on the worker's open connection, else on one held for the block)."""
     tool = loop.config.tools.get(name)
     if tool is not None:
-        return tool
-    unknown = UnknownToolError(name, sorted(loop.config.tools))
-    raise ApplicationError(unknown.message, type=UNKNOWN_TOOL, non_retryable=True)
+        yield tool
+        return
+    async with toolset_tool(loop, name) as listed:
+        if listed is None:
+            unknown = UnknownToolError(name, sorted(loop.config.tools))
+            raise ApplicationError(unknown.message, type=UNKNOWN_TOOL, non_retryable=True)
+        yield listed
 
 
 async def _tool_call(

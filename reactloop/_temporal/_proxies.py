@@ -30,7 +30,7 @@ from reactloop._core import (
     ToolSpec,
 )
 from reactloop._durable import MemoryStore
-from reactloop._errors import ConfigurationError, ModelError, ProviderUnavailableError
+from reactloop._errors import ModelError, ProviderUnavailableError
 from reactloop._loop import ReActLoop
 from reactloop._temporal._activities import MODEL_ERROR
 from reactloop._temporal._contracts import (
@@ -51,6 +51,8 @@ from reactloop._temporal._payloads import (
     encode,
     encode_request,
 )
+from reactloop._temporal._toolsets import Calls, listed_toolsets
+from reactloop._tools import LoopToolsets
 
 _MODEL_TRAITS = frozenset(
     {
@@ -272,6 +274,20 @@ def _proxied_tools(
     }
 
 
+def _listed(
+    host: LoopToolsets | None, name: str, options: ActivityOptions, session: str | None
+) -> LoopToolsets | None:
+    """The loop's toolsets as the workflow sees them: listed by the toolsets activity, each
+    listed tool an `ActivityTool` (its calls the tool activity's, as the loop's own tools)."""
+    if host is None:
+        return None
+
+    def wrap(tool: Tool) -> Tool:
+        return ActivityTool(tool, name, options.for_tool(tool), session)
+
+    return listed_toolsets(host, name, Calls(executed, wrap), options.default_tool)
+
+
 def workflow_loop(
     loop: ReActLoop[Any], name: str, options: ActivityOptions, session_id: str | None = None
 ) -> ReActLoop[Any]:
@@ -281,9 +297,6 @@ def workflow_loop(
     without random jitter, and no tracing or run limiter (those belong to the worker side).
     A session's turn passes `session_id`: its tools' activities are told it."""
     config = loop.config
-    if config.toolsets is not None:
-        rule = "a loop without toolsets (MCP servers): they do not run on Temporal yet"
-        raise ConfigurationError.invalid("TemporalLoop(loop=...)", "a loop with toolsets", rule)
     tools = _proxied_tools(config.tools, name, options, session_id)
     clone: ReActLoop[Any] = object.__new__(ReActLoop)
     clone.__dict__.update(loop.__dict__, _owns_model=False)
@@ -292,6 +305,8 @@ def workflow_loop(
         model=ActivityModel(config.model, name, options.model),
         tools=tools,
         tool_list=tuple(tools.values()),
+        toolsets=_listed(config.toolsets, name, options, session_id),
+        holds_calls=config.holds_calls or config.toolsets is not None,  # it has a store here
         store=MemoryStore(),
         owns_store=False,
         clock=workflow.time,

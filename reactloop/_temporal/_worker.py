@@ -15,6 +15,7 @@ from reactloop._temporal._activities import loop_activities
 from reactloop._temporal._client import TemporalLoop
 from reactloop._temporal._mirror import mirror_activities
 from reactloop._temporal._session import SessionWorkflow
+from reactloop._temporal._toolsets import held_open
 from reactloop._temporal._workflow import LOOPS, RunWorkflow
 
 
@@ -59,6 +60,9 @@ async def temporal_worker(
     client: Client, *, task_queue: str, loops: Sequence[TemporalLoop], **options: Any
 ) -> AsyncIterator[Worker]:
     """Serve `loops`' workflows and activities on `task_queue` for the block's life (any number
-    of processes may serve the same queue); leaving the block shuts the worker down."""
-    async with worker_for(client, task_queue=task_queue, loops=loops, **options) as worker:
+    of processes may serve the same queue); leaving the block shuts the worker down. The loops'
+    toolsets (MCP servers) are opened for the block, as `async with loop:` opens them: every
+    listing and call of this worker shares one connection per server."""
+    worker = worker_for(client, task_queue=task_queue, loops=loops, **options)
+    async with held_open([loop.loop for loop in _checked(loops)]), worker:
         yield worker

@@ -57,6 +57,11 @@ class LoopToolsets:
         if stack is not None:
             await stack.aclose()
 
+    @property
+    def opened(self) -> bool:
+        """Whether `open` holds the connections now (`async with loop:` is entered)."""
+        return self._stack is not None
+
     def shared(self, index: int) -> ToolSource | None:
         """The open connection runs share for toolset `index`, if there is one."""
         return self._opened.get(index) or self.toolsets[index].open_source

@@ -1,0 +1,123 @@
+"""MCP servers on Temporal: the toolsets' listing and each MCP call are activities run on the
+worker, against a real server process (the worker holds one connection per server for its
+life); the run ends as it ends locally, approvals of MCP tools hold as locally, and the history
+replays."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+from temporalio.client import Client
+
+from reactloop import Approve, MemoryStore, ReActLoop, RunResult
+from reactloop.models import ModelResponse
+from reactloop.temporal import TemporalLoop, temporal_worker
+from reactloop.testing import ScriptedModel, call, reply
+from tests.helpers.mcp_helpers import children, stdio_server
+from tests.temporal.flow import WORKFLOWS, shown
+from tests.temporal.servers import assert_replays
+
+pytestmark = pytest.mark.anyio
+
+SERVER = "tests.helpers.mcp_server"
+
+
+def _script() -> list[ModelResponse]:
+    return [
+        reply("Echoing.", call("echo", text="hi", times=2)),
+        reply("Failing.", call("fail", message="no luck")),
+        reply("Wrong.", call("echo", words="hi")),  # refused in the workflow: never sent
+        reply("Done."),
+    ]
+
+
+async def _activity_types(client: Client, workflow_id: str) -> list[str]:
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    return [
+        event.activity_task_scheduled_event_attributes.activity_type.name
+        for event in history.events
+        if event.HasField("activity_task_scheduled_event_attributes")
+    ]
+
+
+def _same_run(result: RunResult[Any], local: RunResult[Any]) -> None:
+    assert (result.output, result.stop_reason, result.messages, result.tools_used) == (
+        local.output,
+        local.stop_reason,
+        local.messages,
+        local.tools_used,
+    )
+
+
+async def test_mcp_calls_run_on_the_worker_and_the_run_ends_as_locally(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    script = _script()
+    local = await ReActLoop(ScriptedModel(script), tools=[stdio_server()]).run("go")
+    mcp = TemporalLoop(ReActLoop(ScriptedModel(script), tools=[stdio_server()]), name="mcp")
+    run_id = uuid.uuid4().hex
+    with anyio.fail_after(60):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
+            assert len(children(SERVER)) == 1  # the worker holds the server's connection
+            result = await mcp.run(temporal_dev, "go", run_id=run_id, task_queue=task_queue)
+        assert not children(SERVER)  # and stops it with the worker
+    _same_run(result, local)
+    results = [step.tool_results[0] for step in result.steps[:3]]
+    assert (results[0].content, results[0].is_error) == ("hihi", False)
+    assert results[1].is_error and "MCPToolError" in results[1].content
+    assert results[2].is_error and "invalid arguments" in results[2].content
+    kinds = await _activity_types(temporal_dev, mcp.workflow_id(run_id))
+    assert kinds.count("mcp.tool") == 2  # the refused call never reached the worker
+    assert kinds.count("mcp.toolsets") == 4  # one listing per step (the run's opening shares it)
+    await assert_replays(temporal_dev, mcp.workflow_id(run_id), WORKFLOWS)
+
+
+def _pids(result: RunResult[Any]) -> Sequence[int]:
+    return [int(orjson.loads(step.tool_results[0].content)) for step in result.steps[:2]]
+
+
+async def test_a_workers_calls_share_its_connection_to_the_server(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    script: list[Any] = [call("pid"), call("pid"), "Done."]
+    mcp = TemporalLoop(ReActLoop(ScriptedModel(script), tools=[stdio_server()]), name="mcp")
+    with anyio.fail_after(60):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
+            (held,) = children(SERVER)
+            result = await mcp.run(temporal_dev, "go", task_queue=task_queue)
+    assert _pids(result) == [held, held]
+
+
+async def test_an_mcp_tool_needing_approval_waits_in_the_workflow_then_runs_once(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    script: list[Any] = [call("echo", text="ok"), "Done."]
+
+    def loop() -> ReActLoop[None]:
+        server = stdio_server(requires_approval=["echo"])
+        return ReActLoop(ScriptedModel(script), tools=[server], store=MemoryStore())
+
+    mcp = TemporalLoop(loop(), name="mcp")
+    local = loop()
+    paused = await local.run("go")
+    decisions = {held.call_id: Approve() for held in paused.pending}
+    local_result = await local.resume(paused.run_id, decisions=decisions)
+    with anyio.fail_after(60):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
+            run = await mcp.start(temporal_dev, "go", task_queue=task_queue)
+            assert "RunPaused" in shown([event async for event in run.events()])
+            (held,) = await run.pending()
+            assert await _activity_types(temporal_dev, run.workflow_id) == [
+                "mcp.toolsets",
+                "mcp.model",
+            ]
+            await run.decide({held.call_id: Approve()})
+            result = await run.result()
+    _same_run(result, local_result)
+    assert result.steps[0].tool_results[0].content == "ok"
+    await assert_replays(temporal_dev, run.workflow_id, WORKFLOWS)
