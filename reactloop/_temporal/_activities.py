@@ -73,7 +73,8 @@ def loop_activities(
 
     @activity.defn(name=model_activity(name))
     async def call_model(data: bytes) -> bytes:
-        answer = await _heartbeating(options.model.heartbeat, partial(_model_call, loop, data))
+        every = None if activity.info().is_local else options.model.heartbeat  # none locally
+        answer = await _heartbeating(every, partial(_model_call, loop, data))
         if len(answer) > limit:
             too_large = PayloadTooLargeError("a model answer", len(answer), limit=limit)
             raise model_failure(ModelError(too_large.message))
@@ -112,7 +113,8 @@ async def _model_call(loop: ReActLoop[Any], data: bytes) -> bytes:
 
     async def on_delta(delta: ModelDelta) -> None:
         deltas.append(delta)
-        activity.heartbeat()  # the SDK sends at most one per interval: cheap per delta
+        if not activity.info().is_local:  # a local activity cannot heartbeat
+            activity.heartbeat()  # the SDK sends at most one per interval: cheap per delta
 
     try:
         if call.stream:

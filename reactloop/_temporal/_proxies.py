@@ -18,7 +18,8 @@ import attrs
 import orjson
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
+from temporalio.exceptions import TimeoutError as ActivityTimeoutError
 
 from reactloop._core import (
     CallInterrupted,
@@ -73,12 +74,14 @@ def _seconds(value: float | None) -> timedelta | None:
     return None if value is None else timedelta(seconds=value)
 
 
-async def executed(activity: str, data: bytes, **options: Any) -> bytes:
-    """The activity's result, awaited so that a cancel scope (a tool's or model's timeout, an
-    interrupt) ends the wait at once: the activity is asked to cancel and left to settle. The
-    SDK's own await shields itself while the cancel is delivered, and anyio's scope, redelivering
-    its cancel each turn of the loop, would spin the workflow task past its deadlock limit."""
-    handle = workflow.start_activity(activity, data, result_type=bytes, **options)
+async def executed(activity: str, data: bytes, *, local: bool = False, **options: Any) -> bytes:
+    """The activity's result (run as a local activity if `local`), awaited so that a cancel
+    scope (a tool's or model's timeout, an interrupt) ends the wait at once: the activity is
+    asked to cancel and left to settle. The SDK's own await shields itself while the cancel is
+    delivered, and anyio's scope, redelivering its cancel each turn of the loop, would spin the
+    workflow task past its deadlock limit."""
+    start = workflow.start_local_activity if local else workflow.start_activity
+    handle = start(activity, data, result_type=bytes, **options)
     settled = anyio.Event()
     handle.add_done_callback(lambda _: settled.set())
     try:
@@ -126,15 +129,9 @@ class ActivityModel:
         options = self._options
         try:
             data = await executed(
-                model_activity(self._name),
-                encode(call),
-                start_to_close_timeout=timedelta(seconds=options.start_to_close),
-                heartbeat_timeout=_seconds(options.heartbeat),
-                retry_policy=RetryPolicy(maximum_attempts=options.attempts),
-                task_queue=options.task_queue,
-                summary="model call",
+                model_activity(self._name), encode(call), **_model_options(options)
             )
-        except ActivityError as failure:
+        except (ActivityError, ApplicationError, ActivityTimeoutError) as failure:  # local: bare
             raise model_error_of(failure, options.attempts) from None
         answer = decode(data, ModelAnswer)
         if on_delta is not None:
@@ -143,10 +140,25 @@ class ActivityModel:
         return decode_response(answer.response)
 
 
-def model_error_of(failure: ActivityError, attempts: int) -> ModelError:
+def _model_options(options: ModelActivity) -> dict[str, Any]:
+    """How the model activity is started: as a local activity (no heartbeat, the workflow's
+    own worker), or a regular one."""
+    common: dict[str, Any] = {
+        "start_to_close_timeout": timedelta(seconds=options.start_to_close),
+        "retry_policy": RetryPolicy(maximum_attempts=options.attempts),
+        "summary": "model call",
+    }
+    if options.local:
+        return {**common, "local": True}
+    heartbeat = _seconds(options.heartbeat)
+    return {**common, "heartbeat_timeout": heartbeat, "task_queue": options.task_queue}
+
+
+def model_error_of(failure: FailureError, attempts: int) -> ModelError:
     """The model error a failed model activity stands for: the one the real model raised, or,
-    when the worker failed every attempt, a retryable `ProviderUnavailableError` saying so."""
-    cause = failure.cause
+    when the worker failed every attempt, a retryable `ProviderUnavailableError` saying so. A
+    regular activity's failure wraps its cause; a local activity's is the cause itself."""
+    cause = failure.cause if isinstance(failure, ActivityError) else failure
     if isinstance(cause, ApplicationError) and cause.type == MODEL_ERROR and cause.details:
         detail = cause.details[0]
         if isinstance(detail, bytes):
