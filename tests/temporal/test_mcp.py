@@ -6,7 +6,7 @@ replays."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -18,11 +18,19 @@ from reactloop import Approve, MemoryStore, ReActLoop, RunResult
 from reactloop.models import ModelResponse
 from reactloop.temporal import TemporalLoop, temporal_worker
 from reactloop.testing import ScriptedModel, call, reply
-from tests.helpers.mcp_helpers import children, stdio_server
+from tests.helpers.mcp_helpers import children, http, http_server, stdio_server
 from tests.temporal.flow import WORKFLOWS, shown
 from tests.temporal.servers import assert_replays
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def url() -> Iterator[str]:
+    """The test server over streamable HTTP, for this test alone."""
+    with http_server() as served:
+        yield served
+
 
 SERVER = "tests.helpers.mcp_server"
 
@@ -121,3 +129,36 @@ async def test_an_mcp_tool_needing_approval_waits_in_the_workflow_then_runs_once
     _same_run(result, local_result)
     assert result.steps[0].tool_results[0].content == "ok"
     await assert_replays(temporal_dev, run.workflow_id, WORKFLOWS)
+
+
+async def test_a_server_entered_by_its_owner_is_used_by_the_worker_and_left_open(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    server = stdio_server()
+    script: list[Any] = [call("pid"), call("pid"), "Done."]
+    mcp = TemporalLoop(ReActLoop(ScriptedModel(script), tools=[server]), name="mcp")
+    with anyio.fail_after(60):
+        async with server:
+            (held,) = children(SERVER)
+            async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
+                result = await mcp.run(temporal_dev, "go", task_queue=task_queue)
+            assert children(SERVER) == {held}  # the worker left it to its owner
+    assert _pids(result) == [held, held]
+    assert not children(SERVER)
+
+
+async def test_an_http_servers_tools_run_on_temporal_as_locally(
+    temporal_dev: Client, task_queue: str, url: str
+) -> None:
+    script = [reply("Measuring.", call("measure", text="abc")), reply("Done.")]
+    local = await ReActLoop(ScriptedModel(script), tools=[http(url)]).run("go")
+    mcp = TemporalLoop(ReActLoop(ScriptedModel(script), tools=[http(url)]), name="mcp")
+    run_id = uuid.uuid4().hex
+    with anyio.fail_after(60):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
+            result = await mcp.run(temporal_dev, "go", run_id=run_id, task_queue=task_queue)
+    _same_run(result, local)
+    assert not result.steps[0].tool_results[0].is_error
+    kinds = await _activity_types(temporal_dev, mcp.workflow_id(run_id))
+    assert kinds == ["mcp.toolsets", "mcp.model", "mcp.tool", "mcp.toolsets", "mcp.model"]
+    await assert_replays(temporal_dev, mcp.workflow_id(run_id), WORKFLOWS)
