@@ -70,7 +70,7 @@ from reactloop._temporal._workflow import (
     decode_records,
 )
 from reactloop._unicode import identifier, optional_identifier
-from reactloop._validate import member, text
+from reactloop._validate import boolean, member, text
 
 POLL = 0.05
 """Seconds between two reads of a running run's journal (events) or of a turn not yet started."""
@@ -119,11 +119,15 @@ class TemporalLoop:
         session_id: str | None = None,
         user_id: str | None = None,
         if_exists: str = "resume",
+        eager_start: bool = False,
     ) -> TemporalRun:
         """Start a run (a session's next turn with `session_id`, queued behind its earlier
         turns) and return its handle; `run_id` is yours or a fresh one. As `loop.run(run_id=)`
         does, an id that names a run already (running, paused or ended) gives that run's
-        handle, never a second run; `if_exists="error"` refuses it (`RunExistsError`)."""
+        handle, never a second run; `if_exists="error"` refuses it (`RunExistsError`).
+        `eager_start=True` asks the server to hand the run's first workflow task straight back
+        to a worker of this process on the same client (Temporal's eager workflow start: one
+        hand-off less), if one has a free slot; a session's turn starts as usual."""
         refuse = member("if_exists", if_exists, IfExists) is IfExists.ERROR
         run_id = uuid4().hex if run_id is None else identifier("run_id", run_id)
         request = RunRequest(
@@ -133,19 +137,22 @@ class TemporalLoop:
             optional_identifier("user_id", user_id),
             optional_identifier("session_id", session_id),
         )
-        queue = _queue(task_queue)
+        queue, eager = _queue(task_queue), boolean("eager_start", eager_start)
         try:
             if session_id is None:
-                return await self._start_run(client, request, queue)
+                return await self._start_run(client, request, queue, eager)
             return await self._start_turn(client, request, queue)
         except WorkflowAlreadyStartedError:
             if refuse:
                 raise RunExistsError(run_id) from None
             return self.get(client, run_id)
 
-    async def _start_run(self, client: Client, request: RunRequest, queue: str) -> TemporalRun:
-        """Start the run's workflow; `WorkflowAlreadyStartedError` when its id was ever used
-        (running or closed: one workflow per run id, for as long as Temporal keeps it)."""
+    async def _start_run(
+        self, client: Client, request: RunRequest, queue: str, eager: bool = False
+    ) -> TemporalRun:
+        """Start the run's workflow (`eager`: its first task to this process's worker);
+        `WorkflowAlreadyStartedError` when its id was ever used (running or closed: one
+        workflow per run id, for as long as Temporal keeps it)."""
         started = await client.start_workflow(
             WORKFLOW_RUN,
             encode(request),
@@ -153,6 +160,7 @@ class TemporalLoop:
             task_queue=queue,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            request_eager_start=eager,
         )
         return TemporalRun(self, client, request.run_id, started)
 
