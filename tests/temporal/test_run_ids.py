@@ -33,7 +33,7 @@ async def test_a_run_id_in_use_gives_that_run_paused_or_ended_and_error_refuses_
     pay = FakeTool("pay", result="paid", requires_approval=True)
     model = ScriptedModel([call("pay"), "Paid."])
     payments = TemporalLoop(ReActLoop(model, tools=[pay]), name="payments")
-    run_id, queue = uuid.uuid4().hex, {"task_queue": task_queue}
+    run_id, queue = uuid.uuid4().hex, dict[str, Any](task_queue=task_queue)
     with anyio.fail_after(30):
         async with temporal_worker(temporal_dev, loops=[payments], **queue):
             first = await payments.start(temporal_dev, "pay", run_id=run_id, **queue)
@@ -58,7 +58,8 @@ async def test_a_sessions_turn_with_a_run_id_in_use_gives_that_run(
 ) -> None:
     model = ScriptedModel(["Hello, Ada.", "never asked"])
     chat = TemporalLoop(ReActLoop(model), name="chat")
-    run_id, queue = uuid.uuid4().hex, {"task_queue": task_queue, "session_id": uuid.uuid4().hex}
+    queue = dict[str, Any](task_queue=task_queue, session_id=uuid.uuid4().hex)
+    run_id = uuid.uuid4().hex
     with anyio.fail_after(30):
         async with temporal_worker(temporal_dev, loops=[chat], task_queue=task_queue):
             first = await (
