@@ -15,6 +15,9 @@ import pytest
 from temporalio.client import Client
 
 from reactloop import Approve, MemoryStore, ReActLoop, RunResult
+from reactloop._temporal._worker import worker_for
+from reactloop._tools._mcp._servers import MCPServerStdio
+from reactloop.errors import ToolsetConnectionError
 from reactloop.models import ModelResponse
 from reactloop.temporal import TemporalLoop, temporal_worker
 from reactloop.testing import ScriptedModel, call, reply
@@ -161,4 +164,39 @@ async def test_an_http_servers_tools_run_on_temporal_as_locally(
     assert not result.steps[0].tool_results[0].is_error
     kinds = await _activity_types(temporal_dev, mcp.workflow_id(run_id))
     assert kinds == ["mcp.toolsets", "mcp.model", "mcp.tool", "mcp.toolsets", "mcp.model"]
+    await assert_replays(temporal_dev, mcp.workflow_id(run_id), WORKFLOWS)
+
+
+async def test_a_worker_holding_no_connection_connects_for_each_activity(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    script: list[Any] = [call("pid"), call("pid"), "Done."]
+    mcp = TemporalLoop(ReActLoop(ScriptedModel(script), tools=[stdio_server()]), name="mcp")
+    with anyio.fail_after(60):
+        async with worker_for(temporal_dev, task_queue=task_queue, loops=[mcp]):  # none opened
+            assert not children(SERVER)
+            result = await mcp.run(temporal_dev, "go", task_queue=task_queue)
+    first, second = _pids(result)
+    assert first != second  # a server process per call, stopped after it
+    assert not children(SERVER)
+
+
+async def test_a_server_that_cannot_start_ends_the_run_as_it_ends_locally(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    def loop() -> ReActLoop[str]:
+        missing = MCPServerStdio("/nonexistent/mcp-server", connect_timeout=5)
+        return ReActLoop(ScriptedModel(["Done."]), tools=[missing])
+
+    local = await loop().run("go")
+    mcp = TemporalLoop(loop(), name="mcp")
+    run_id = uuid.uuid4().hex
+    with anyio.fail_after(60):
+        async with worker_for(temporal_dev, task_queue=task_queue, loops=[mcp]):
+            result = await mcp.run(temporal_dev, "go", run_id=run_id, task_queue=task_queue)
+    assert (result.stop_reason, result.stop_detail) == (local.stop_reason, local.stop_detail)
+    assert isinstance(local.error, ToolsetConnectionError)
+    assert result.error is not None  # as a stored run's: its message and code, not its class
+    assert (str(result.error), result.error.code) == (str(local.error), local.error.code)
+    assert "/nonexistent/mcp-server" in result.stop_detail
     await assert_replays(temporal_dev, mcp.workflow_id(run_id), WORKFLOWS)
