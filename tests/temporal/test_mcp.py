@@ -15,12 +15,14 @@ import pytest
 from temporalio.client import Client
 
 from reactloop import Approve, MemoryStore, ReActLoop, RunResult
+from reactloop._temporal._toolsets import SpecTool, listed
 from reactloop._temporal._worker import worker_for
 from reactloop._tools._mcp._servers import MCPServerStdio
-from reactloop.errors import ToolsetConnectionError
+from reactloop.errors import ToolArgumentsError, ToolsetConnectionError
 from reactloop.models import ModelResponse
 from reactloop.temporal import TemporalLoop, temporal_worker
 from reactloop.testing import ScriptedModel, call, reply
+from reactloop.tools import Tool
 from tests.helpers.mcp_helpers import children, http, http_server, stdio_server
 from tests.temporal.flow import WORKFLOWS, shown
 from tests.temporal.servers import assert_replays
@@ -200,3 +202,26 @@ async def test_a_server_that_cannot_start_ends_the_run_as_it_ends_locally(
     assert (str(result.error), result.error.code) == (str(local.error), local.error.code)
     assert "/nonexistent/mcp-server" in result.stop_detail
     await assert_replays(temporal_dev, mcp.workflow_id(run_id), WORKFLOWS)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['{"text": "hi"}', '{"text": "hi", "times": 2}', '{"times": 2}', '{"text": 3}', "[1]", "{", ""],
+)
+async def test_a_listed_tool_checks_arguments_in_the_workflow_as_the_mcp_tool_does(
+    arguments: str,
+) -> None:
+    async with stdio_server() as server:
+        assert server.open_source is not None
+        tools = await server.open_source.list_tools()
+    (echo,) = [tool for tool in tools if tool.name == "echo"]
+    stand_in = SpecTool(listed(echo))
+    assert (stand_in.spec, stand_in.timeout) == (echo.spec, echo.timeout)
+    assert _checked(stand_in, arguments) == _checked(echo, arguments)
+
+
+def _checked(tool: Tool, arguments: str) -> object:
+    try:
+        return tool.parse_arguments(arguments)
+    except ToolArgumentsError as error:
+        return str(error)
