@@ -225,3 +225,13 @@ def _checked(tool: Tool, arguments: str) -> object:
         return tool.parse_arguments(arguments)
     except ToolArgumentsError as error:
         return str(error)
+
+
+async def test_a_worker_whose_server_cannot_start_does_not_start(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    missing = MCPServerStdio("/nonexistent/mcp-server", connect_timeout=5)
+    mcp = TemporalLoop(ReActLoop(ScriptedModel(["Done."]), tools=[missing]), name="mcp")
+    with pytest.raises(ToolsetConnectionError, match="/nonexistent/mcp-server"):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
+            pytest.fail("the worker started without its MCP server")
