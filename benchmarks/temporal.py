@@ -22,6 +22,14 @@ result; "ms per step" is the median run time over `--steps`, "runs/s" the median
 - `Temporal alone, in memory`: a bare workflow making the same activities in sequence (a
   trivial activity for each model and tool call) with no loop: Temporal's own floor here, so the
   difference to the row above is what reactloop adds on Temporal.
+- `..., local model`: `ModelActivity(local=True)`: each model call a local activity, run inside
+  the workflow task (one server hand-off per step instead of two).
+- `..., + eager start`: also `start(..., eager_start=True)`: the first workflow task comes back
+  in the start's answer to the benchmark's worker.
+- `..., tuned server`: the dev server started with `--dynamic-config-value
+  history.transferProcessorMaxPollRPS=1000` (default 20 reads a second of a shard's transfer
+  queue, which holds each workflow task dispatched after the last read up to 50 ms; the dev
+  server has one shard).
 """
 
 from __future__ import annotations
@@ -48,10 +56,10 @@ from benchmarks._rig import IncompleteRunError, expect_completed
 from benchmarks._temporal_bare import NAME, bare_worker
 from reactloop import ReActLoop, RunResult, ToolMessage, tool
 from reactloop.stores import PostgresStore, resume_claimable
-from reactloop.temporal import TemporalLoop, temporal_worker
+from reactloop.temporal import ActivityOptions, ModelActivity, TemporalLoop, temporal_worker
 from reactloop.testing import FunctionModel, call
 from tests.helpers.postgres_server import INSTALL, binaries, fresh_schema, throwaway_cluster
-from tests.temporal.servers import DEV_SERVER, dev_server
+from tests.temporal.servers import DEV_SERVER, binary
 
 ANSWER = "done"
 READY = "serving"
@@ -153,30 +161,75 @@ def on_postgres(url: str) -> Setting:
     return setting
 
 
-def on_temporal(database: Path | None, workers: int = 1) -> Setting:
+TUNED = ("--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000")
+"""The dev server's one setting the tuned contenders change (see the module's docstring)."""
+
+
+@frozen
+class Variant:
+    """How a Temporal contender runs: model calls as local activities, runs started eagerly,
+    the dev server tuned (`TUNED`)."""
+
+    local_model: bool = False
+    eager_start: bool = False
+    tuned: bool = False
+
+    def label(self) -> str:
+        """The contender name's suffix."""
+        parts = [", tuned server"] if self.tuned else []
+        parts += [", local model"] if self.local_model else []
+        return "".join(parts) + (" + eager start" if self.eager_start else "")
+
+
+@asynccontextmanager
+async def temporal_server(database: Path | None, tuned: bool = False) -> AsyncIterator[Any]:
+    """The pinned dev server on a free port (in memory, or file-backed at `database`), tuned
+    or as it comes."""
+    from temporalio.testing import WorkflowEnvironment
+
+    environment = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=binary(DEV_SERVER),
+        dev_server_database_filename=None if database is None else str(database),
+        dev_server_extra_args=["--headless", *(TUNED if tuned else ())],
+    )
+    async with environment:
+        yield environment
+
+
+def bench_loop(steps: int, local_model: bool) -> TemporalLoop:
+    """The benchmark's loop on Temporal, its model calls local activities or not."""
+    options = ActivityOptions(model=ModelActivity(local=local_model))
+    return TemporalLoop(make_loop(steps), name="bench", activities=options)
+
+
+def on_temporal(database: Path | None, workers: int = 1, variant: Variant = Variant()) -> Setting:
     """`TemporalLoop(loop).run` on a dev server (in memory, or file-backed at `database`), one
-    worker in this process and `workers - 1` more in worker processes."""
+    worker in this process and `workers - 1` more in worker processes, run as `variant` says."""
 
     @asynccontextmanager
     async def setting(steps: int) -> AsyncIterator[Run]:
-        async with dev_server(database) as environment:
+        async with temporal_server(database, variant.tuned) as environment:
             client, queue = environment.client, f"bench-{uuid.uuid4().hex}"
-            support = TemporalLoop(make_loop(steps), name="bench")
+            support = bench_loop(steps, variant.local_model)
             host = client.service_client.config.target_host
+            serving = (host, queue, steps, variant.local_model)
             async with (
                 temporal_worker(client, task_queue=queue, loops=[support]),
-                worker_processes(host, queue, steps, workers - 1),
+                worker_processes(serving, workers - 1),
             ):
-                yield checked(partial(support.run, client, task_queue=queue))
+                start = partial(support.run, client, task_queue=queue)
+                yield checked(partial(start, eager_start=variant.eager_start))
 
     return setting
 
 
 @asynccontextmanager
-async def worker_processes(host: str, queue: str, steps: int, count: int) -> AsyncIterator[None]:
-    """`count` worker processes (`--serve`) serving the queue, each up before this yields;
-    terminated after."""
+async def worker_processes(serving: tuple[str, str, int, bool], count: int) -> AsyncIterator[None]:
+    """`count` worker processes (`--serve`) serving the queue (host, queue, steps, whether the
+    model calls are local), each up before this yields; terminated after."""
+    host, queue, steps, local_model = serving
     command = [sys.executable, "-m", "benchmarks.temporal", "--steps", str(steps)]
+    command += ["--serve-local-model"] if local_model else []
     started: list[Process] = []
     try:
         for _ in range(count):
@@ -201,12 +254,12 @@ async def ready(process: Process) -> None:
     raise RuntimeError(f"a worker process ended before serving (exit {await process.wait()})")
 
 
-async def serve(host: str, queue: str, steps: int) -> None:
+async def serve(host: str, queue: str, steps: int, local_model: bool) -> None:
     """A worker process: serve the benchmark's loop on `queue` until terminated."""
     from temporalio.client import Client
 
     client = await Client.connect(host)
-    support = TemporalLoop(make_loop(steps), name="bench")
+    support = bench_loop(steps, local_model)
     async with temporal_worker(client, task_queue=queue, loops=[support]):
         print(READY, flush=True)
         await anyio.sleep_forever()
@@ -217,7 +270,7 @@ async def bare(steps: int) -> AsyncIterator[Run]:
     """The same activities as a run of `steps` steps (a model call per step and the answer's,
     a tool call per step) from a bare workflow on the in-memory dev server: Temporal's floor."""
     calls, queue = 2 * steps + 1, f"bench-bare-{uuid.uuid4().hex}"
-    async with dev_server() as environment:
+    async with temporal_server(None) as environment:
         client = environment.client
         async with bare_worker(client, queue):
 
@@ -321,11 +374,26 @@ async def temporal_rows(plan: Plan) -> tuple[list[Row], list[str]]:
         return [], [f"Temporal: skipped, {DEV_SERVER} is missing (make install)"]
     rows = await measured("Temporal alone, in memory", bare, plan)
     workers = f", {plan.workers} workers" if plan.workers > 1 else ""
-    rows += await measured(f"Temporal, in memory{workers}", on_temporal(None, plan.workers), plan)
-    with tempfile.TemporaryDirectory(prefix="reactloop-temporal-bench-") as folder:
-        file_backed = on_temporal(Path(folder) / "temporal.db", plan.workers)
-        rows += await measured(f"Temporal, file-backed{workers}", file_backed, plan)
+    for variant in IN_MEMORY:
+        name = f"Temporal, in memory{workers}{variant.label()}"
+        rows += await measured(name, on_temporal(None, plan.workers, variant), plan)
+    for variant in FILE_BACKED:
+        with tempfile.TemporaryDirectory(prefix="reactloop-temporal-bench-") as folder:
+            file_backed = on_temporal(Path(folder) / "temporal.db", plan.workers, variant)
+            name = f"Temporal, file-backed{workers}{variant.label()}"
+            rows += await measured(name, file_backed, plan)
     return rows, []
+
+
+FAST = Variant(local_model=True, eager_start=True)
+IN_MEMORY = (
+    Variant(),
+    Variant(local_model=True),
+    FAST,
+    Variant(tuned=True),
+    Variant(local_model=True, eager_start=True, tuned=True),
+)
+FILE_BACKED = (Variant(), FAST)
 
 
 async def measure(plan: Plan, postgres: bool = True) -> tuple[list[Row], list[str]]:
@@ -345,9 +413,9 @@ def table(rows: Sequence[Row], plan: Plan) -> str:
     lines = [
         f"{plan.steps} steps per run (one tool call each, then the answer), {plan.runs} runs per"
         f" batch, medians of {plan.repeats} batches",
-        f"{'contender':<26} {'concurrency':>11} {'ms/step':>9} {'runs/s':>9}",
+        f"{'contender':<58} {'concurrency':>11} {'ms/step':>9} {'runs/s':>9}",
     ]
-    lines += [f"{r.contender:<26} {r.concurrency:>11} {r.ms_per_step:>9.2f} "
+    lines += [f"{r.contender:<58} {r.concurrency:>11} {r.ms_per_step:>9.2f} "
               f"{r.runs_per_second:>9.1f}" for r in rows]  # fmt: skip
     return "\n".join(lines)
 
@@ -366,10 +434,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
     parser.add_argument("--workers", type=int, default=1, help="Temporal worker processes")
     parser.add_argument("--serve", nargs=2, metavar=("HOST", "QUEUE"), help=argparse.SUPPRESS)
+    parser.add_argument("--serve-local-model", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve is not None:  # a worker process of --workers
         host, queue = args.serve
-        anyio.run(serve, host, queue, args.steps, backend="asyncio")
+        anyio.run(serve, host, queue, args.steps, args.serve_local_model, backend="asyncio")
         return 0
     plan = Plan(args.runs, args.repeats, args.steps, tuple(args.concurrency), workers=args.workers)
     rows, notes = anyio.run(measure, plan, not args.no_postgres, backend="asyncio")

@@ -1,5 +1,7 @@
-"""Smoke tests of `python -m benchmarks.temporal` at a tiny size: each contender drives its runs
-to their answer and reports positive figures (read by people, never asserted against a time).
+"""Smoke tests of `python -m benchmarks.temporal` at a tiny size: each contender (the Temporal
+ones also with model calls as local activities, runs started eagerly, a tuned server) drives
+its runs to their answer and reports positive figures (read by people, never asserted against a
+time).
 Temporal runs from the pinned dev server beside the interpreter; PostgreSQL's part, like scenario
 (k), is skipped locally without its binaries and fails in CI."""
 
@@ -28,7 +30,12 @@ def test_the_temporal_benchmark_reports_each_server_and_the_floor(tmp_path: Path
     temporal = (
         "Temporal alone, in memory",
         "Temporal, in memory, 2 workers",
+        "Temporal, in memory, 2 workers, local model",
+        "Temporal, in memory, 2 workers, local model + eager start",
+        "Temporal, in memory, 2 workers, tuned server",
+        "Temporal, in memory, 2 workers, tuned server, local model + eager start",
         "Temporal, file-backed, 2 workers",
+        "Temporal, file-backed, 2 workers, local model + eager start",
     )
     contenders = ("loop.run (no store)", *temporal)
     assert set(rows) == {(name, n) for name in contenders for n in (1, 2)}
