@@ -33,10 +33,10 @@ from reactloop._durable import (
     dump_json,
     keep_call_ids,
     keep_content_parts,
+    keep_costs,
     keep_message_layout,
     keep_sub_runs_apart,
 )
-from reactloop._durable._codec import keep_costs
 from reactloop._errors import ErrorCode, ModelError, ReactLoopError
 from reactloop._stored_errors import UnreadableRunError
 from reactloop._temporal._errors import RemoteError
