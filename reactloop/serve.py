@@ -5,8 +5,10 @@ AG-UI, as ASGI endpoints (needs the `serve` extra: `pip install 'reactloop[serve
 and/or `server.ag_ui()` in your Starlette or FastAPI app with `lifespan=server.lifespan` (the
 runs live there, beyond the request that started them), or serve `server.asgi()`, one app with
 both. `ServeOptions` says who the user is (`identify`) and what they may do (`authorize`), the
-limits, CORS and what a dropped connection does to its run; refused requests are the
-`RequestRejectedError`s (also in `reactloop.errors`), answered with their HTTP status.
+limits, CORS and what a dropped connection does to its run; `RunBackend` is what a server
+serves (a `ReActLoop` is one, a loop on Temporal another: `TemporalLoop.served(...)`); refused
+requests are the `RequestRejectedError`s (also in `reactloop.errors`), answered with their HTTP
+status.
 """
 
 from reactloop._core import publish
@@ -15,6 +17,7 @@ from reactloop._serve import (
     AccessRequest,
     Action,
     Authorize,
+    BackendConfig,
     ChatServer,
     CorsOptions,
     DisconnectPolicy,
@@ -24,6 +27,8 @@ from reactloop._serve import (
     NotPendingError,
     RequestRejectedError,
     RequestTooLargeError,
+    RunBackend,
+    ServedStream,
     ServeOptions,
     TooManyRunsError,
     UnauthorizedError,
@@ -35,6 +40,7 @@ __all__ = [
     "AccessRequest",
     "Action",
     "Authorize",
+    "BackendConfig",
     "ChatServer",
     "CorsOptions",
     "DisconnectPolicy",
@@ -44,7 +50,9 @@ __all__ = [
     "NotPendingError",
     "RequestRejectedError",
     "RequestTooLargeError",
+    "RunBackend",
     "ServeOptions",
+    "ServedStream",
     "TooManyRunsError",
     "UnauthorizedError",
     "UnknownRunError",

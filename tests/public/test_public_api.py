@@ -131,7 +131,7 @@ PINNED: dict[str, set[str]] = {
         "DisconnectPolicy", "Identify", "ServeOptions",
         "RequestRejectedError", "MalformedRequestError", "RequestTooLargeError",
         "UnauthorizedError", "ForbiddenError", "TooManyRunsError", "NotPendingError",
-        "UnknownRunError",
+        "UnknownRunError", "BackendConfig", "RunBackend", "ServedStream",
     },
     "reactloop.temporal": {
         "ActivityOptions", "ModelActivity", "PayloadTooLargeError", "RunFailedError",
