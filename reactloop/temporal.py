@@ -35,13 +35,14 @@ from reactloop._temporal._options import ActivityOptions, ModelActivity, ToolAct
 if TYPE_CHECKING:
     from reactloop._temporal._channel import EventChannel, WorkflowEvents
     from reactloop._temporal._client import TemporalLoop, TemporalRun
-    from reactloop._temporal._worker import temporal_worker
+    from reactloop._temporal._worker import temporal_replayer, temporal_worker
 
 LAZY = {
     "EventChannel": "reactloop._temporal._channel",
     "WorkflowEvents": "reactloop._temporal._channel",
     "TemporalLoop": "reactloop._temporal._client",
     "TemporalRun": "reactloop._temporal._client",
+    "temporal_replayer": "reactloop._temporal._worker",
     "temporal_worker": "reactloop._temporal._worker",
 }
 """The names that need Temporal's SDK: their modules load on first use."""
@@ -77,6 +78,7 @@ __all__ = [
     "ToolActivity",
     "UnknownLoopError",
     "WorkflowEvents",
+    "temporal_replayer",
     "temporal_worker",
 ]
 

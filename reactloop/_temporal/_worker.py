@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+from temporalio.worker import Replayer, UnsandboxedWorkflowRunner, Worker
 
 from reactloop._errors import ConfigurationError
 from reactloop._temporal._activities import loop_activities
@@ -53,6 +53,16 @@ def worker_for(
         activities=activities,
         **options,
     )
+
+
+def temporal_replayer(loops: Sequence[TemporalLoop], **options: Any) -> Replayer:
+    """Temporal's `Replayer` for runs of `loops`: replay a run's history with it
+    (`await replayer.replay_workflow(await handle.fetch_history())`) to check that a change to
+    the loop's code keeps old runs deterministic before it ships. `options` go to `Replayer`."""
+    for loop in _checked(loops):
+        LOOPS[loop.name] = loop
+    options.setdefault("workflow_runner", UnsandboxedWorkflowRunner())
+    return Replayer(workflows=[RunWorkflow, SessionWorkflow], **options)
 
 
 @asynccontextmanager
