@@ -86,7 +86,8 @@ def loop_activities(
         try:
             async with _tool_named(loop, given.tool) as tool:
                 chosen = options.for_tool(tool)
-                work = partial(_tool_call, tool, given, deps_factory, chosen.backend)
+                backend = chosen.backend if given.tool in loop.config.tools else "asyncio"
+                work = partial(_tool_call, tool, given, deps_factory, backend)
                 return within(encode(await _heartbeating(chosen.heartbeat, work)), limit, given)
         except ToolsetError as error:  # its server unreachable: the call's error, as locally
             return encode(ToolOutcome(error_type=type(error).__name__, error_message=str(error)))

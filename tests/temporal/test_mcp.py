@@ -20,7 +20,7 @@ from reactloop._temporal._worker import worker_for
 from reactloop._tools._mcp._servers import MCPServerStdio
 from reactloop.errors import ToolArgumentsError, ToolsetConnectionError
 from reactloop.models import ModelResponse
-from reactloop.temporal import TemporalLoop, temporal_worker
+from reactloop.temporal import ActivityOptions, TemporalLoop, ToolActivity, temporal_worker
 from reactloop.testing import ScriptedModel, call, reply
 from reactloop.tools import Tool
 from tests.helpers.mcp_helpers import children, http, http_server, stdio_server
@@ -235,3 +235,17 @@ async def test_a_worker_whose_server_cannot_start_does_not_start(
     with pytest.raises(ToolsetConnectionError, match="/nonexistent/mcp-server"):
         async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
             pytest.fail("the worker started without its MCP server")
+
+
+async def test_a_trio_backend_for_every_tool_leaves_mcp_calls_on_the_workers_loop(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    trio_everywhere = ActivityOptions(default_tool=ToolActivity(backend="trio"))
+    script: list[Any] = [call("echo", text="hi"), "Done."]
+    loop = ReActLoop(ScriptedModel(script), tools=[stdio_server()])
+    mcp = TemporalLoop(loop, name="mcp", activities=trio_everywhere)
+    with anyio.fail_after(60):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
+            result = await mcp.run(temporal_dev, "go", task_queue=task_queue)
+    echoed = result.steps[0].tool_results[0]
+    assert (echoed.content, echoed.is_error) == ("hi", False)  # on its connection's loop
