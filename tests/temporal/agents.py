@@ -120,10 +120,16 @@ def tools(vendor: str, counts: Path) -> list[Any]:
     return [charge, lookup, step, refund]
 
 
-def loop(vendor: str, counts: Path) -> ReActLoop[Any]:
+def vendor_model(vendor: str) -> OpenAIModel:
+    """The model speaking to the scripted vendor. The loop does not own a model object it is
+    given, so a test running the plain loop closes this one itself (`async with`)."""
+    return OpenAIModel("gpt-4o", api_key=API_KEY, base_url=f"{vendor}/v1")
+
+
+def loop(vendor: str, counts: Path, model: OpenAIModel | None = None) -> ReActLoop[Any]:
     """The plain loop (a memory store, so a local run can pause for approval and resume)."""
-    model = OpenAIModel("gpt-4o", api_key=API_KEY, base_url=f"{vendor}/v1")
-    return ReActLoop(model, tools=tools(vendor, counts), store=MemoryStore())
+    chosen = vendor_model(vendor) if model is None else model
+    return ReActLoop(chosen, tools=tools(vendor, counts), store=MemoryStore())
 
 
 def temporal_loop(vendor: str, counts: Path) -> TemporalLoop:

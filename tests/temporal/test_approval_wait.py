@@ -15,7 +15,13 @@ from temporalio.client import Client
 from reactloop import Approve, RunResult
 from reactloop._core._records import RunStatus
 from reactloop.temporal import TemporalRun
-from tests.temporal.agents import create_counts, invocations, loop, temporal_loop
+from tests.temporal.agents import (
+    create_counts,
+    invocations,
+    loop,
+    temporal_loop,
+    vendor_model,
+)
 from tests.temporal.harness import assert_runs_replay, final_answer, script, vendor, workers
 
 pytestmark = pytest.mark.anyio
@@ -35,9 +41,14 @@ async def paused(run: TemporalRun) -> None:
 
 
 async def local_result(counts: Path) -> RunResult[Any]:
-    """The same conversation run by the plain loop in this process (its own vendor)."""
+    """The same conversation run by the plain loop in this process (its own vendor; its model
+    closed before the vendor stops, so no connection is left to the garbage collector)."""
     create_counts(counts)
-    async with vendor() as scripted, loop(scripted.url, counts) as local:
+    async with (
+        vendor() as scripted,
+        vendor_model(scripted.url) as model,
+        loop(scripted.url, counts, model) as local,
+    ):
         first = await local.run(TEXT, run_id="refund")
         assert first.stop_reason == "awaiting_approval"
         return await local.resume("refund", decisions={"call_0": Approve()})
