@@ -10,16 +10,18 @@ from reactloop._schema._generate import (
     compile_object,
     compile_type,
 )
-from reactloop._schema._raw import compile_raw
+from reactloop._schema._raw import compile_input, compile_raw, schema_arguments
 from reactloop._schema._strict import strict_schema_anthropic, strict_schema_openai
 
 __all__ = [
     "Converter",
     "Invalid",
     "UnsupportedType",
+    "compile_input",
     "compile_object",
     "compile_raw",
     "compile_type",
+    "schema_arguments",
     "strict_schema_anthropic",
     "strict_schema_openai",
 ]

@@ -16,6 +16,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
+from reactloop._errors import ToolArgumentsError
 from reactloop._schema._generate import Converter, Invalid, convert_each
 
 Check = Callable[[Any, str], None]
@@ -292,3 +295,34 @@ def _pattern_check(pattern: str) -> Check:
 def compile_raw(schema: Any) -> Converter:
     """Compile a JSON schema into a converter returning the (validated) parsed JSON."""
     return _Compiler(schema).compile(schema)
+
+
+def _any_object(value: Any, path: str) -> Any:
+    return value
+
+
+def compile_input(schema: Any) -> Converter:
+    """The validator of a tool's input schema given as JSON (an MCP server's); a schema the
+    validator cannot compile (a remote `$ref`) leaves the checking to the tool's owner (any JSON
+    object is let through)."""
+    try:
+        return compile_raw(schema)
+    except (ValueError, TypeError, KeyError, re.error):
+        return _any_object
+
+
+def schema_arguments(name: str, arguments: str, convert: Converter) -> dict[str, Any]:
+    """The model's JSON arguments for tool `name`, parsed and checked by `convert` (the tool's
+    compiled input schema); anything else is a `ToolArgumentsError` saying what is wrong."""
+    try:
+        value = orjson.loads(arguments) if arguments.strip() else {}
+    except orjson.JSONDecodeError as exc:
+        raise ToolArgumentsError(name, [f"arguments are not valid JSON ({exc})"]) from None
+    if type(value) is not dict:
+        problem = f"arguments must be a JSON object, got {type(value).__name__}"
+        raise ToolArgumentsError(name, [problem])
+    try:
+        checked: dict[str, Any] = convert(value, "")
+    except Invalid as exc:
+        raise ToolArgumentsError(name, [str(exc)]) from None
+    return checked

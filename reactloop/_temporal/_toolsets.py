@@ -11,21 +11,19 @@ connections the worker holds open (`temporal_worker` opens the loops' toolsets f
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from attrs import frozen
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from reactloop._core import RunContext, Tool, ToolSource, ToolSpec
-from reactloop._errors import ToolArgumentsError, ToolsetConnectionError, ToolsetError
-from reactloop._schema import Converter, Invalid, compile_raw
+from reactloop._errors import ToolsetConnectionError, ToolsetError
+from reactloop._schema import compile_input, schema_arguments
 from reactloop._temporal._contracts import toolsets_activity
 from reactloop._temporal._options import ToolActivity
 from reactloop._temporal._payloads import decode, encode
@@ -83,19 +81,6 @@ def listed(tool: Tool) -> ListedTool:
 # --- the workflow's side -------------------------------------------------------------------
 
 
-def _any_object(value: Any, path: str) -> Any:
-    return value
-
-
-def _compiled(schema: Any) -> Converter:
-    """The validator of an input schema; one it cannot compile leaves the checking to the
-    toolset (as an MCP tool does)."""
-    try:
-        return compile_raw(schema)
-    except (ValueError, TypeError, KeyError, re.error):
-        return _any_object
-
-
 class SpecTool:
     """A listed tool in the workflow: its spec and traits, its arguments checked against its
     input schema as the MCP tool checks them; the call itself is the tool activity's
@@ -109,7 +94,7 @@ class SpecTool:
         self.idempotent = tool.idempotent
         self.requires_approval = tool.requires_approval
         self.external = tool.external
-        self._convert = _compiled(tool.spec.parameters)
+        self._convert = compile_input(tool.spec.parameters)
 
     @property
     def name(self) -> str:
@@ -118,18 +103,7 @@ class SpecTool:
 
     def parse_arguments(self, arguments: str) -> dict[str, Any]:
         """Parse the model's JSON and validate it against the tool's input schema."""
-        try:
-            value = orjson.loads(arguments) if arguments.strip() else {}
-        except orjson.JSONDecodeError as exc:
-            raise ToolArgumentsError(self.name, [f"arguments are not valid JSON ({exc})"]) from None
-        if type(value) is not dict:
-            problem = f"arguments must be a JSON object, got {type(value).__name__}"
-            raise ToolArgumentsError(self.name, [problem])
-        try:
-            checked: dict[str, Any] = self._convert(value, "")
-        except Invalid as exc:
-            raise ToolArgumentsError(self.name, [str(exc)]) from None
-        return checked
+        return schema_arguments(self.name, arguments, self._convert)
 
     async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
         """Never called: the workflow's `ActivityTool` sends the call to the worker."""

@@ -136,7 +136,8 @@ PINNED: dict[str, set[str]] = {
     "reactloop.temporal": {
         "ActivityOptions", "ModelActivity", "PayloadTooLargeError", "RunFailedError",
         "RunNotPausedError", "TemporalLoop", "TemporalNotInstalledError", "TemporalRun",
-        "TemporalRunError", "ToolActivity", "UnknownLoopError", "temporal_worker", "temporal_replayer",
+        "TemporalRunError", "ToolActivity", "UnknownLoopError", "temporal_worker",
+        "temporal_replayer",
         "EventChannel", "RemoteError", "WorkflowEvents", "HistoryLimitError", "HistoryLimits",
     },
     "reactloop.telemetry": {"RunContextFilter", "Telemetry"},

@@ -12,12 +12,12 @@ import mcp_types
 import pytest
 
 from reactloop._errors import ConfigurationError, ContractError, ToolsetError
+from reactloop._schema import compile_input
 from reactloop._tools._mcp._connection import Connection
 from reactloop._tools._mcp._servers import MCPServerHTTP, MCPServerStdio, ServerRestartPolicy
 from reactloop._tools._mcp._tools import (
     MAX_NAME,
     chosen,
-    compile_input,
     needs_approval,
     offered_name,
     result_text,

@@ -28,13 +28,13 @@ from mcp.shared.exceptions import MCPError
 
 from reactloop._core import ToolSpec
 from reactloop._errors import ContractError, ToolsetConnectionError, ToolsetError, name_of
+from reactloop._schema import compile_input
 from reactloop._tools._mcp._servers import MCPServerBase, MCPServerHTTP, MCPServerStdio
 from reactloop._tools._mcp._stderr import server_stderr
 from reactloop._tools._mcp._stdio import stdio_client
 from reactloop._tools._mcp._tools import (
     MCPTool,
     chosen,
-    compile_input,
     needs_approval,
     offered_name,
     same_tools,

@@ -32,8 +32,8 @@ from reactloop._core import (
     ToolSpec,
     describe,
 )
-from reactloop._errors import MCPToolError, ToolArgumentsError
-from reactloop._schema import Converter, Invalid, compile_raw
+from reactloop._errors import MCPToolError
+from reactloop._schema import Converter, schema_arguments
 
 MAX_NAME = 64
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
@@ -73,18 +73,7 @@ class MCPTool:
 
     def parse_arguments(self, arguments: str) -> dict[str, Any]:
         """Parse the model's JSON and validate it against the server's input schema."""
-        try:
-            value = orjson.loads(arguments) if arguments.strip() else {}
-        except orjson.JSONDecodeError as exc:
-            raise ToolArgumentsError(self.name, [f"arguments are not valid JSON ({exc})"]) from None
-        if type(value) is not dict:
-            problem = f"arguments must be a JSON object, got {type(value).__name__}"
-            raise ToolArgumentsError(self.name, [problem])
-        try:
-            checked: dict[str, Any] = self._convert(value, "")
-        except Invalid as exc:
-            raise ToolArgumentsError(self.name, [str(exc)]) from None
-        return checked
+        return schema_arguments(self.name, arguments, self._convert)
 
     async def invoke(self, arguments: dict[str, Any], context: RunContext[Any]) -> object:
         """Call the tool on its server; an `isError` answer raises `MCPToolError`."""
@@ -93,19 +82,6 @@ class MCPTool:
             text = result_text(result)
             raise MCPToolError(self.name, text or "(the server gave no details)")
         return result_value(result)
-
-
-def _any_object(value: Any, path: str) -> Any:
-    return value
-
-
-def compile_input(schema: dict[str, Any]) -> Converter:
-    """The validator of a tool's input schema; a schema the validator cannot compile (a remote
-    `$ref`) leaves the checking to the server (any JSON object is let through)."""
-    try:
-        return compile_raw(schema)
-    except (ValueError, TypeError, KeyError, re.error):
-        return _any_object
 
 
 def offered_name(remote: str, prefix: str | None) -> str:
