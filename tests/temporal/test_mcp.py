@@ -6,7 +6,7 @@ replays."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -40,6 +40,14 @@ def url() -> Iterator[str]:
 SERVER = "tests.helpers.mcp_server"
 
 
+@pytest.fixture
+def ours() -> Callable[[], set[int]]:
+    """The test's own server processes: those alive now that were not before it began (another
+    module's server may still be on its way out)."""
+    before = children(SERVER)
+    return lambda: children(SERVER) - before
+
+
 def _script() -> list[ModelResponse]:
     return [
         reply("Echoing.", call("echo", text="hi", times=2)),
@@ -68,7 +76,7 @@ def _same_run(result: RunResult[Any], local: RunResult[Any]) -> None:
 
 
 async def test_mcp_calls_run_on_the_worker_and_the_run_ends_as_locally(
-    temporal_dev: Client, task_queue: str
+    temporal_dev: Client, task_queue: str, ours: Callable[[], set[int]]
 ) -> None:
     script = _script()
     local = await ReActLoop(ScriptedModel(script), tools=[stdio_server()]).run("go")
@@ -76,9 +84,9 @@ async def test_mcp_calls_run_on_the_worker_and_the_run_ends_as_locally(
     run_id = uuid.uuid4().hex
     with anyio.fail_after(60):
         async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
-            assert len(children(SERVER)) == 1  # the worker holds the server's connection
+            assert len(ours()) == 1  # the worker holds the server's connection
             result = await mcp.run(temporal_dev, "go", run_id=run_id, task_queue=task_queue)
-        assert not children(SERVER)  # and stops it with the worker
+        assert not ours()  # and stops it with the worker
     _same_run(result, local)
     results = [step.tool_results[0] for step in result.steps[:3]]
     assert (results[0].content, results[0].is_error) == ("hihi", False)
@@ -95,13 +103,13 @@ def _pids(result: RunResult[Any]) -> Sequence[int]:
 
 
 async def test_a_workers_calls_share_its_connection_to_the_server(
-    temporal_dev: Client, task_queue: str
+    temporal_dev: Client, task_queue: str, ours: Callable[[], set[int]]
 ) -> None:
     script: list[Any] = [call("pid"), call("pid"), "Done."]
     mcp = TemporalLoop(ReActLoop(ScriptedModel(script), tools=[stdio_server()]), name="mcp")
     with anyio.fail_after(60):
         async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
-            (held,) = children(SERVER)
+            (held,) = ours()
             result = await mcp.run(temporal_dev, "go", task_queue=task_queue)
     assert _pids(result) == [held, held]
 
@@ -137,19 +145,19 @@ async def test_an_mcp_tool_needing_approval_waits_in_the_workflow_then_runs_once
 
 
 async def test_a_server_entered_by_its_owner_is_used_by_the_worker_and_left_open(
-    temporal_dev: Client, task_queue: str
+    temporal_dev: Client, task_queue: str, ours: Callable[[], set[int]]
 ) -> None:
     server = stdio_server()
     script: list[Any] = [call("pid"), call("pid"), "Done."]
     mcp = TemporalLoop(ReActLoop(ScriptedModel(script), tools=[server]), name="mcp")
     with anyio.fail_after(60):
         async with server:
-            (held,) = children(SERVER)
+            (held,) = ours()
             async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[mcp]):
                 result = await mcp.run(temporal_dev, "go", task_queue=task_queue)
-            assert children(SERVER) == {held}  # the worker left it to its owner
+            assert ours() == {held}  # the worker left it to its owner
     assert _pids(result) == [held, held]
-    assert not children(SERVER)
+    assert not ours()
 
 
 async def test_an_http_servers_tools_run_on_temporal_as_locally(
@@ -170,17 +178,17 @@ async def test_an_http_servers_tools_run_on_temporal_as_locally(
 
 
 async def test_a_worker_holding_no_connection_connects_for_each_activity(
-    temporal_dev: Client, task_queue: str
+    temporal_dev: Client, task_queue: str, ours: Callable[[], set[int]]
 ) -> None:
     script: list[Any] = [call("pid"), call("pid"), "Done."]
     mcp = TemporalLoop(ReActLoop(ScriptedModel(script), tools=[stdio_server()]), name="mcp")
     with anyio.fail_after(60):
         async with worker_for(temporal_dev, task_queue=task_queue, loops=[mcp]):  # none opened
-            assert not children(SERVER)
+            assert not ours()
             result = await mcp.run(temporal_dev, "go", task_queue=task_queue)
     first, second = _pids(result)
     assert first != second  # a server process per call, stopped after it
-    assert not children(SERVER)
+    assert not ours()
 
 
 async def test_a_server_that_cannot_start_ends_the_run_as_it_ends_locally(
