@@ -7,7 +7,7 @@ update "decide", whose validator runs reactloop's own checks; the signal "interr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from reactloop._approval import check_decisions
-from reactloop._core import CallsHeld, PendingCall, Record, RunCreated, RunResult, Tool, UserMessage
+from reactloop._core import CallsHeld, PendingCall, Record, RunCreated, RunResult, UserMessage
 from reactloop._durable import (
     MemoryStore,
     dump_json,
@@ -37,7 +37,7 @@ from reactloop._temporal._contracts import (
 )
 from reactloop._temporal._errors import HistoryLimitError, PayloadTooLargeError, UnknownLoopError
 from reactloop._temporal._events import encode_events, unstructure_event
-from reactloop._temporal._limits import Carried, HistoryLimits, carry, failure_of, uncarry, within
+from reactloop._temporal._limits import Carried, carry, failure_of, uncarry, within
 from reactloop._temporal._payloads import decode, decode_decisions, decode_messages, encode
 from reactloop._temporal._proxies import workflow_loop
 
@@ -143,38 +143,40 @@ def _said(data: bytes) -> UserMessage:
 class RunWorkflow:
     """Drives one run to its end, waiting in between for decisions on the calls it holds."""
 
-    def __init__(self) -> None:
+    @workflow.init
+    def __init__(self, data: bytes) -> None:
+        """Everything the handlers check, from the input: a decision can reach a continued
+        execution in its first workflow task, where the validator runs before `run`."""
+        self._request = request = decode(data, RunRequest)
         self._store = KeptStore()
-        self._run_id = ""
-        self._held: tuple[PendingCall, ...] = ()
-        self._known: frozenset[str] = frozenset()
-        self._tools: Mapping[str, Tool] = {}
-        self._limit = 0
-        self._decisions: dict[str, Any] = {}
-        self._decided = False
-        self._live: Any = None  # the run being driven (a handle or stream with `interrupt`)
-        self._interrupt: tuple[str | None] | None = None
-        self._mirror: str | None = None  # the loop's name when it has a mirror
-        self._session: str | None = None
-        self._events: list[Any] = []  # the run's events as it emitted them (`_events` values)
-        self._history = HistoryLimits()  # when it continues as new (the loop's)
-        self._budget = 0  # the most bytes a payload it hands Temporal may hold
-        self._base = 0  # its history's length when this execution started
-
-    @workflow.run
-    async def run(self, data: bytes) -> bytes:
-        """The run's whole journal and its events, encoded, once it ended."""
-        request = decode(data, RunRequest)
         self._run_id, self._session = request.run_id, request.session_id
         named = registered(request.loop)
         self._mirror = None if named.mirror is None else named.name
         proxied = workflow_loop(named.loop, named.name, named.activities, request.session_id)
-        clone = _on_store(proxied, self._store)
-        self._tools, self._limit = clone.config.tools, clone.config.max_result_chars
+        self._clone = _on_store(proxied, self._store)
+        self._tools = self._clone.config.tools
+        self._limit = self._clone.config.max_result_chars
         self._history, self._budget = named.history, named.activities.max_payload_bytes
+        self._carried = None if request.carried is None else uncarry(request.carried)
+        self._held: tuple[PendingCall, ...] = ()
+        self._known: frozenset[str] = frozenset()
+        if self._carried is not None:
+            journal = replay(structure_records(self._carried.records))
+            self._held, self._known = tuple(stored_result(journal.stored).pending), journal.call_ids
+        self._decisions: dict[str, Any] = {}
+        self._decided = False
+        self._live: Any = None  # the run being driven (a handle or stream with `interrupt`)
+        self._interrupt: tuple[str | None] | None = None
+        self._events: list[Any] = []  # the run's events as it emitted them (`_events` values)
+        self._base = 0  # its history's length when this execution started
+
+    @workflow.run
+    async def run(self, data: bytes) -> bytes:
+        """The run's whole journal and its events, encoded, once it ended (`data`, its
+        `RunRequest`, was read by `__init__`)."""
         self._base = workflow.info().get_current_history_length()
         try:
-            return await self._driven(clone, request)
+            return await self._driven(self._clone, self._request)
         except (PayloadTooLargeError, HistoryLimitError) as error:
             message, kind, details = failure_of(error)
             raise ApplicationError(message, *details, type=kind, non_retryable=True) from None
@@ -182,10 +184,10 @@ class RunWorkflow:
     async def _driven(self, clone: ReActLoop[Any], request: RunRequest) -> bytes:
         """Drive the run through its pauses to its end (continuing as new at a pause when the
         history is long); its outcome, within the payload budget."""
-        if request.carried is None:
+        if self._carried is None:
             result = await self._first(clone, request)
         else:
-            result = await self._carried_over(request.carried)
+            result = await self._carried_over(self._carried)
         while result.paused and self._interrupt is None:
             if await self._wait(result):
                 self._continue_as_new(request)
@@ -195,10 +197,9 @@ class RunWorkflow:
         outcome = encode_outcome(self._store.records, self._events)
         return within(outcome, self._budget, "a run's journal, its workflow's result", self._run_id)
 
-    async def _carried_over(self, data: bytes) -> RunResult[Any]:
+    async def _carried_over(self, carried: Carried) -> RunResult[Any]:
         """The paused run an earlier execution handed this one (`_continue_as_new`): its
         journal back in the store, its events in the buffer, its result as it paused."""
-        carried = uncarry(data)
         records = structure_records(carried.records)
         created = records[0]
         assert isinstance(created, RunCreated), "a journal starts with its RunCreated record"

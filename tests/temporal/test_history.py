@@ -14,11 +14,16 @@ from typing import Any
 import anyio
 import attrs
 import pytest
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHistory
+from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 
 from reactloop import Approve, ReActLoop, RunResult
+from reactloop._durable import replay
+from reactloop._serve._replay import stored_result
 from reactloop._temporal._contracts import session_workflow_id
+from reactloop._temporal._payloads import encode_decisions
+from reactloop._temporal._workflow import RunWorkflow, decode_outcome
 from reactloop.errors import HistoryLimitError, PayloadTooLargeError
 from reactloop.messages import AssistantMessage, UserMessage
 from reactloop.temporal import ActivityOptions, HistoryLimits, TemporalLoop, temporal_worker
@@ -175,3 +180,49 @@ async def test_a_carried_journal_over_the_payload_budget_fails_the_run_naming_it
     )
     assert paid.calls == []
     assert await assert_every_execution_replays(temporal_dev, paying.workflow_id(run_id)) == 1
+
+
+async def _carried_input(client: Client, loop: TemporalLoop, run_id: str) -> bytes:
+    """The input the run's workflow handed its continued execution (its journal, paused)."""
+    histories = await executions(client, loop.workflow_id(run_id))
+    assert len(histories) >= 2, "the run did not continue as new at its pause"
+    started = histories[-1].events[0].workflow_execution_started_event_attributes
+    (data,) = await client.data_converter.decode(started.input.payloads, [bytes])
+    assert isinstance(data, bytes)
+    return data
+
+
+async def test_a_decision_reaching_a_continued_run_in_its_first_task_is_taken(
+    temporal_dev: Client, task_queue: str
+) -> None:
+    """A decision sent while a paused run continues as new can reach the next execution in its
+    first workflow task, before the workflow's run method: the update (delivered with the
+    start, so always then) is validated against the calls held in the carried input."""
+    pay = FakeTool("pay", result="paid", requires_approval=True)
+    model = ScriptedModel([attrs.evolve(call("pay"), id="pay_1"), "Paid."])
+    forced = HistoryLimits(continue_after=1)
+    paying = TemporalLoop(ReActLoop(model, tools=[pay]), name="payments_first", history=forced)
+    run_id, again = uuid.uuid4().hex, uuid.uuid4().hex
+    with anyio.fail_after(GUARD):
+        async with temporal_worker(temporal_dev, task_queue=task_queue, loops=[paying]):
+            run = await paying.start(temporal_dev, "pay", run_id=run_id, task_queue=task_queue)
+            assert "RunPaused" in shown([event async for event in run.events()])
+            carried = await _carried_input(temporal_dev, paying, run_id)
+            start = WithStartWorkflowOperation(
+                RunWorkflow.run,
+                carried,
+                id=paying.workflow_id(again),
+                task_queue=task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            )
+            decisions = encode_decisions({"pay_1": Approve()})
+            await temporal_dev.execute_update_with_start_workflow(
+                "decide", decisions, start_workflow_operation=start
+            )
+            records, _ = decode_outcome(await (await start.workflow_handle()).result())
+    result = stored_result(replay(records).stored)
+    assert result.output == "Paid." and pay.calls == [{}]
+    replayer = Replayer(workflows=WORKFLOWS, workflow_runner=UnsandboxedWorkflowRunner())
+    history = await temporal_dev.get_workflow_handle(paying.workflow_id(again)).fetch_history()
+    replayed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert replayed.replay_failure is None, f"{history.workflow_id}: {replayed.replay_failure!r}"
