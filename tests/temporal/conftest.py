@@ -9,14 +9,47 @@ tool test (a tool written for trio running inside its activity).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Generator
+from typing import Any
 
+import anyio
 import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from tests.temporal.servers import dev_server, time_skipping_server
+
+HANG_SECONDS = 240.0
+"""Each test's hang guard: far over the slowest test (the 200-run scale test, ~35 s on two
+cores), so a test that hangs fails with this message instead of eating CI's time."""
+
+
+def _guarded(test: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """The async test `test`, failed when it runs past `HANG_SECONDS`."""
+
+    @functools.wraps(test)
+    async def guarded(**kwargs: Any) -> None:
+        with anyio.move_on_after(HANG_SECONDS) as scope:
+            await test(**kwargs)
+        if scope.cancelled_caught:
+            pytest.fail(f"{name} hung: it ran past its {HANG_SECONDS:.0f} s hang guard")
+
+    return guarded
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """Run every async Temporal test under the hang guard (anyio's plugin runs it next)."""
+    original = pyfuncitem.obj
+    if inspect.iscoroutinefunction(original):
+        pyfuncitem.obj = _guarded(original, pyfuncitem.nodeid)
+    try:
+        return (yield)
+    finally:
+        pyfuncitem.obj = original
 
 
 @pytest.fixture(scope="package")
