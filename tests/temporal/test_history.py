@@ -113,6 +113,21 @@ async def test_a_paused_run_continues_as_new_while_it_waits_and_ends_as_without(
     assert await assert_every_execution_replays(temporal_dev, ids[1]) == 1
 
 
+async def _settled(client: Client, workflow_id: str) -> None:
+    """Wait until the session's newest execution, the one it continued as after its last turn
+    (no turn in it), has run its first workflow task: a worker stopped while that task is on its
+    way was seen (1 run in ~5, temporalio 1.35) to stall in its shutdown."""
+    handle = client.get_workflow_handle(workflow_id)
+    while True:
+        events = (await handle.fetch_history()).events
+        idle = not any(
+            e.HasField("start_child_workflow_execution_initiated_event_attributes") for e in events
+        )
+        if idle and any(e.HasField("workflow_task_completed_event_attributes") for e in events):
+            return
+        await anyio.sleep(0.05)
+
+
 async def test_a_session_continues_as_new_and_its_next_turn_sees_the_transcript(
     temporal_dev: Client, task_queue: str
 ) -> None:
@@ -127,6 +142,7 @@ async def test_a_session_continues_as_new_and_its_next_turn_sees_the_transcript(
                 for text in said
             ]
             last = await runs[-1].result()
+            await _settled(temporal_dev, session_workflow_id("chat", session))
     assert last.output == "Ada, from Paris."
     earlier = [
         UserMessage("I am Ada."),
