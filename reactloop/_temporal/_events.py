@@ -40,6 +40,7 @@ from reactloop._durable import (
 from reactloop._errors import ErrorCode, ModelError, ReactLoopError
 from reactloop._stored_errors import UnreadableRunError
 from reactloop._temporal._errors import RemoteError
+from reactloop._temporal._payloads import loaded_subclass
 
 _EVENT: Any = Event  # the union, as cattrs takes it
 
@@ -93,7 +94,7 @@ def rebuild_error(value: dict[str, Any], wanted: type[BaseException] = Exception
     event needs one)."""
     name, message = value["class"], value["message"]
     code = None if value.get("code") is None else ErrorCode(value["code"])
-    kind = _loaded(name)
+    kind = loaded_subclass(ReactLoopError, name)
     if kind is None:
         if issubclass(ModelError, wanted) and wanted is not Exception:
             kind = ModelError
@@ -106,18 +107,6 @@ def rebuild_error(value: dict[str, Any], wanted: type[BaseException] = Exception
     if code is not None and code != kind.code:
         error.code = code
     return error
-
-
-def _loaded(name: str) -> type[ReactLoopError] | None:
-    """The loaded subclass of `ReactLoopError` named `module:qualname` (never an import: an
-    event names no code to load)."""
-    pending: list[type[ReactLoopError]] = [ReactLoopError]
-    while pending:
-        kind = pending.pop()
-        if f"{kind.__module__}:{kind.__qualname__}" == name:
-            return kind
-        pending.extend(kind.__subclasses__())
-    return None
 
 
 def _nested(event: NestedEvent) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from reactloop._stored_errors import UnreadableRunError
 from reactloop._unicode import dumps
 
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 
 Parts = tuple[ContentPart, ...]
 Choice = ToolChoice | ForcedTool
@@ -184,7 +185,7 @@ def decode_error(data: bytes) -> ModelError:
     (a `ModelError` otherwise), with every field it had."""
     try:
         body = orjson.loads(data)
-        kind = _error_class(body["class"])
+        kind = loaded_subclass(ModelError, body["class"]) or ModelError
         error = kind.__new__(kind)
         Exception.__init__(error, body["message"])
         error.message = body["message"]
@@ -199,13 +200,13 @@ def decode_error(data: bytes) -> ModelError:
     return error
 
 
-def _error_class(name: str) -> type[ModelError]:
-    """The loaded subclass of `ModelError` named `module:qualname` (never an import: a payload
-    names no code to load); ModelError itself when none is loaded."""
-    pending: list[type[ModelError]] = [ModelError]
+def loaded_subclass(base: type[E], name: str) -> type[E] | None:
+    """The loaded subclass of `base` (or `base`) named `module:qualname`, by walking the classes
+    already loaded: never an import, so a payload cannot name code to load."""
+    pending: list[type[E]] = [base]
     while pending:
         kind = pending.pop()
         if f"{kind.__module__}:{kind.__qualname__}" == name:
             return kind
         pending.extend(kind.__subclasses__())
-    return ModelError
+    return None
