@@ -1,7 +1,7 @@
 """`python -m benchmarks`: run the scenarios, print a table per backend, write results.json.
 
-With several backends each runs in a fresh process of its own, so that one backend's memory does
-not count in the next one's peak RSS.
+With several backends each runs in a fresh process of its own; the memory figures (`rss`) come from
+a further child process that does only short runs (benchmarks/memory.py).
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ Contender = Callable[[], Awaitable[S]]
 
 MIB = 1024 * 1024
 _STATUS = Path("/proc/self/status")
-_CLEAR_REFS = Path("/proc/self/clear_refs")
 
 
 async def interleave(
@@ -64,14 +63,6 @@ def drift(stamps: Sequence[float], fraction: float = 0.1) -> float:
     steps = intervals(stamps)
     count = max(1, int(len(steps) * fraction))
     return median(steps[-count:]) / median(steps[:count])
-
-
-def reset_peak_rss() -> None:
-    """Reset the process's peak RSS (Linux `clear_refs`); elsewhere the peak keeps counting."""
-    try:
-        _CLEAR_REFS.write_text("5")
-    except OSError:
-        return
 
 
 def peak_rss_mib() -> float:

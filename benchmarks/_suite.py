@@ -1,4 +1,4 @@
-"""All scenarios in order, run inside one event loop; peak RSS is read right after (b)."""
+"""All scenarios in order, run inside one event loop; memory (`rss`) in a fresh child process."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from collections.abc import Awaitable, Callable
 
 from benchmarks._approval import approval_costs
 from benchmarks._durable import durable_steps
-from benchmarks._figures import Figure, Target
+from benchmarks._figures import Figure
 from benchmarks._langgraph import available, langgraph_steps
-from benchmarks._measure import peak_rss_mib, reset_peak_rss
 from benchmarks._postgres import postgres_steps
+from benchmarks._rss import own_process
 from benchmarks._scenarios import (
     Sizes,
     concurrent_runs,
@@ -27,12 +27,6 @@ from benchmarks._trim import trim_cost
 Scenario = Callable[[Sizes], Awaitable[list[Figure]]]
 
 
-async def peak_rss(sizes: Sizes) -> list[Figure]:
-    """The process's peak resident memory so far (the suite calls this right after (b))."""
-    return [Figure("b", "peak RSS of the process after (b)", "MiB", peak_rss_mib(),
-                   target=Target(60.0))]  # fmt: skip
-
-
 async def trim(sizes: Sizes) -> list[Figure]:
     """(e, first half): skipped until `reactloop._policies._context` exists."""
     return [trim_cost(sizes.trim_history, sizes.repeats)]
@@ -41,7 +35,7 @@ async def trim(sizes: Sizes) -> list[Figure]:
 SCENARIOS: dict[str, Scenario] = {
     "a": long_run,
     "b": short_runs,
-    "rss": peak_rss,
+    "rss": own_process,
     "c": fan_out,
     "d": streaming,
     "e-trim": trim,
@@ -63,7 +57,6 @@ if importlib.util.find_spec("mcp") is not None:  # the `mcp` extra (in `dev`): (
 
 async def run_suite(sizes: Sizes, only: frozenset[str] | None = None) -> list[Figure]:
     """Run the scenarios (all, or those named in `only`) in order and collect their figures."""
-    reset_peak_rss()
     figures: list[Figure] = []
     for name, scenario in SCENARIOS.items():
         if only is None or name in only:

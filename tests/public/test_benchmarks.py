@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks import _handwritten as handwritten
 from benchmarks import cassette as cassette_benchmark
+from benchmarks import memory as memory_benchmark
 from benchmarks import mutation, output_validation
 from benchmarks import partial as partial_benchmark
 from benchmarks import providers as providers_benchmark
@@ -120,11 +121,26 @@ def test_skipped_figure_has_no_verdict() -> None:
     assert Figure("e", "trim", "ms", None, target=Target(20.0)).met is None
 
 
+async def test_a_run_that_keeps_an_object_each_time_fails_the_leak_check() -> None:
+    kept: list[object] = []
+
+    def make_run() -> memory_benchmark.Run:
+        async def run() -> None:
+            kept.append([0] * 16)
+
+        return run
+
+    limits = memory_benchmark.Tolerances()
+    report = await memory_benchmark.measure(make_run, 100, 20, limits)
+    assert not report.objects.flat and not report.heap.flat and not report.flat
+    assert "FAIL" in memory_benchmark.describe(report)
+
+
 def test_runner_writes_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "results.json"
     assert main(["--tiny", "--only", "a", "--only", "rss", "--output", str(out)]) == 0
     doc = orjson.loads(out.read_bytes())
-    assert [f["scenario"] for f in doc["runs"]["asyncio"]] == ["a", "a", "b"]
+    assert [f["scenario"] for f in doc["runs"]["asyncio"]] == ["a", "a"] + ["rss"] * 6
     assert "reactloop" in capsys.readouterr().out
 
 
