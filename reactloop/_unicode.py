@@ -14,6 +14,8 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from enum import Enum
+from operator import attrgetter
 from typing import Any, TypeVar
 
 import attrs
@@ -72,10 +74,17 @@ _WALKED: dict[type, tuple[tuple[str, str], ...]] = {}
 _PLAIN = (int, float, bool, type(None), bytes)  # bytes: a part's content, never text
 
 
+_SKIPPED: set[type] = set(_PLAIN)
+"""Types whose values never hold text the repair walks: plain values and `holds_no_text` classes."""
+_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+"""Per attrs class, one call that reads all its walked fields at once (see `_is_clean`)."""
+
+
 def holds_no_text(cls: type) -> type:
     """Mark an attrs class whose fields never hold text (counts, amounts): the repair skips it
     whole instead of walking its fields on every record that holds one."""
     _WALKED[cls] = ()
+    _SKIPPED.add(cls)
     return cls
 
 
@@ -91,9 +100,55 @@ def _walked(cls: type) -> tuple[tuple[str, str], ...]:
     return found
 
 
+def _getter(cls: type) -> Callable[[Any], tuple[Any, ...]]:
+    names = [name for name, _ in _walked(cls)]
+    if len(names) > 1:
+        found: Callable[[Any], tuple[Any, ...]] = attrgetter(*names)
+    else:
+        read = attrgetter(*names) if names else None
+        found = (lambda _: ()) if read is None else (lambda record: (read(record),))
+    _GETTERS[cls] = found
+    return found
+
+
+def _is_clean(record: Any) -> bool:
+    """Whether the repair would change nothing in `record`: the common case, checked without a
+    call per field (ASCII text and plain values inline, records and tuples in depth)."""
+    getter = _GETTERS.get(type(record)) or _getter(type(record))
+    for value in getter(record):
+        kind = type(value)
+        if kind is str:
+            if not (value.isascii() or _SURROGATE.search(value) is None):
+                return False
+        elif kind in _SKIPPED:
+            continue
+        elif not (_is_clean(value) if kind in _GETTERS else _is_clean_value(value, kind)):
+            return False
+    return True
+
+
+def _is_clean_value(value: Any, kind: type) -> bool:
+    """`_is_clean` for a field that is not plain: a tuple, a record, a str subclass, or a value
+    the repair leaves alone (dicts, lists: the walk does not enter them)."""
+    if kind is tuple:
+        return all(_is_clean_value(item, type(item)) for item in value)
+    if kind is str or isinstance(value, str):
+        if isinstance(value, Enum):  # a member's value is the library's text, not the run's
+            _SKIPPED.add(kind)
+        return is_valid(value)
+    if kind in _SKIPPED:
+        return True
+    return _is_clean(value) if _is_record(kind) else True
+
+
 def repaired_record(record: R) -> tuple[R, int]:
     """A frozen attrs record (a message, a response, a tool result) with the text of its fields,
     and of the records it holds, repaired; and how many characters were replaced in all."""
+    return (record, 0) if _is_clean(record) else walked_record(record)
+
+
+def walked_record(record: R) -> tuple[R, int]:
+    """`repaired_record` without the fast check first: every field walked (the slow path)."""
     changes: dict[str, Any] = {}
     total = 0
     for name, alias in _walked(type(record)):

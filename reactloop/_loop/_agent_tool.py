@@ -98,6 +98,7 @@ class AgentTool:
         parent = None if calling is None else calling[0]
         deps = {"deps": context.deps, "user_id": context.user_id}
         sub = await start_run(self._config(parent), arguments[INPUT], context=deps)
+        sub.interruptible = True  # its parent's interrupt reaches it from another task
         with sub.journal, unwrap_single_error():
             if calling is None:
                 result = await self.loop.drive(sub)

@@ -140,6 +140,7 @@ async def open_handle(run: Run, drive: Drive) -> AsyncIterator[RunHandle[Any]]:
     An exception inside the block cancels the run and comes out as itself once the run is gone.
     """
     handle = RunHandle(run)
+    run.interruptible = True  # the handle's `interrupt()` cuts a model call short
 
     async def execute() -> None:
         handle._finish(await drive(run, None))
@@ -172,6 +173,7 @@ async def open_stream(run: Run, drive: Drive) -> AsyncIterator[RunStream[Any]]:
     """
     send, receive = anyio.create_memory_object_stream[Event](STREAM_BUFFER)
     run.sink = send.send
+    run.interruptible = True  # the stream's `interrupt()` cuts a model call short
     stream = RunStream(run, receive)
     left_with: Exception | None = None
     try:

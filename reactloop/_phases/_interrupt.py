@@ -46,7 +46,11 @@ class Heard:
 
 async def interruptible(run: Run, call: Callable[[], Awaitable[T]]) -> T | None:
     """`call()`, or None when the run's interrupt cut it short (at once, if one was requested
-    before it began). Only the interrupt's own cancellation ends here: one from outside goes on."""
+    before it began). Only the interrupt's own cancellation ends here: one from outside goes on.
+    A run nothing outside its task can interrupt (`run()`, not a handle, stream or sub-run) gets
+    no cancel scope: an interrupt its own hooks request is taken at the next safe point."""
+    if not run.interruptible:
+        return await call() if run.interrupt is None else None
     with anyio.CancelScope() as scope:
         run.model_calls.add(scope)
         if run.interrupt is not None:

@@ -1245,3 +1245,40 @@ events = st.one_of(
     ),
 )
 """Every kind of event a streamed run gives, a sub-run's (nested) included."""
+
+
+# --- text that may not be valid Unicode --------------------------------------------------------
+
+rough_texts = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(MIXED), st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+    ),
+    max_size=12,
+)
+"""Text that may hold lone surrogates (what `os.fsdecode` gives for a non-UTF-8 file name)."""
+
+_rough_calls = st.builds(ToolCall, rough_texts, rough_texts, call_ids)
+_rough_reasoning = st.builds(
+    ReasoningPart, rough_texts, st.lists(rough_texts, max_size=2).map(tuple)
+)
+_rough_assistants = st.one_of(
+    st.builds(
+        AssistantMessage,
+        rough_texts,
+        st.lists(_rough_calls, max_size=2).map(tuple),
+        st.one_of(st.none(), rough_texts),
+    ),
+    st.builds(
+        lambda parts: AssistantMessage(parts=parts),
+        st.lists(st.one_of(_rough_reasoning, _rough_calls), max_size=3).map(tuple),
+    ),
+)
+rough_records = st.one_of(
+    _rough_assistants,
+    st.builds(ModelResponse, _rough_assistants, usages, st.sampled_from(FinishReason), rough_texts),
+    st.builds(UserMessage, rough_texts),
+    st.builds(SystemMessage, rough_texts),
+    st.builds(ToolMessage, call_ids, rough_texts, rough_texts, st.booleans()),
+    st.builds(ToolResult, call_ids, rough_texts, rough_texts, st.booleans()),
+)
+"""Messages, responses and tool results whose text may not be valid Unicode."""
