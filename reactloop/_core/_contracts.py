@@ -29,7 +29,14 @@ from reactloop._core._messages import (
     ToolCall,
     ToolSpec,
 )
-from reactloop._core._records import Record, RunCreated, RunStatus, RunSummary, StoredRun
+from reactloop._core._records import (
+    Record,
+    RunCreated,
+    RunStatus,
+    RunSummary,
+    SessionTurn,
+    StoredRun,
+)
 from reactloop._core._state import RunContext, RunResult, ToolResult
 from reactloop._errors import ContractError, ReactLoopError, name_of
 
@@ -336,6 +343,26 @@ class RunStore(Protocol):
 
     async def aclose(self) -> None:
         """Release connections."""
+        ...
+
+
+@runtime_checkable
+class SessionTurnsStore(RunStore, Protocol):
+    """A run store that reads a session's runs a page at a time, newest first, so a new turn
+    reads only the turns its context window can keep (adr/0034). `MemoryStore`, `SqliteStore`
+    and `PostgresStore` implement it; a `RunStore` without it is read whole (`session_history`).
+    """
+
+    async def session_turns(
+        self,
+        session_id: str,
+        *,
+        before: str | None = None,
+        limit: int = 100,
+        oldest: bool = False,
+    ) -> list[SessionTurn]:
+        """The session's runs up to (not including) run `before`: the newest `limit` of them,
+        newest first; with `oldest=True` the oldest `limit`, oldest first."""
         ...
 
 

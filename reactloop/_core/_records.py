@@ -286,6 +286,18 @@ class RunSummary:
 
 
 @frozen
+class SessionTurn:
+    """One run of a session as a new turn reads it (`SessionTurnsStore.session_turns`): its id,
+    status and own messages (as `StoredRun.messages`), and the session-wide "always" decisions
+    it holds (those it inherited and its own: the newest run holds them all)."""
+
+    run_id: str
+    status: RunStatus
+    messages: tuple[Message, ...]
+    standing: tuple[GivenDecision, ...] = ()
+
+
+@frozen
 class StoredRun:
     """A stored run as its journal rebuilds it: transcript, steps, usage and how it ended.
 

@@ -18,13 +18,16 @@ from reactloop._core import (
     RunCreated,
     RunStatus,
     RunSummary,
+    SessionTurn,
     StoredRun,
     status_after,
 )
 from reactloop._durable._codec import decode, encode_apart
 from reactloop._durable._replay import replay
+from reactloop._durable._turns import turn_of
 from reactloop._stored_errors import RunExistsError, RunNotFoundError
 from reactloop._unicode import checked_ids
+from reactloop._validate import integer
 
 
 @define
@@ -53,6 +56,7 @@ class MemoryStore:
     def __init__(self) -> None:
         self._runs: dict[str, _Entry] = {}
         self._blobs: dict[str, bytes] = {}  # content parts' bytes by digest, each once
+        self._sessions: dict[str, list[str]] = {}  # each session's run ids, oldest first
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._runs)} runs)"
@@ -66,6 +70,8 @@ class MemoryStore:
         entry = _Entry(created, RunStatus.RUNNING, time.time(), [body])
         self._keep(entry, blobs)
         self._runs[created.run_id] = entry
+        if created.session_id is not None:
+            self._sessions.setdefault(created.session_id, []).append(created.run_id)
 
     async def append(self, run_id: str, records: Sequence[Record]) -> None:
         """Append `records` to the run's journal, all or none."""
@@ -112,12 +118,15 @@ class MemoryStore:
         checked_ids(run_id=run_id)
         entry = self._runs.pop(run_id, None)
         self._forget_blobs([] if entry is None else [entry])
+        session = None if entry is None else entry.created.session_id
+        if session is not None:
+            self._sessions[session].remove(run_id)
         return entry is not None
 
     async def delete_session(self, session_id: str) -> int:
         """Forget every run of a session; how many there were."""
         checked_ids(session_id=session_id)
-        doomed = [key for key, e in self._runs.items() if e.created.session_id == session_id]
+        doomed = self._sessions.pop(session_id, [])
         self._forget_blobs([self._runs.pop(key) for key in doomed])
         return len(doomed)
 
@@ -125,12 +134,43 @@ class MemoryStore:
         """The session's turns in order (every run's own messages), up to run `before`."""
         checked_ids(session_id=session_id, before=before)
         messages: list[Message] = []
-        for key, entry in list(self._runs.items()):
-            if key == before:
-                break
-            if entry.created.session_id == session_id:
-                messages.extend((await self.load(key)).messages)
+        ids, stop = self._session_ids(session_id, before)
+        for key in ids[:stop]:
+            messages.extend((await self.load(key)).messages)
         return messages
+
+    async def session_turns(
+        self,
+        session_id: str,
+        *,
+        before: str | None = None,
+        limit: int = 100,
+        oldest: bool = False,
+    ) -> list[SessionTurn]:
+        """A page of the session's runs before run `before`: the newest `limit`, newest first
+        (the oldest, oldest first, with `oldest=True`)."""
+        checked_ids(session_id=session_id, before=before)
+        integer("limit", limit)
+        ids, stop = self._session_ids(session_id, before)
+        page = ids[: min(limit, stop)] if oldest else ids[max(0, stop - limit) : stop][::-1]
+        return [self._turn(key) for key in page]
+
+    def _session_ids(self, session_id: str, before: str | None) -> tuple[list[str], int]:
+        """The session's run ids, oldest first, and how many come before run `before` (all if
+        it is none of the store's; a run of another session counts by when it was created).
+        Searched from the newest end: a page read from there costs what it reads."""
+        ids = self._sessions.get(session_id, [])
+        if before is None or before not in self._runs:
+            return ids, len(ids)
+        for position in range(len(ids) - 1, -1, -1):
+            if ids[position] == before:
+                return ids, position
+        order = {key: index for index, key in enumerate(self._runs)}
+        return ids, sum(1 for key in ids if order[key] < order[before])
+
+    def _turn(self, run_id: str) -> SessionTurn:
+        entry = self._runs[run_id]
+        return turn_of(entry.records, self._blobs)
 
     async def aclose(self) -> None:
         """Nothing to release."""

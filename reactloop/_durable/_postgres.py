@@ -33,6 +33,7 @@ from reactloop._core import (
     RunCreated,
     RunStatus,
     RunSummary,
+    SessionTurn,
     StoredRun,
     status_after,
 )
@@ -48,6 +49,7 @@ from reactloop._durable._leases import (
 from reactloop._durable._postgres_blobs import blobs_where, delete_runs, put_blobs
 from reactloop._durable._postgres_schema import migrate
 from reactloop._durable._replay import replay
+from reactloop._durable._turns import postgres_turns, turn_of
 from reactloop._errors import ConfigurationError
 from reactloop._redact import Credentials, redacted
 from reactloop._stored_errors import (
@@ -57,7 +59,7 @@ from reactloop._stored_errors import (
     StoreError,
 )
 from reactloop._unicode import checked_ids, identifier
-from reactloop._validate import checked_arguments, fail, text
+from reactloop._validate import checked_arguments, fail, integer, text
 
 if TYPE_CHECKING:
     import psycopg
@@ -511,6 +513,22 @@ class PostgresStore:
         for bodies in journals:
             messages.extend(replay([decode(body, blobs) for body in bodies]).stored.messages)
         return messages
+
+    async def session_turns(
+        self,
+        session_id: str,
+        *,
+        before: str | None = None,
+        limit: int = 100,
+        oldest: bool = False,
+    ) -> list[SessionTurn]:
+        """A page of the session's runs before run `before`: the newest `limit`, newest first
+        (the oldest, oldest first, with `oldest=True`); one read, by the session's index."""
+        checked_ids(session_id=session_id, before=before)
+        integer("limit", limit)
+        keys = (_key(session_id), _key(before))
+        journals, blobs = await self._run(lambda c: postgres_turns(c, keys, limit, oldest))
+        return [turn_of(bodies, blobs) for bodies in journals]
 
     async def aclose(self) -> None:
         """Close the connection (a later call opens it again)."""

@@ -35,6 +35,7 @@ from reactloop._core import (
     RunCreated,
     RunStatus,
     RunSummary,
+    SessionTurn,
     StoredRun,
     status_after,
 )
@@ -59,6 +60,7 @@ from reactloop._durable._sqlite_file import (
     transaction,
     unopenable,
 )
+from reactloop._durable._turns import sqlite_turns, turn_of
 from reactloop._errors import ConfigurationError
 from reactloop._stored_errors import (
     RunExistsError,
@@ -67,7 +69,7 @@ from reactloop._stored_errors import (
     StoreError,
 )
 from reactloop._unicode import checked_ids, identifier
-from reactloop._validate import boolean, checked_arguments, text
+from reactloop._validate import boolean, checked_arguments, integer, text
 
 T = TypeVar("T")
 Synchronous = Literal["NORMAL", "FULL"]
@@ -488,6 +490,23 @@ class SqliteStore:
         for bodies, blobs in await self._run(work):
             messages.extend(replay([decode(body, blobs) for body in bodies]).stored.messages)
         return messages
+
+    async def session_turns(
+        self,
+        session_id: str,
+        *,
+        before: str | None = None,
+        limit: int = 100,
+        oldest: bool = False,
+    ) -> list[SessionTurn]:
+        """A page of the session's runs before run `before`: the newest `limit`, newest first
+        (the oldest, oldest first, with `oldest=True`); one read, by the session's index."""
+        checked_ids(session_id=session_id, before=before)
+        integer("limit", limit)
+        journals = await self._run(
+            lambda connection: sqlite_turns(connection, session_id, before, limit, oldest)
+        )
+        return [turn_of(bodies, blobs) for bodies, blobs in journals]
 
     async def aclose(self) -> None:
         """Close the connection (a later call opens it again)."""

@@ -40,6 +40,7 @@ from reactloop._core import (
 from reactloop._durable import Journal, Replayed, acquire, let_go, replay, resume_state
 from reactloop._errors import ConfigurationError, ReactLoopError
 from reactloop._loop._run import LoopConfig, Run
+from reactloop._loop._sessions import SessionRead, read_session
 from reactloop._stored_errors import MissingToolError, RunInProgressError, SessionBusyError
 from reactloop._unicode import identifier
 from reactloop._validate import reject_unknown
@@ -98,12 +99,26 @@ async def enter_session(
         raise ConfigurationError.invalid("history", history, rule)
     release = claim_session(store, session_id)
     try:
-        turns = await store.session_history(session_id)
-        standing = await _session_standing(store, session_id, config.holds_calls)
+        read = await read_session(store, session_id, config.context_window)
+        if read is None:
+            turns = tuple(await store.session_history(session_id))
+            standing = await _session_standing(store, session_id, config.holds_calls)
+        else:
+            turns, standing = read.history, _standing_of(read, session_id, config.holds_calls)
     except BaseException:
         release()
         raise
-    return Session(tuple(turns), release, standing)
+    return Session(turns, release, standing)
+
+
+def _standing_of(
+    read: SessionRead, session_id: str, holds_calls: bool
+) -> tuple[GivenDecision, ...]:
+    """`_session_standing` from the newest run a bounded read gave."""
+    newest = read.newest
+    if newest is not None and newest.status is RunStatus.PAUSED:
+        raise SessionBusyError(session_id, newest.run_id)
+    return read.standing if holds_calls else ()
 
 
 async def _session_standing(
@@ -293,12 +308,22 @@ async def _continued(
     session = claim_session(store, created.session_id)
     release = _both(release, session)
     try:
-        turns = await store.session_history(created.session_id, before=created.run_id)
+        turns = await _earlier_turns(config, store, created.session_id, created.run_id)
     except BaseException:
         session()
         raise
     prefix = repair_history(turns).messages
     return Resumed(_rebuilt(config, store, replayed, prefix, context, release=release), replayed)
+
+
+async def _earlier_turns(
+    config: LoopConfig, store: RunStore, session_id: str, run_id: str
+) -> tuple[Message, ...]:
+    """The session's turns before run `run_id`, as far as its context window keeps them."""
+    read = await read_session(store, session_id, config.context_window, before=run_id)
+    if read is not None:
+        return read.history
+    return tuple(await store.session_history(session_id, before=run_id))
 
 
 def _rebuilt(
