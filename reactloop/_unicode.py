@@ -131,7 +131,12 @@ def _is_clean_value(value: Any, kind: type) -> bool:
     """`_is_clean` for a field that is not plain: a tuple, a record, a str subclass, or a value
     the repair leaves alone (dicts, lists: the walk does not enter them)."""
     if kind is tuple:
-        return all(_is_clean_value(item, type(item)) for item in value)
+        for item in value:
+            item_kind = type(item)
+            clean = _is_clean(item) if item_kind in _GETTERS else _is_clean_value(item, item_kind)
+            if not clean:
+                return False
+        return True
     if kind is str or isinstance(value, str):
         if isinstance(value, Enum):  # a member's value is the library's text, not the run's
             _SKIPPED.add(kind)

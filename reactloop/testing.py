@@ -29,6 +29,7 @@ from attrs import define, field
 
 from reactloop._cassettes import Cassette, RecordingModel, ReplayModel
 from reactloop._core import (
+    NO_USAGE,
     AssistantMessage,
     DeltaSink,
     Event,
@@ -125,7 +126,7 @@ def reply(
             rule = "a str or a ReasoningPart"
             raise ConfigurationError.invalid("reply.reasoning", reasoning, rule)
         message = AssistantMessage(parts=(thought, *message.parts))
-    return ModelResponse(message, usage or Usage(), reason, model)
+    return ModelResponse(message, usage or NO_USAGE, reason, model)  # one shared zero
 
 
 _SCRIPT_RULE = (

@@ -156,12 +156,17 @@ def _orphan_note(messages: Sequence[Message], index: int) -> RepairNote:
     return RepairNote(RepairKind.ORPHAN_RESULT, message.call_id, message.name, index)
 
 
+_NO_HISTORY = RepairedHistory(())
+
+
 def repair_history(messages: Sequence[Message]) -> RepairedHistory:
     """Drop results with no call, and answer each call with no result by an error result.
 
     A synthesized result goes after the results that follow its call, in call order, so a call's
     results stay together. Every fix is logged as a warning on the "reactloop" logger.
     """
+    if not messages:
+        return _NO_HISTORY
     pairing = pair_calls(messages)
     if pairing.complete:
         return RepairedHistory(tuple(messages))

@@ -84,11 +84,14 @@ def check_input(
     (a misspelled keyword fails with a suggestion). Empty text is not refused here: it is the end
     user's data, refused by a built-in input guard.
     """
-    allowed = (*CONTEXT_KEYWORDS, *RUN_ID_KEYWORDS, "history")
-    reject_unknown("run()/start()/stream()", context, allowed)
-    chosen_run_id(context)
-    optional_identifier("user_id", context.get("user_id"))
-    optional_identifier("session_id", context.get("session_id"))
+    if context:  # nothing to check in the common `run(text)`
+        allowed = (*CONTEXT_KEYWORDS, *RUN_ID_KEYWORDS, "history")
+        reject_unknown("run()/start()/stream()", context, allowed)
+        chosen_run_id(context)
+        optional_identifier("user_id", context.get("user_id"))
+        optional_identifier("session_id", context.get("session_id"))
+    if type(history) is tuple and not history:
+        return input_message(text), ()
     return input_message(text), sequence_of("history", history, message, "messages")
 
 

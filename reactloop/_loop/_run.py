@@ -105,8 +105,8 @@ def _prefix_watch(run: Run) -> PrefixWatch | None:
     appending (a context window, `prepare_step`, hooks, tool selection, toolsets) or telemetry;
     else None, and the plain loop skips the comparison."""
     config = run.config
-    hooked = any(config.hooks.by_point.values())
-    changing = config.prepare_step is not None or config.selection is not None or hooked
+    changing = config.prepare_step is not None or config.selection is not None
+    changing = changing or config.hooks.hooked
     outside = config.toolsets is not None or config.tracing is not None
     return PrefixWatch() if run.window is not None or changing or outside else None
 

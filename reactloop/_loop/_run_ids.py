@@ -35,6 +35,8 @@ async def existing_run(config: LoopConfig, context: Mapping[str, Any]) -> Resume
     """The stored run a caller-chosen `run_id` names, resumed like `resume(run_id)` (a finished
     one with its stored result); None when no id was chosen, there is no store, or no run has
     the id yet. With `if_exists="error"`, a stored run is a `RunExistsError`."""
+    if not context:
+        return None
     run_id = chosen_run_id(context)
     store = config.store
     if run_id is None or store is None:

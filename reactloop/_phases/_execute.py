@@ -21,6 +21,7 @@ from reactloop._core import (
     ToolResult,
     ToolResultDiscarded,
 )
+from reactloop._durable import NULL_JOURNAL
 from reactloop._errors import ErrorCode, ToolError, ToolExecutionError, ToolTimeoutError
 from reactloop._phases.applier import park_stop
 from reactloop._stored_errors import LeaseLostError
@@ -139,7 +140,8 @@ async def _outcome(run: Run, item: Admitted) -> ToolResult:
     if _interrupted(run, item):
         result = ToolResult(call.id, call.name, INTERRUPTED_RESULT, True, ErrorCode.TOOL_ERROR)
     else:
-        await run.journal.call_started(run.state, call)
+        if run.journal is not NULL_JOURNAL:  # no store: nothing to await per call
+            await run.journal.call_started(run.state, call)
         tracing = run.config.tracing
         if tracing is None:
             result = await _invoke(run, item)
@@ -149,7 +151,8 @@ async def _outcome(run: Run, item: Admitted) -> ToolResult:
             run.state.record_usage(result.usage)
         # invalid Unicode (e.g. a non-UTF-8 file name) repaired here: the result is kept
         result = run.state.repaired_result(result, len(run.state.messages) + item.index)
-    await _journaled(run, result)
+    if run.journal is not NULL_JOURNAL:
+        await _journaled(run, result)
     return result
 
 

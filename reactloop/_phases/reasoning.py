@@ -35,6 +35,7 @@ from reactloop._core import (
     ToolChoice,
     session_keyed,
 )
+from reactloop._durable import NULL_JOURNAL
 from reactloop._errors import ContractError, ModelTimeoutError, name_of
 from reactloop._output import FINAL_TOOL, NOTHING, PartialAnswers
 from reactloop._phases._fallback import ask_fallback
@@ -244,7 +245,9 @@ class ReasoningPhase:
                 return PROCEED
             request = verdict.value
         watch_prefix(run, request)
-        await run.journal.check_lease()  # a worker that lost the run calls no model
+        durable = run.journal is not NULL_JOURNAL  # no store: nothing to await per step
+        if durable:
+            await run.journal.check_lease()  # a worker that lost the run calls no model
         heard = Heard()
         response = await interruptible(run, partial(_ask, run, plan.model, request, heard))
         if response is None:
@@ -257,7 +260,8 @@ class ReasoningPhase:
             response = verdict_after.value
             stopped = park_stop(run, verdict_after)
         response = run.state.record_response(response, spent)  # call ids unique in the run
-        await run.journal.response(run.state, response, spent)
+        if durable:
+            await run.journal.response(run.state, response, spent)
         return PROCEED if stopped else settle(run, response)
 
 

@@ -63,6 +63,11 @@ class HookSet:
     """A loop's hooks, sorted by priority and indexed by the points each one implements."""
 
     by_point: dict[HookPoint, tuple[Hook, ...]]
+    # Whether some hook implements some point (read once per run, so computed once).
+    hooked: bool = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "hooked", any(self.by_point.values()))
 
     @classmethod
     def of(cls, hooks: Sequence[Hook]) -> HookSet:
