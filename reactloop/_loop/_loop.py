@@ -29,7 +29,7 @@ from reactloop._core import (
     not_a_decision,
     not_async,
 )
-from reactloop._durable import leased
+from reactloop._durable import NULL_JOURNAL, leased
 from reactloop._errors import ReactLoopError, RunTimeoutError
 from reactloop._loop._config import (
     LoopOptions,
@@ -194,7 +194,8 @@ async def finish_step(run: Run) -> None:
     """Close the iteration's step record and report it."""
     step = run.state.close_step(run.now())
     if step is not None:
-        run.journal.step_closed(run.state, step)
+        if run.journal is not NULL_JOURNAL:  # no store: no call per step for durability
+            run.journal.step_closed(run.state, step)
         if run.listening:
             await run.emit(StepFinished(step))
 
