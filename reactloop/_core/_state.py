@@ -208,6 +208,9 @@ class RunState:
     output_attempts: int = 0  # final answers that did not validate (structured output)
     call_ids: dict[str, None] = Factory(dict)  # ids of the calls in `messages[:ids_read]`
     ids_read: int = 0  # how many messages `call_ids` covers (read on, not again, per response)
+    # Results `repaired_result` gave since the last batch, by id (held, so no id is reused):
+    # `record_tool_results` does not walk them again.
+    repaired_results: dict[int, ToolResult] = Factory(dict)
 
     def open_step(self, now: float) -> StepDraft:
         """Start the next iteration's step record (the rebuilt step first, in a resumed run)."""
@@ -283,8 +286,10 @@ class RunState:
     def record_tool_results(self, results: list[ToolResult]) -> None:
         """Append one batch of tool results, in the model's order, to transcript and step; text
         that is not valid Unicode (e.g. from a hook's result) is repaired and noted."""
+        already, self.repaired_results = self.repaired_results, {}
         for position, result in enumerate(results):
-            results[position] = self.repaired_result(result, len(self.messages) + position)
+            if already.get(id(result)) is not result:
+                results[position] = self.repaired_result(result, len(self.messages) + position)
         self.messages.extend(result.to_message() for result in results)
         if self.current is not None:
             self.current.tool_results.extend(results)
@@ -310,6 +315,7 @@ class RunState:
         if count:
             fixed = evolve(fixed, content=fixed.content + note(count))
             self.note_repair(count, index, result.call_id, result.name)
+        self.repaired_results[id(fixed)] = fixed
         return fixed
 
     def note_repair(self, count: int, index: int, call_id: str = "", tool_name: str = "") -> None:

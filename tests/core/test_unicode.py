@@ -8,10 +8,12 @@ import os
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 
-from reactloop import ConfigurationError, Limits, ReActLoop, StopReason, tool
-from reactloop.messages import AssistantMessage, Message, RepairKind, UserMessage
+from reactloop import ConfigurationError, Hook, Limits, Override, ReActLoop, StopReason, tool
+from reactloop.messages import AssistantMessage, Message, RepairKind, ToolCall, UserMessage
+from reactloop.phases import Run, ToolResult
 from reactloop.stores import RunCreated
 from reactloop.testing import ScriptedModel, call, reply
 from tests.conftest import Store
@@ -157,3 +159,25 @@ async def test_a_repair_is_prompt() -> None:
             "Hi"
         )
         assert result.steps[0].tool_results[0].content.startswith(SHOWN * 10)
+
+
+@tool
+def count_files() -> int:
+    """How many files the folder holds."""
+    return 3
+
+
+class ReplaceWithBadText(Hook):
+    """Replaces every tool result by one whose text is not valid Unicode."""
+
+    async def after_tool_call(self, run: Run, call: ToolCall, result: ToolResult) -> Override:
+        return Override(attrs.evolve(result, content=BAD))
+
+
+async def test_a_result_a_hook_put_in_place_is_repaired_too() -> None:
+    model = ScriptedModel([reply("", call("count_files")), "done"])
+    loop = ReActLoop(model, tools=[count_files], hooks=[ReplaceWithBadText()])
+    result = await loop.run("How many files?")
+    content = result.steps[0].tool_results[0].content
+    assert SHOWN in content and BAD not in content and "not valid Unicode" in content
+    assert [note.tool_name for note in result.repairs] == ["count_files"]
