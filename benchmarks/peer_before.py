@@ -18,7 +18,6 @@ from typing import Any
 from peer_overhead import PEERS, peer  # type: ignore[import-not-found]
 
 
-@peer("reactloop_before", packages=["reactloop"])
 def make_reactloop_before(limits: Any) -> Any:
     """The `reactloop` peer, on the code of the checkout `REACTLOOP_BEFORE` names."""
     checkout = os.environ.get("REACTLOOP_BEFORE")
@@ -28,3 +27,6 @@ def make_reactloop_before(limits: Any) -> Any:
         del sys.modules[name]
     sys.path.insert(0, checkout)
     return PEERS["reactloop"].factory(limits)
+
+
+peer("reactloop_before", packages=["reactloop"])(make_reactloop_before)
