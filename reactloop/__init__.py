@@ -7,6 +7,7 @@ each one alone with the fakes in `reactloop.testing`.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from reactloop._approval import ApprovalPolicy
@@ -57,12 +58,15 @@ from reactloop._policies import (
     TokenBudget,
     ToolCalled,
 )
-from reactloop._providers import (
-    AnthropicModel,
-    OpenAIModel,
-)
 from reactloop._tools import FunctionTool, MCPServerHTTP, MCPServerStdio, RelevanceSelector, tool
 from reactloop._version import __version__ as __version__
+
+if TYPE_CHECKING:
+    from reactloop._providers import AnthropicModel, OpenAIModel
+
+_PROVIDERS = frozenset({"AnthropicModel", "OpenAIModel"})
+"""Top-level names loaded on first use: the providers bring httpx, which a loop over another
+`Model` never needs."""
 
 __all__ = [
     "AnthropicModel",
@@ -123,5 +127,15 @@ publish(__name__, globals(), first=True)
 if not TYPE_CHECKING:  # hidden from type checkers, so an unknown name stays a type error
 
     def __getattr__(name: str) -> object:
-        """Say where a name that left the top level went, instead of a bare AttributeError."""
-        raise moved_name(name)
+        """Load a provider on first use; say where a name that left the top level went,
+        instead of a bare AttributeError."""
+        if name not in _PROVIDERS:
+            raise moved_name(name)
+        found = getattr(importlib.import_module("reactloop._providers"), name)
+        publish(__name__, {"__all__": [name], name: found}, first=True)
+        globals()[name] = found
+        return found
+
+    def __dir__() -> list[str]:
+        """The module's names, the providers not loaded yet included."""
+        return sorted({*globals(), *_PROVIDERS})

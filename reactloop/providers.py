@@ -3,11 +3,11 @@ Anthropic Messages and Gemini (native API), each implementing the `Model` contra
 `model_from_string` for "openai:gpt-4o", and `FallbackModel` (the next model asked when one is
 unavailable)."""
 
+from reactloop import AnthropicModel, OpenAIModel  # published by the top level first, as theirs
 from reactloop._core import publish
 from reactloop._providers import (
     DEFAULT_SWITCH_ON,
     HOSTS,
-    AnthropicModel,
     AzureOpenAIModel,
     AzureOpenAIResponsesModel,
     FallbackModel,
@@ -16,7 +16,6 @@ from reactloop._providers import (
     MaxTokensField,
     ModelProfile,
     OpenAICompatibleHost,
-    OpenAIModel,
     OpenAIResponsesModel,
     ReasoningDialect,
     ResponsesConversation,

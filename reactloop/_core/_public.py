@@ -18,6 +18,8 @@ def publish(module: str, namespace: Mapping[str, Any], *, first: bool = False) -
     annotations resolved first, where they were written, so cattrs and attrs keep reading them.
     """
     for name in namespace["__all__"]:
+        if name not in namespace:
+            continue  # loaded on first use (a module `__getattr__`), published then
         found = namespace[name]
         if not (inspect.isclass(found) or inspect.isfunction(found)):
             continue

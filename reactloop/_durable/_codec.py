@@ -6,6 +6,7 @@ exactly the class it was written as; the layout is part of `SCHEMA_VERSION`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, assert_never
@@ -192,22 +193,29 @@ def _read_assistant(converter: Converter, value: dict[str, Any]) -> AssistantMes
 _PART_TYPES = {"text": TextPart, "reasoning": ReasoningPart, "tool_call": ToolCall}
 
 
-_converter = make_converter(omit_if_default=True)
-keep_costs(_converter)  # first: the generated hooks of classes holding a Usage use it
-keep_content_parts(_converter)
-keep_sub_runs_apart(_converter)
-keep_call_ids(_converter)
-keep_message_layout(_converter)
-configure_tagged_union(Message, _converter, tag_name="type")
-configure_tagged_union(Decision, _converter, tag_name="type")  # before the records that hold them
-configure_tagged_union(Record, _converter, tag_name="type")
+@functools.cache
+def _converter() -> Converter:
+    """The records' converter, built on first use: building its hooks takes tens of
+    milliseconds, which `import reactloop` and a loop that stores nothing never pay."""
+    converter = make_converter(omit_if_default=True)
+    keep_costs(converter)  # first: the generated hooks of classes holding a Usage use it
+    keep_content_parts(converter)
+    keep_sub_runs_apart(converter)
+    keep_call_ids(converter)
+    keep_message_layout(converter)
+    configure_tagged_union(Message, converter, tag_name="type")
+    configure_tagged_union(Decision, converter, tag_name="type")  # before the records holding them
+    configure_tagged_union(Record, converter, tag_name="type")
+    return converter
+
+
 _OPTIONS = orjson.OPT_NON_STR_KEYS
 
 
 def encode(record: Record) -> bytes:
     """The record as compact JSON bytes; phase data that is not JSON is a `ContractError`, and
     text that is not valid Unicode is repaired (adr/0022), never a reason to lose a record."""
-    return dump_json(_converter.unstructure(record, Record))
+    return dump_json(_converter().unstructure(record, Record))
 
 
 def encode_apart(record: Record) -> tuple[bytes, dict[str, bytes]]:
@@ -232,12 +240,12 @@ def dump_json(value: Any) -> bytes:
 def unstructure_records(records: Iterable[Record]) -> list[Any]:
     """The records as JSON values, exactly as `encode` writes each (for a document holding many,
     such as a state token)."""
-    return [_converter.unstructure(record, Record) for record in records]
+    return [_converter().unstructure(record, Record) for record in records]
 
 
 def structure_records(values: list[Any]) -> tuple[Record, ...]:
     """The records `unstructure_records` gave; raises cattrs' errors when they cannot be read."""
-    return tuple(_converter.structure(value, Record) for value in values)  # type: ignore[arg-type]
+    return tuple(_converter().structure(value, Record) for value in values)  # type: ignore[arg-type]
 
 
 def decode(data: bytes, blobs: Mapping[str, bytes] | None = None) -> Record:
@@ -247,7 +255,7 @@ def decode(data: bytes, blobs: Mapping[str, bytes] | None = None) -> Record:
     try:
         value: Any = orjson.loads(data)
         with blobs_from({} if blobs is None else blobs):
-            record: Record = _converter.structure(value, Record)  # type: ignore[arg-type]
+            record: Record = _converter().structure(value, Record)  # type: ignore[arg-type]
     except Exception as exc:
         missing = missing_blob(exc)
         if missing is not None:
@@ -267,4 +275,4 @@ def json_snapshot(data: dict[str, Any]) -> bytes:
 
 def value_json(value: Any) -> str:
     """A structured output's value as JSON text (attrs classes and dataclasses as objects)."""
-    return orjson.dumps(_converter.unstructure(value), option=_OPTIONS).decode()
+    return orjson.dumps(_converter().unstructure(value), option=_OPTIONS).decode()

@@ -15,6 +15,7 @@ import anyio
 import attrs
 from attrs import frozen
 
+from reactloop import _providers
 from reactloop._approval import (
     DEFAULT_POLICY,
     ENV_VAR,
@@ -82,7 +83,6 @@ from reactloop._policies import (
     Sleep,
     StopWhen,
 )
-from reactloop._providers import model_from_string
 from reactloop._resolver import DEFAULT_RESOLVER, ErrorMessageResolver
 from reactloop._telemetry import Telemetry, telemetry_option, tracing_for
 from reactloop._tools import (
@@ -384,7 +384,7 @@ def deprecated(message: str) -> None:
 
 def _model(model: object) -> Model:
     if isinstance(model, str):
-        return model_from_string(model)
+        return _providers.model_from_string(model)  # loads the providers (httpx) on first use
     if not isinstance(model, Model):
         fail("model", model, "a model string or an object implementing the Model contract")
     return model

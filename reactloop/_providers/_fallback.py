@@ -27,7 +27,6 @@ from reactloop._errors import (
     ProviderUnavailableError,
     RateLimitedError,
 )
-from reactloop._providers._registry import model_from_string
 from reactloop._validate import checked_arguments, fail, items
 
 SwitchOn = type[ModelError] | ErrorCode | int
@@ -48,6 +47,8 @@ def _resolved(index: int, model: object) -> tuple[str, Model]:
     """A model of the list and its key: the model string as given, else `provider:model` when
     the model says both (the HTTP providers do), else its class name."""
     if isinstance(model, str):
+        from reactloop._providers._registry import model_from_string  # httpx: only when used
+
         return model.strip(), model_from_string(model)
     if not isinstance(model, Model):
         fail(f"FallbackModel.models[{index}]", model, "a model string or a Model")

@@ -97,7 +97,7 @@ def test_messages_stored_with_their_text_under_content_read_back_and_are_written
     history = (SystemMessage("rules"), UserMessage("hi"), ToolMessage("c1", "search", "found"))
     record = ResponseSaved(1, ModelResponse(AssistantMessage("ok")), Usage())
     for message in history:
-        stored = _converter.unstructure(message, Message)
+        stored = _converter().unstructure(message, Message)
         assert stored["content"] == message.text and "text" not in stored
-        assert _converter.structure(stored, Message) == message  # type: ignore[arg-type]
+        assert _converter().structure(stored, Message) == message  # type: ignore[arg-type]
     assert decode(encode(record)) == record
