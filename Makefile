@@ -44,6 +44,7 @@ docs: install
 bench: install
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks.imports
 
 # Mutation testing of the core modules (slow: not part of `check` or CI). One module at a time,
 # then a score per module; `make mutate MODULES="stop hooks" CHILDREN=2` runs some of them.

@@ -77,7 +77,7 @@ class Report:
 
     runs: int
     every: int
-    rss_after_import: float
+    rss_before_runs: float
     rss_after_first: float
     peak_after_first: float
     rss_after_all: float
@@ -164,13 +164,13 @@ async def measure(
     make_run: Callable[[], Run], runs: int, every: int, tolerances: Tolerances
 ) -> Report:
     """The RSS and object counts over `runs` calls of the run `make_run()` makes, then the
-    Python heap over as many more; the RSS after import is read before `make_run()`."""
-    after_import = rss_mib()
+    Python heap over as many more; the RSS before the runs is read before `make_run()`."""
+    before_runs = rss_mib()
     run = make_run()
     rss = await rss_pass(run, runs, every)
     heap = await heap_pass(run, runs, every)
     return Report(
-        runs, every, after_import, *rss.first, *rss.last,
+        runs, every, before_runs, *rss.first, *rss.last,
         Series("RSS", "KiB", every, rss.rss, tolerances.rss_kib),
         Series("objects tracked by gc", "objects", every, rss.objects, tolerances.objects),
         Series("Python heap (tracemalloc)", "KiB", every, heap, tolerances.heap_kib),
@@ -180,7 +180,7 @@ async def measure(
 def describe(report: Report) -> str:
     """The report as lines of text, each series with its slope, tolerance and verdict."""
     lines = [
-        f"RSS after import:          {report.rss_after_import:6.1f} MiB",
+        f"RSS before the first run:  {report.rss_before_runs:6.1f} MiB  (imports done)",
         f"RSS after {report.every:>6} runs:     {report.rss_after_first:6.1f} MiB"
         f"  (peak {report.peak_after_first:.1f})",
         f"RSS after {report.runs:>6} runs:     {report.rss_after_all:6.1f} MiB"

@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks import _handwritten as handwritten
 from benchmarks import cassette as cassette_benchmark
+from benchmarks import imports as imports_benchmark
 from benchmarks import memory as memory_benchmark
 from benchmarks import mutation, output_validation
 from benchmarks import partial as partial_benchmark
@@ -134,6 +135,19 @@ async def test_a_run_that_keeps_an_object_each_time_fails_the_leak_check() -> No
     report = await memory_benchmark.measure(make_run, 100, 20, limits)
     assert not report.objects.flat and not report.heap.flat and not report.flat
     assert "FAIL" in memory_benchmark.describe(report)
+
+
+def test_the_import_benchmark_reads_the_total_and_only_packages_that_loaded() -> None:
+    text = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       300 |        300 |     anyio\n"
+        "import time:         2 |          2 |     sitecustomize\n"
+        "import time:       100 |        402 |   reactloop\n"
+    )
+    lines = imports_benchmark.parse_importtime(text)
+    summary = imports_benchmark.summarize(Path("tree"), [lines, lines])
+    assert (summary.total_ms, summary.modules) == (0.402, 3)
+    assert summary.third_party() == ["anyio"] and summary.top(1) == ["anyio"]
 
 
 def test_runner_writes_json_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
