@@ -37,6 +37,7 @@ class _Entry:
     updated_at: float
     records: list[bytes] = field(factory=list)
     blobs: set[str] = field(factory=set)  # the digests its records refer to
+    turn: tuple[int, SessionTurn] | None = None  # decoded as a session turn, at this many records
 
     def summary(self) -> RunSummary:
         created = self.created
@@ -169,8 +170,11 @@ class MemoryStore:
         return ids, sum(1 for key in ids if order[key] < order[before])
 
     def _turn(self, run_id: str) -> SessionTurn:
+        """The run as a session turn, decoded again only when its journal grew since."""
         entry = self._runs[run_id]
-        return turn_of(entry.records, self._blobs)
+        if entry.turn is None or entry.turn[0] != len(entry.records):
+            entry.turn = (len(entry.records), turn_of(entry.records, self._blobs))
+        return entry.turn[1]
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -49,7 +49,7 @@ from reactloop._durable._leases import (
 from reactloop._durable._postgres_blobs import blobs_where, delete_runs, put_blobs
 from reactloop._durable._postgres_schema import migrate
 from reactloop._durable._replay import replay
-from reactloop._durable._turns import postgres_turns, turn_of
+from reactloop._durable._turns import cache_of, postgres_turns
 from reactloop._errors import ConfigurationError
 from reactloop._redact import Credentials, redacted
 from reactloop._stored_errors import (
@@ -523,12 +523,13 @@ class PostgresStore:
         oldest: bool = False,
     ) -> list[SessionTurn]:
         """A page of the session's runs before run `before`: the newest `limit`, newest first
-        (the oldest, oldest first, with `oldest=True`); one read, by the session's index."""
+        (the oldest, oldest first, with `oldest=True`); one read, by the session's index, of the
+        journals not decoded already."""
         checked_ids(session_id=session_id, before=before)
         integer("limit", limit)
-        keys = (_key(session_id), _key(before))
-        journals, blobs = await self._run(lambda c: postgres_turns(c, keys, limit, oldest))
-        return [turn_of(bodies, blobs) for bodies in journals]
+        keys, cache = (_key(session_id), _key(before)), cache_of(self)
+        read = await self._run(lambda c: postgres_turns(c, keys, (limit, oldest), cache.cached))
+        return [cache.turn(run_id, stamp, found) for run_id, stamp, found in read]
 
     async def aclose(self) -> None:
         """Close the connection (a later call opens it again)."""

@@ -60,7 +60,7 @@ from reactloop._durable._sqlite_file import (
     transaction,
     unopenable,
 )
-from reactloop._durable._turns import sqlite_turns, turn_of
+from reactloop._durable._turns import cache_of, sqlite_turns
 from reactloop._errors import ConfigurationError
 from reactloop._stored_errors import (
     RunExistsError,
@@ -500,13 +500,13 @@ class SqliteStore:
         oldest: bool = False,
     ) -> list[SessionTurn]:
         """A page of the session's runs before run `before`: the newest `limit`, newest first
-        (the oldest, oldest first, with `oldest=True`); one read, by the session's index."""
+        (the oldest, oldest first, with `oldest=True`); one read, by the session's index, of the
+        journals not decoded already."""
         checked_ids(session_id=session_id, before=before)
         integer("limit", limit)
-        journals = await self._run(
-            lambda connection: sqlite_turns(connection, session_id, before, limit, oldest)
-        )
-        return [turn_of(bodies, blobs) for bodies, blobs in journals]
+        page, cache = (session_id, before, limit, oldest), cache_of(self)
+        read = await self._run(lambda connection: sqlite_turns(connection, page, cache.cached))
+        return [cache.turn(run_id, stamp, found) for run_id, stamp, found in read]
 
     async def aclose(self) -> None:
         """Close the connection (a later call opens it again)."""

@@ -30,7 +30,7 @@ from reactloop._core import (
 from reactloop._policies import ContextWindow
 from reactloop._unicode import repaired_record
 
-FIRST_PAGE = 8  # runs in the first page; each further page is twice as long
+FIRST_PAGE = 8  # runs in the first page; the next ones are sized by what is still missing
 LARGEST_PAGE = 256
 
 
@@ -71,6 +71,14 @@ class _Tail:
         starts_turn = bool(turn.messages) and isinstance(turn.messages[0], UserMessage)
         return self.tokens > self.bound and starts_turn and not self.unanswered
 
+    def next_page(self) -> int:
+        """How many more turns to read: enough to fill the window at the average size of the
+        turns read so far, and two more, but at most as many as were read (a store decodes
+        all a page holds: reading more than the window keeps is wasted work)."""
+        average = max(1, self.tokens // len(self.turns))
+        missing = max(0, self.bound - self.tokens) // average + 2
+        return min(missing, len(self.turns), LARGEST_PAGE)
+
     def _answer(self, message: AssistantMessage) -> None:
         """The message's calls answer results read after it (a call with none is open)."""
         for call in message.tool_calls:
@@ -101,7 +109,7 @@ async def read_session(
                 return SessionRead(tail.messages(leading), tail.turns[0])
         if len(page) < limit:
             return SessionRead(tail.messages(), tail.turns[0] if tail.turns else None)
-        cursor, limit = page[-1].run_id, min(limit * 2, LARGEST_PAGE)
+        cursor, limit = page[-1].run_id, tail.next_page()
 
 
 async def _leading(store: SessionTurnsStore, session_id: str) -> tuple[Message, ...]:

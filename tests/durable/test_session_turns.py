@@ -11,11 +11,15 @@ import pytest
 
 from reactloop._core._approvals import GivenDecision
 from reactloop._core._contracts import SessionTurnsStore
-from reactloop._core._records import RunStatus
+from reactloop._core._decisions import StopReason
+from reactloop._core._messages import Usage, UserMessage
+from reactloop._core._records import RunEnded, RunStatus
+from reactloop._durable._codec import encode_apart
 from reactloop._durable._stores import PostgresStore, SqliteStore, Store
+from reactloop._durable._turns import TurnCache
 from reactloop._errors import ConfigurationError
 from reactloop.approval import Approve, DecisionScope
-from tests.helpers.stored_sessions import Turn, write_session
+from tests.helpers.stored_sessions import Turn, journal, write_session
 
 pytestmark = pytest.mark.anyio
 
@@ -112,3 +116,38 @@ async def test_the_version_1_postgres_sample_reads_by_pages(postgres_url: str) -
         assert read == await store.session_history("sample") and len(read) == 8
     finally:
         await store.aclose()
+
+
+async def test_a_run_read_again_after_it_grew_shows_what_it_holds_now(any_store: Store) -> None:
+    await write_session(any_store, "s", [Turn("q", ended=False)])
+    (before,) = await any_store.session_turns("s")
+    await any_store.append("r0", [RunEnded(StopReason.FINAL_ANSWER, "", "done", Usage(), 3.0)])
+    (after,) = await any_store.session_turns("s")
+    assert (before.status, after.status) == (RunStatus.RUNNING, RunStatus.FINISHED)
+
+
+async def test_a_run_deleted_and_made_again_under_its_id_is_read_anew(any_store: Store) -> None:
+    await write_session(any_store, "s", [Turn("first question")])
+    await any_store.session_turns("s")
+    await any_store.delete_run("r0")
+    await write_session(any_store, "s", [Turn("second question")])
+    (turn,) = await any_store.session_turns("s")
+    assert turn.messages[0] == UserMessage("second question")
+
+
+async def test_a_turn_read_twice_is_the_same(any_store: Store) -> None:
+    await two_sessions(any_store)
+    assert await any_store.session_turns("s") == await any_store.session_turns("s")
+
+
+def test_a_stores_turn_cache_keeps_the_most_recently_used_turns() -> None:
+    cache, stamp = TurnCache(size=2), (1, 8)
+    for run_id in ("a", "b"):
+        bodies = [encode_apart(record)[0] for record in journal(run_id, "s", Turn("q"), "t")]
+        cache.turn(run_id, stamp, (bodies, {}))
+    again = cache.cached("a", stamp)
+    assert again is not None and cache.cached("a", (1, 9)) is None  # a grown journal is not it
+    cache.turn("a", stamp, again)  # used again: "b" is now the least recently used
+    bodies = [encode_apart(record)[0] for record in journal("c", "s", Turn("q"), "t")]
+    cache.turn("c", stamp, (bodies, {}))
+    assert cache.cached("b", stamp) is None and cache.cached("a", stamp) is again
