@@ -23,6 +23,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -51,15 +52,8 @@ from reactloop._durable._leases import (
 )
 from reactloop._durable._replay import replay
 from reactloop._durable._sqlite_blobs import forget_blobs, put_blobs, run_blobs
-from reactloop._durable._sqlite_file import (
-    Busy,
-    FileIdentity,
-    create_private,
-    is_busy,
-    migrate,
-    transaction,
-    unopenable,
-)
+from reactloop._durable._sqlite_file import is_busy, transaction
+from reactloop._durable._sqlite_writer import Connector, Writer
 from reactloop._durable._turns import cache_of, sqlite_turns
 from reactloop._errors import ConfigurationError
 from reactloop._stored_errors import (
@@ -74,7 +68,6 @@ from reactloop._validate import boolean, checked_arguments, integer, text
 T = TypeVar("T")
 Synchronous = Literal["NORMAL", "FULL"]
 _CHECKPOINT_EVERY = 512  # appends between two WAL checkpoints (in a worker thread; ~9 MB WAL)
-_BUSY_SLICE = 0.05  # seconds one attempt waits in its thread for another process's write lock
 _SUMMARY = "SELECT run_id, status, created_at, updated_at, user_id, session_id FROM runs"
 
 
@@ -115,107 +108,31 @@ class SqliteStore:
         )
         self.lease_seconds = checked_lease_seconds("SqliteStore.lease_seconds", lease_seconds)
         self.timeouts = timeouts_option("SqliteStore.timeouts", timeouts)
-        self._lock = threading.Lock()
-        self._connection: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # held by the writer thread, tried by inline appends
+        self._connector = Connector(self.path, synchronous)
+        self._writer = Writer(self._connector, self._lock, self.timeouts.lock, self.timeouts.call)
+        weakref.finalize(self, self._writer.stop)  # a store dropped unclosed stops its thread
         self._inline: sqlite3.Connection | None = None  # for appends on the event loop
         self._appends = 0
         # Runs this store wrote last, still running: their last record's number (the lease
         # keeps other writers out; a lease taken again forgets it).
         self._running: dict[str, int] = {}
         self._fences: dict[str, int] = {}  # the fence of each lease this store object holds
-        self._file: FileIdentity | None = None  # the database (and WAL) file it opened
-        self._broken: StoreError | None = None  # the file vanished under it: refuse all calls
 
     def __repr__(self) -> str:
         extra = ", commit_on_loop=True" if self.commit_on_loop else ""
         return f"SqliteStore({self.path!r}, synchronous={self.synchronous!r}{extra})"
 
-    def _connect(self) -> sqlite3.Connection:
-        if self._connection is None:
-            try:
-                create_private(self.path)
-            except OSError as exc:
-                raise unopenable(self.path, exc) from None
-            connection = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_SLICE
-            )
-            try:
-                connection.execute("PRAGMA journal_mode=WAL")
-                connection.execute(f"PRAGMA synchronous={self.synchronous}")
-                migrate(connection)
-                self._file = None if self.path == ":memory:" else FileIdentity.of(self.path)
-            except BaseException:
-                connection.close()
-                raise
-            self._connection = connection
-        else:
-            self._check_file()
-        return self._connection
-
-    def _check_file(self) -> None:
-        """Refuse to go on when the file (or its WAL) was deleted or replaced under the open
-        connection: SQLite would go on writing into the unlinked file, and lose it all."""
-        if self._broken is None and self._file is not None:
-            problem = self._file.changed()
-            if problem is not None:
-                self._broken = StoreError(
-                    f"run store {self.path!r}: {problem} while the store had it open, so what "
-                    "it wrote since is gone with it; nothing more is written (restore the file, "
-                    "or open a new store)"
-                )
-        if self._broken is not None:
-            raise self._broken
-
-    def _locked(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        with self._lock:
-            try:
-                return work(self._connect())
-            except sqlite3.OperationalError as exc:
-                if is_busy(exc):
-                    raise Busy from exc
-                raise self._failed(exc) from exc
-            except sqlite3.Error as exc:
-                raise self._failed(exc) from exc
-            except OSError as exc:
-                raise unopenable(self.path, exc) from exc
-
-    def _failed(self, exc: sqlite3.Error) -> StoreError:
-        if "unable to open" in str(exc):
-            return unopenable(self.path, exc)
-        return StoreError(f"run store {self.path!r} failed: {exc}")
-
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """`work` on the connection, in a worker thread; a cancelled caller waits for it (a few
-        milliseconds at most), so a transaction is never left half done. Bounded in time."""
-        with anyio.move_on_after(self.timeouts.call):
-            return await self._attempts(work)
-        raise StoreError(
-            f"run store {self.path!r} did not answer within {self.timeouts.call:g} s "
-            "(StoreTimeouts.call)"
-        )
-
-    async def _attempts(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """`work`, again after short pauses while another process holds the write lock, for up
-        to `StoreTimeouts.lock` seconds."""
-        give_up = anyio.current_time() + self.timeouts.lock
-        pause = 0.005
-        while True:
-            try:
-                return await anyio.to_thread.run_sync(self._locked, work)
-            except Busy:
-                if anyio.current_time() >= give_up:
-                    raise StoreError(
-                        f"run store {self.path!r} stayed locked by another writer for "
-                        f"{self.timeouts.lock:g} s (StoreTimeouts.lock); nothing was written"
-                    ) from None
-            await anyio.sleep(pause)
-            pause = min(pause * 2, 0.1)
+        """`work` on the connection, in the store's writer thread (`_sqlite_writer`)."""
+        return await self._writer.call(work)
 
     def _inline_connection(self) -> sqlite3.Connection | None:
         """A second connection for short appends on the event loop: it never waits for a busy
         file (another process writing) and never checkpoints (a worker thread does that)."""
-        if self._inline is None and self._connection is not None:
-            opened = self.path if self._file is None else self._file.path  # the file, not the cwd
+        file = self._connector.file
+        if self._inline is None and self._connector.opened and file is not None:
+            opened = file.path  # the file, not a path relative to the working directory
             connection = sqlite3.connect(
                 opened, isolation_level=None, check_same_thread=False, timeout=0.0
             )
@@ -224,9 +141,11 @@ class SqliteStore:
             self._inline = connection
         return self._inline
 
-    def _try_inline(self, work: Callable[[sqlite3.Connection], None]) -> bool:
+    def _try_inline(
+        self, work: Callable[[sqlite3.Connection], T], after: Callable[[T], None]
+    ) -> bool:
         """Do a write now, on this thread, if it cannot block: NORMAL mode (a commit does not
-        wait for the disk), the store's lock free, the file not busy. False: use a thread."""
+        wait for the disk), the store's lock free, the file not busy. False: use the thread."""
         if not self.commit_on_loop or self.synchronous != "NORMAL":
             return False
         if self._appends % _CHECKPOINT_EVERY == 0:
@@ -237,33 +156,34 @@ class SqliteStore:
             connection = self._inline_connection()
             if connection is None:
                 return False
-            self._check_file()
-            work(connection)
+            self._connector.check()
+            with transaction(connection):
+                value = work(connection)
         except sqlite3.OperationalError as exc:
             if is_busy(exc):
-                return False  # another process writes: wait for it in a worker thread
+                return False  # another process writes: wait for it in the thread
             raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
         except sqlite3.Error as exc:
             raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
         finally:
             self._lock.release()
+        after(value)
         return True
 
-    async def _write(self, work: Callable[[sqlite3.Connection], None], *, small: bool) -> None:
-        """A short write transaction in a worker thread; with `commit_on_loop`, inline when that
-        cannot wait (tens of microseconds: never one writing blobs), a thread checkpointing the
-        WAL every 512 writes."""
+    async def _write(
+        self, work: Callable[[sqlite3.Connection], T], after: Callable[[T], None], *, small: bool
+    ) -> None:
+        """A short write in the writer thread's next transaction (with those of other runs
+        queued meanwhile); `after` once it committed. With `commit_on_loop`, inline when that
+        cannot wait (tens of microseconds: never one writing blobs), the thread checkpointing
+        the WAL every 512 writes."""
         await anyio.lowlevel.checkpoint_if_cancelled()
         self._appends += 1
-        if small and self._try_inline(work):
+        if small and self._try_inline(work, after):
             return
-
-        def then_checkpoint(connection: sqlite3.Connection) -> None:
-            work(connection)
-            if self.commit_on_loop and self._appends % _CHECKPOINT_EVERY == 0:
-                connection.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the loop's never do
-
-        await self._run(then_checkpoint)
+        await self._writer.call(work, grouped=True, after=after)
+        if self.commit_on_loop and self._appends % _CHECKPOINT_EVERY == 0:
+            await self._run(_checkpoint)  # the loop's inline connection never does
 
     def _live(self, owner: str | None, expires: float | None) -> bool:
         """Whether a lease row still binds others: an owner, unexpired, whose process lives."""
@@ -278,18 +198,19 @@ class SqliteStore:
         body, blobs = encode_apart(created)
 
         def work(connection: sqlite3.Connection) -> None:
-            with transaction(connection):
-                if created.session_id is not None:
-                    self._check_session(connection, created.session_id)
-                self._insert_run(connection, created)
-                connection.execute(
-                    "INSERT INTO records (run_id, seq, body) VALUES (?, 1, ?)",
-                    (created.run_id, body),
-                )
-                put_blobs(connection, created.run_id, blobs)
+            if created.session_id is not None:
+                self._check_session(connection, created.session_id)
+            self._insert_run(connection, created)
+            connection.execute(
+                "INSERT INTO records (run_id, seq, body) VALUES (?, 1, ?)",
+                (created.run_id, body),
+            )
+            put_blobs(connection, created.run_id, blobs)
+
+        def after(_: None) -> None:
             self._fences[created.run_id] = 1
 
-        await self._run(work)
+        await self._writer.call(work, grouped=True, after=after)
 
     def _insert_run(self, connection: sqlite3.Connection, created: RunCreated) -> None:
         """The run's row, leased to this store object; `RunExistsError` for an id in use."""
@@ -345,18 +266,20 @@ class SqliteStore:
         blobs = {digest: data for _, apart in encoded for digest, data in apart.items()}
         status = status_after(list(records)).value
 
-        def work(connection: sqlite3.Connection) -> None:
+        def work(connection: sqlite3.Connection) -> int:
             known = self._running.pop(run_id, None)
-            with transaction(connection):
-                self._check_holder(connection, run_id)
-                last = _append_records(connection, run_id, bodies, status, known)
-                put_blobs(connection, run_id, blobs)
+            self._check_holder(connection, run_id)
+            last = _append_records(connection, run_id, bodies, status, known)
+            put_blobs(connection, run_id, blobs)
+            return last
+
+        def after(last: int) -> None:
             if status == RunStatus.RUNNING.value:
                 self._running[run_id] = last
             else:
                 self._fences.pop(run_id, None)  # the end freed the lease
 
-        await self._write(work, small=not blobs)
+        await self._write(work, after, small=not blobs)
 
     async def acquire_lease(self, run_id: str) -> None:
         """Take (or renew) the run's lease for this store object, with a new fence;
@@ -509,16 +432,24 @@ class SqliteStore:
         return [cache.turn(run_id, stamp, found) for run_id, stamp, found in read]
 
     async def aclose(self) -> None:
-        """Close the connection (a later call opens it again)."""
+        """Stop the writer thread (after the calls already queued) and close the connections;
+        a later call opens them again."""
+        thread = self._writer.stop()
 
         def work() -> None:
+            if thread is not None:
+                thread.join()
             with self._lock:
-                for connection in (self._connection, self._inline):
-                    if connection is not None:
-                        connection.close()
-                self._connection = self._inline = None
+                if self._inline is not None:
+                    self._inline.close()
+                self._inline = None
 
-        await anyio.to_thread.run_sync(work)
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(work)
+
+
+def _checkpoint(connection: sqlite3.Connection) -> None:
+    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 def _summary(row: Sequence[Any]) -> RunSummary:
