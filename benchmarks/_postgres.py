@@ -5,6 +5,8 @@ a long history. Skipped, with a note, where PostgreSQL's binaries are not instal
 The first column is the run with the store, the second the same run without one. Each append
 is a server round trip that checks the run's lease and commits durably (the server's own WAL
 flush), so this is the cost of many workers sharing runs, not a target for the embedded case.
+Then runs at 1 and 20 at a time on one store, and the round trips per step
+(`_postgres_concurrency`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from benchmarks._durable import _rig
 from benchmarks._fakes import history
 from benchmarks._figures import Figure
 from benchmarks._measure import median, per_step_us
+from benchmarks._postgres_concurrency import concurrency_figures
 from benchmarks._scenarios import Sizes, _each, _measure
 from reactloop._durable._postgres import PostgresStore
 from tests.helpers.postgres_server import binaries, fresh_schema, throwaway_cluster
@@ -25,7 +28,7 @@ async def postgres_steps(sizes: Sizes) -> list[Figure]:
         note = "PostgreSQL is not installed (apt-get install postgresql)"
         return [Figure("k", "per step, PostgresStore", "us", None, note=note)]
     with throwaway_cluster(bin_dir) as server:
-        return await _measured(sizes, server)
+        return await _measured(sizes, server) + await concurrency_figures(sizes, server)
 
 
 async def _measured(sizes: Sizes, server: str) -> list[Figure]:

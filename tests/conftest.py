@@ -82,10 +82,8 @@ def postgres_store(postgres_url: str) -> Iterator[PostgresStore]:
 
 
 def close(store: PostgresStore) -> None:
-    """Close a store's connection from synchronous teardown code."""
-    connection = store._connection
-    if connection is not None:
-        connection.close()
+    """Close a store's connections from synchronous teardown code."""
+    store._connections.close_all()
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])

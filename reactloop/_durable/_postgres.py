@@ -2,30 +2,25 @@
 
 The driver is psycopg 3's blocking API in worker threads (`anyio.to_thread.run_sync`), the one
 way that works on asyncio and trio alike (psycopg's async API and asyncpg are asyncio-only; see
-ADR-0010). One connection per store, guarded by a lock, each append one transaction. A run is
+ADR-0010), on a few connections per store, each call on one of its own (`_postgres_pool`). A run is
 driven by one worker at a time: its row holds a lease (owner, expiry by the server's clock),
 taken when the run is created or resumed, renewed by each append and by the loop's heartbeat,
 released when the run ends. Every write of a holder checks, in its own transaction, that the
 row still names it and the fence it was given (`_leases`): a worker that stalled past its lease,
-or whose run another worker finished, writes nothing. Calls are bounded (`StoreTimeouts`): a
-cancelled or timed-out call shuts its connection's socket, so a hung server never holds the
-caller; a dropped connection is reopened and the call retried, each write safe to retry (a
-retried append finds its own records already committed and writes nothing twice).
+or whose run another worker finished, writes nothing. An append is one transaction and one
+round trip: its statements go in one pipeline, the lease check first, each write conditional on
+it (ADR-0036). Calls are bounded (`StoreTimeouts`); a dropped connection is reopened and the call
+retried, each write safe to retry (a retried append finds its own records already committed and
+writes nothing twice).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
-import os
-import socket
-import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any, TypeVar, overload
-
-import anyio.to_thread
 
 from reactloop._core import (
     Message,
@@ -47,16 +42,15 @@ from reactloop._durable._leases import (
     timeouts_option,
 )
 from reactloop._durable._postgres_blobs import blobs_where, delete_runs, put_blobs
-from reactloop._durable._postgres_schema import migrate
+from reactloop._durable._postgres_pool import Connections, shown
 from reactloop._durable._replay import replay
 from reactloop._durable._turns import cache_of, postgres_turns
 from reactloop._errors import ConfigurationError
-from reactloop._redact import Credentials, redacted
+from reactloop._redact import redacted
 from reactloop._stored_errors import (
     RunExistsError,
     RunNotFoundError,
     SessionBusyError,
-    StoreError,
 )
 from reactloop._unicode import checked_ids, identifier
 from reactloop._validate import checked_arguments, fail, integer, text
@@ -70,6 +64,40 @@ INSTALL = "pip install 'reactloop[postgres]'"
 _LEASE = "lease_owner = %(owner)s, lease_expires = now() + make_interval(secs => %(ttl)s)"
 _NO_LEASE = "lease_owner = NULL, lease_expires = NULL"
 _SUMMARY = "SELECT run_id, status, created_at, updated_at, user_id, session_id FROM reactloop_runs"
+_BUSY = (  # a live lease of another worker on a running run of the session
+    "SELECT 1 FROM reactloop_runs WHERE session_id = %(session)s AND status = 'running' AND"
+    " lease_owner <> %(owner)s AND lease_expires > now() LIMIT 1"
+)
+_CREATE = (  # the run, leased to its creator, unless its id is taken or its session is busy
+    "INSERT INTO reactloop_runs (run_id, status, created_at, updated_at, user_id, session_id,"
+    " lease_owner, lease_expires, fence) SELECT %(id)s, %(status)s, %(at)s, %(now)s, %(user)s,"
+    " %(session)s, %(owner)s, now() + make_interval(secs => %(ttl)s), 1"
+    f" WHERE %(session)s::bytea IS NULL OR NOT EXISTS ({_BUSY})"
+    " ON CONFLICT (run_id) DO NOTHING RETURNING run_id"
+)
+_FIRST = (  # its creation record, if the run was just made (an older run's is already there)
+    "INSERT INTO reactloop_records (run_id, seq, body) SELECT run_id, 1, %(body)s"
+    " FROM reactloop_runs WHERE run_id = %(id)s AND lease_owner = %(owner)s AND fence = 1"
+    " ON CONFLICT DO NOTHING"
+)
+_HOLDER = "SELECT lease_owner, fence FROM reactloop_runs WHERE run_id = %(id)s FOR UPDATE"
+_HOLDS = (  # true while this worker holds the run's lease with its fence (the row is locked)
+    "EXISTS (SELECT FROM reactloop_runs WHERE run_id = %(id)s AND lease_owner = %(owner)s"
+    " AND fence = %(fence)s)"
+)
+_APPEND = (  # the records after the last one: a new statement, so it sees the last committed
+    "INSERT INTO reactloop_records (run_id, seq, body) SELECT %(id)s, (last.seq + b.n)::integer,"
+    " b.body FROM (SELECT coalesce(max(seq), 0) AS seq FROM reactloop_records"
+    " WHERE run_id = %(id)s) AS last, unnest(%(bodies)s::bytea[]) WITH ORDINALITY AS b(body, n)"
+    f" WHERE {_HOLDS}"
+)
+_STATUS = (  # renew the lease while the run goes on, free it when the run ends
+    "UPDATE reactloop_runs SET lease_owner = CASE WHEN %(status)s = 'running' THEN lease_owner"
+    " END, lease_expires = CASE WHEN %(status)s = 'running' THEN now() + make_interval(secs =>"
+    " %(ttl)s) END, status = %(status)s, updated_at = CASE WHEN"
+    " status = %(status)s THEN updated_at ELSE %(now)s END WHERE run_id = %(id)s"
+    " AND lease_owner = %(owner)s AND fence = %(fence)s"
+)
 
 
 def _driver() -> Any:
@@ -83,25 +111,6 @@ def _driver() -> Any:
             value="postgresql://",
             rule=f"the postgres extra installed ({INSTALL})",
         ) from exc
-
-
-def _redacted(url: str, driver_message: object = None) -> str:
-    """The URL (or libpq string) without its password or secret parameters, for messages and
-    repr; with `driver_message`, that message with the URL's secrets masked wherever they are."""
-    if driver_message is None:
-        return redacted(url)
-    return Credentials(url).redact(str(driver_message))
-
-
-class _Disconnected(Exception):
-    """The connection dropped (or could not be opened): a call to retry on a new one."""
-
-
-class _Call:
-    """One store call's claim on the connection: a call whose caller left is not started, and
-    only the call using the connection shuts its socket."""
-
-    cancelled = False
 
 
 _SCHEMES = ("postgresql", "postgres")
@@ -138,125 +147,25 @@ class PostgresStore:
         worker_id: str | None = None,
         lease_seconds: float = 30.0,
         timeouts: StoreTimeouts | None = None,
+        connections: int = 8,
     ) -> None:
         self.url = _checked_url(url)
         self.worker_id = default_worker() if worker_id is None else _checked_worker(worker_id)
         self.lease_seconds = checked_lease_seconds("PostgresStore.lease_seconds", lease_seconds)
         self.timeouts = timeouts_option("PostgresStore.timeouts", timeouts)
-        self._psycopg = _driver()
-        self._lock = threading.Lock()
-        self._connection: psycopg.Connection[Any] | None = None
-        self._current: _Call | None = None  # the call using the connection now
+        self.connections = integer("PostgresStore.connections", connections, minimum=1)
+        self._connections = Connections(
+            _driver(), self.url, self.worker_id, self.timeouts, self.connections
+        )
         self._fences: dict[str, int] = {}  # the fence of each lease this store holds
 
     def __repr__(self) -> str:
-        return f"PostgresStore({_redacted(self.url)!r}, worker_id={self.worker_id!r})"
-
-    def _connect(self) -> psycopg.Connection[Any]:
-        connection = self._connection
-        if connection is None or connection.closed:
-            timeouts = self.timeouts
-            connection = self._psycopg.connect(
-                self.url,
-                autocommit=True,
-                connect_timeout=max(2, round(timeouts.connect)),
-                application_name=f"reactloop:{self.worker_id}"[:63],
-            )
-            try:
-                connection.execute(f"SET statement_timeout = {round(timeouts.call * 1000)}")
-                connection.execute(f"SET lock_timeout = {round(timeouts.lock * 1000)}")
-                migrate(connection)
-            except BaseException:
-                connection.close()
-                raise
-            self._connection = connection
-        return connection
-
-    def _locked(self, work: Callable[[psycopg.Connection[Any]], T], call: _Call) -> T:
-        if not self._lock.acquire(timeout=self.timeouts.call):
-            raise StoreError(f"run store {_redacted(self.url)!r}: another call held it too long")
-        try:
-            if call.cancelled:  # its caller left while it waited: never start it
-                raise _Disconnected("the call was cancelled before it started")
-            self._current = call
-            return work(self._connect())
-        except self._psycopg.Error as exc:
-            raise self._fault(exc) from exc
-        finally:
-            self._current = None
-            self._lock.release()
-
-    def _fault(self, exc: Exception) -> Exception:
-        """What a driver error means: a dropped connection to retry on a new one, else a
-        `StoreError` naming the store and the bound a timeout broke."""
-        connection = self._connection
-        if connection is None or connection.closed or connection.broken:
-            if connection is not None:
-                with suppress(Exception):
-                    connection.close()
-            self._connection = None
-            return _Disconnected(str(exc).strip())
-        errors = self._psycopg.errors
-        where = f"run store {_redacted(self.url)!r}"
-        if isinstance(exc, errors.LockNotAvailable):
-            return StoreError(
-                f"{where} waited longer than {self.timeouts.lock:g} s for a lock another "
-                "transaction holds (StoreTimeouts.lock); nothing was written"
-            )
-        if isinstance(exc, errors.QueryCanceled):
-            return StoreError(
-                f"{where}: a statement ran longer than {self.timeouts.call:g} s "
-                "(StoreTimeouts.call); nothing was written"
-            )
-        return StoreError(f"{where} failed: {_redacted(self.url, exc)}")
+        return f"PostgresStore({shown(self.url)!r}, worker_id={self.worker_id!r})"
 
     async def _run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        """`work` on the connection, in a worker thread, bounded by `StoreTimeouts.call`; a
-        dropped connection is reopened and `work` run again (every `work` here is safe to
-        repeat), for up to `StoreTimeouts.reconnect` seconds."""
-        with anyio.move_on_after(self.timeouts.call):
-            return await self._reconnecting(work)
-        raise StoreError(
-            f"run store {_redacted(self.url)!r} did not answer within "
-            f"{self.timeouts.call:g} s (StoreTimeouts.call)"
-        )
-
-    async def _reconnecting(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        give_up = anyio.current_time() + self.timeouts.reconnect
-        pause = 0.05
-        while True:
-            try:
-                return await self._attempt(work)
-            except _Disconnected as lost:
-                if anyio.current_time() >= give_up:
-                    raise StoreError(
-                        f"run store {_redacted(self.url)!r} lost its connection and could not "
-                        f"reconnect within {self.timeouts.reconnect:g} s "
-                        f"(StoreTimeouts.reconnect): {_redacted(self.url, lost)}"
-                    ) from None
-            await anyio.sleep(pause)
-            pause = min(pause * 2, 1.0)
-
-    async def _attempt(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
-        """One try in a worker thread. A caller that leaves (cancelled, timed out) does not
-        wait for a hung server: the call's socket is shut, which ends the thread's wait (the
-        server rolls back what was not committed)."""
-        call = _Call()
-        try:
-            return await anyio.to_thread.run_sync(self._locked, work, call, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            self._interrupt(call)
-            raise
-
-    def _interrupt(self, call: _Call) -> None:
-        call.cancelled = True
-        connection = self._connection
-        if self._current is not call or connection is None:
-            return
-        with suppress(Exception):
-            duplicate = socket.socket(fileno=os.dup(connection.fileno()))
-            with duplicate:
-                duplicate.shutdown(socket.SHUT_RDWR)
+        """`work` on one of the store's connections, in a worker thread, bounded in time and
+        retried on a new connection if the connection drops (`Connections.run`)."""
+        return await self._connections.run(work)
 
     def _lease(self, **more: Any) -> dict[str, Any]:
         return {"owner": self.worker_id, "ttl": self.lease_seconds, **more}
@@ -272,110 +181,124 @@ class PostgresStore:
             now=time.time(),
             user=_key(created.user_id),
             session=_key(created.session_id),
+            body=body,
         )
         tries = 0
 
         def work(connection: psycopg.Connection[Any]) -> None:
             nonlocal tries
             tries += 1
-            with connection.transaction():
-                if tries > 1 and _bodies(connection, created.run_id)[:1] == [body]:
-                    return  # a retry: the first try committed before its answer was lost
-                if created.session_id is not None:
-                    self._check_session(connection, created.session_id)
-                inserted = connection.execute(
-                    "INSERT INTO reactloop_runs (run_id, status, created_at, updated_at, user_id,"
-                    " session_id, lease_owner, lease_expires, fence) VALUES (%(id)s, %(status)s,"
-                    " %(at)s, %(now)s, %(user)s, %(session)s, %(owner)s,"
-                    " now() + make_interval(secs => %(ttl)s), 1)"
-                    " ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
-                    row,
-                ).fetchone()
-                if inserted is None:
-                    raise RunExistsError(created.run_id)
-                connection.execute(
-                    "INSERT INTO reactloop_records (run_id, seq, body) VALUES (%s, 1, %s)",
-                    (_key(created.run_id), body),
-                )
-                put_blobs(connection, _key(created.run_id), blobs)
+            if tries > 1 and _bodies(connection, created.run_id)[:1] == [body]:
+                return  # a retry: the first try committed before its answer was lost
+            if blobs:  # which blobs the server lacks needs an answer first: step by step
+                self._create_checked(connection, created, row, blobs)
+                return
+            with connection.pipeline():  # one implicit transaction, committed at its sync
+                busy = self._session_busy(connection, created.session_id)
+                inserted = connection.execute(_CREATE, row)
+                connection.execute(_FIRST, row)
+            self._check_created(created, busy, inserted)  # nothing was written if it fails
 
         await self._run(work)
         self._fences[created.run_id] = 1
 
-    def _check_session(self, connection: psycopg.Connection[Any], session_id: str) -> None:
-        """New turns of one session start one at a time across workers; `SessionBusyError`
-        while another worker drives a run of the session (a live lease)."""
+    def _create_checked(
+        self,
+        connection: psycopg.Connection[Any],
+        created: RunCreated,
+        row: dict[str, Any],
+        blobs: dict[str, bytes],
+    ) -> None:
+        """`create_run` with blobs: the run made (and the session free) before they are sent."""
+        with connection.transaction():
+            busy = self._session_busy(connection, created.session_id)
+            self._check_created(created, busy, connection.execute(_CREATE, row))
+            connection.execute(_FIRST, row)
+            put_blobs(connection, row["id"], blobs)
+
+    def _session_busy(
+        self, connection: psycopg.Connection[Any], session_id: str | None
+    ) -> psycopg.Cursor[Any] | None:
+        """New turns of one session start one at a time across workers: the session's lock
+        (held to the end of the transaction), then a live lease of another worker on a run of
+        it (the cursor of that query; the new run is inserted only if it finds none)."""
+        if session_id is None:
+            return None
         lock = hashlib.blake2b(_key(f"reactloop-session:{session_id}"), digest_size=8)
         connection.execute(
             "SELECT pg_advisory_xact_lock(%s)", (int.from_bytes(lock.digest(), signed=True),)
         )
-        busy = connection.execute(
-            "SELECT 1 FROM reactloop_runs WHERE session_id = %s AND status = 'running' AND"
-            " lease_owner <> %s AND lease_expires > now() LIMIT 1",
-            (_key(session_id), self.worker_id),
-        ).fetchone()
-        if busy is not None:
-            raise SessionBusyError(session_id)
+        return connection.execute(_BUSY, {"session": _key(session_id), "owner": self.worker_id})
+
+    @staticmethod
+    def _check_created(
+        created: RunCreated, busy: psycopg.Cursor[Any] | None, inserted: psycopg.Cursor[Any]
+    ) -> None:
+        """`SessionBusyError` or `RunExistsError` if the run was not made."""
+        if busy is not None and busy.fetchone() is not None:
+            raise SessionBusyError(created.session_id or "")
+        if inserted.fetchone() is None:
+            raise RunExistsError(created.run_id)
 
     async def append(self, run_id: str, records: Sequence[Record]) -> None:
         """Append `records` to the run's journal in one transaction (all or none).
 
         Only while this worker holds the run's lease with the fence it was given (else
         `LeaseLostError`, nothing written); the append renews the lease, or frees it when the
-        records end the run. Safe to retry: a try after a lost answer finds its records
-        committed and writes nothing twice.
+        records end the run. One round trip: the statements go in one pipeline, the row lock
+        and lease check first and every write conditional on the lease. Safe to retry: a try
+        after a lost answer finds its records committed and writes nothing twice.
         """
         checked_ids(run_id=run_id)
         encoded = [encode_apart(record) for record in records]
         bodies = [body for body, _ in encoded]
         blobs = {digest: data for _, apart in encoded for digest, data in apart.items()}
         status = status_after(list(records))
+        fence = self._fences.get(run_id)
+        values = self._lease(id=_key(run_id), fence=-1 if fence is None else fence,
+                             bodies=bodies, status=status.value, now=time.time())  # fmt: skip
         tries = 0
 
         def work(connection: psycopg.Connection[Any]) -> None:
             nonlocal tries
             tries += 1
-            with connection.transaction():
-                self._check_holder(connection, run_id)
-                row = connection.execute(
-                    "SELECT coalesce(max(seq), 0) FROM reactloop_records WHERE run_id = %s",
-                    (_key(run_id),),
-                ).fetchone()
-                last = 0 if row is None else int(row[0])
-                if tries > 1 and _tail(connection, run_id, last, len(bodies)) == bodies:
-                    return  # a retry: the first try committed before its answer was lost
-                with connection.cursor() as cursor:
-                    cursor.executemany(
-                        "INSERT INTO reactloop_records (run_id, seq, body) VALUES (%s, %s, %s)",
-                        [(_key(run_id), last + 1 + i, b) for i, b in enumerate(bodies)],
-                    )
-                put_blobs(connection, _key(run_id), blobs)
-                self._set_status(connection, run_id, status)
+            if blobs or tries > 1:  # these need answers before they write: step by step
+                self._append_checked(connection, run_id, values, blobs, retry=tries > 1)
+                return
+            with connection.pipeline():  # one implicit transaction, committed at its sync
+                held = connection.execute(_HOLDER, values)
+                connection.execute(_APPEND, values)
+                connection.execute(_STATUS, values)
+            self._check_holder(run_id, held.fetchone())  # nothing was written if it fails
 
         await self._run(work)
         if status is not RunStatus.RUNNING:
             self._fences.pop(run_id, None)  # the end freed the lease
 
-    def _check_holder(self, connection: psycopg.Connection[Any], run_id: str) -> None:
-        """Lock the run's row; `LeaseLostError` unless this worker holds it with its fence."""
-        row = connection.execute(
-            "SELECT lease_owner, fence FROM reactloop_runs WHERE run_id = %s FOR UPDATE",
-            (_key(run_id),),
-        ).fetchone()
+    def _append_checked(
+        self,
+        connection: psycopg.Connection[Any],
+        run_id: str,
+        values: dict[str, Any],
+        blobs: dict[str, bytes],
+        *,
+        retry: bool,
+    ) -> None:
+        """An append in a transaction that checks the lease before it writes: one with blobs
+        (which of them the server lacks) or a retry (whether its first try committed)."""
+        with connection.transaction():
+            self._check_holder(run_id, connection.execute(_HOLDER, values).fetchone())
+            if retry and _committed(connection, run_id, values["bodies"]):
+                return  # the first try committed before its answer was lost
+            put_blobs(connection, values["id"], blobs)
+            connection.execute(_APPEND, values)
+            connection.execute(_STATUS, values)
+
+    def _check_holder(self, run_id: str, row: Sequence[Any] | None) -> None:
+        """`LeaseLostError` unless the run's row (locked) names this worker and its fence."""
         if row is None:
             raise RunNotFoundError(run_id)
         check_holder(run_id, self.worker_id, self._fences.get(run_id), row[0], row[1])
-
-    def _set_status(
-        self, connection: psycopg.Connection[Any], run_id: str, status: RunStatus
-    ) -> None:
-        """Renew the lease while the run goes on, free it when the run ends."""
-        lease = _LEASE if status is RunStatus.RUNNING else _NO_LEASE
-        connection.execute(
-            f"UPDATE reactloop_runs SET {lease}, status = %(status)s, updated_at = CASE WHEN"
-            " status = %(status)s THEN updated_at ELSE %(now)s END WHERE run_id = %(id)s",
-            self._lease(status=status.value, now=time.time(), id=_key(run_id)),
-        )
 
     async def acquire_lease(self, run_id: str) -> None:
         """Take (or renew) the run's lease for this worker, with a new fence; `LeaseHeldError`
@@ -532,15 +455,8 @@ class PostgresStore:
         return [cache.turn(run_id, stamp, found) for run_id, stamp, found in read]
 
     async def aclose(self) -> None:
-        """Close the connection (a later call opens it again)."""
-
-        def work() -> None:
-            with self._lock:
-                if self._connection is not None:
-                    self._connection.close()
-                    self._connection = None
-
-        await anyio.to_thread.run_sync(work)
+        """Close the store's connections (a later call opens them again)."""
+        await self._connections.aclose()
 
 
 @overload
@@ -568,13 +484,13 @@ def _summary(row: Sequence[Any]) -> RunSummary:
     )
 
 
-def _tail(connection: psycopg.Connection[Any], run_id: str, last: int, count: int) -> list[bytes]:
-    """The bodies of the run's last `count` records (up to `last`)."""
+def _committed(connection: psycopg.Connection[Any], run_id: str, bodies: list[bytes]) -> bool:
+    """Whether the run's last records are `bodies` (a retried append's first try committed)."""
     rows = connection.execute(
-        "SELECT body FROM reactloop_records WHERE run_id = %s AND seq > %s ORDER BY seq",
-        (_key(run_id), last - count),
+        "SELECT body FROM reactloop_records WHERE run_id = %s ORDER BY seq DESC LIMIT %s",
+        (_key(run_id), len(bodies)),
     ).fetchall()
-    return [bytes(row[0]) for row in rows]
+    return [bytes(row[0]) for row in reversed(rows)] == bodies
 
 
 def _bodies(connection: psycopg.Connection[Any], run_id: str) -> list[bytes]:

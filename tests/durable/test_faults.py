@@ -18,7 +18,7 @@ from reactloop._core._decisions import StopReason
 from reactloop._core._messages import ModelRequest, ModelResponse, ToolMessage
 from reactloop._core._records import PhaseDataSaved, ResultSaved, RunCreated
 from reactloop._durable._leases import StoreTimeouts
-from reactloop._durable._postgres import _Disconnected
+from reactloop._durable._postgres_pool import Disconnected
 from reactloop._durable._stores import PostgresStore, SqliteStore
 from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import StoreError
@@ -85,19 +85,19 @@ async def test_an_append_retried_after_a_lost_answer_writes_its_records_once(
 ) -> None:
     store = worker("w1")
     await store.create_run(RunCreated("r1", "go", None, (), 0.0))
-    real, lost = store._locked, list[bool]()
+    connections = store._connections
+    real, lost = connections.locked, list[bool]()
 
     def answer_lost(work: Any, call: Any) -> Any:
         done = real(work, call)
         if not lost:  # committed, then the connection dies before the answer arrives
             lost.append(True)
-            assert store._connection is not None
-            store._connection.close()
-            store._connection = None
-            raise _Disconnected("server closed the connection unexpectedly")
+            assert connections.open_count() == 1
+            connections.close_all()
+            raise Disconnected("server closed the connection unexpectedly")
         return done
 
-    monkeypatch.setattr(store, "_locked", answer_lost)
+    monkeypatch.setattr(connections, "locked", answer_lost)
     await store.append("r1", [PhaseDataSaved({"n": 1})])
     records = (await store.load("r1")).records
     assert lost and [type(r).__name__ for r in records] == ["RunCreated", "PhaseDataSaved"]

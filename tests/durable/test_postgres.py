@@ -45,7 +45,7 @@ async def test_a_database_from_a_newer_schema_is_refused(postgres_url: str) -> N
     for _ in range(2):  # refused on every use, not only on the first
         with pytest.raises(StoreError, match=f"schema version {STORE_SCHEMA_VERSION + 1}"):
             await store.list_runs()
-    assert store._connection is None
+    assert store._connections.open_count() == 0
 
 
 async def test_a_loop_given_a_postgresql_url_uses_and_closes_its_store(postgres_url: str) -> None:
@@ -54,7 +54,7 @@ async def test_a_loop_given_a_postgresql_url_uses_and_closes_its_store(postgres_
         store = loop.config.store
         assert isinstance(store, PostgresStore)
         assert (await store.load(result.run_id)).status is RunStatus.FINISHED
-    assert store._connection is None
+    assert store._connections.open_count() == 0
 
 
 async def test_a_store_closed_opens_again_on_use(postgres_store: PostgresStore) -> None:

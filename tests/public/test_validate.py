@@ -690,6 +690,7 @@ CLASSES: dict[Factory, tuple[dict[str, object], dict[str, list[object]]]] = {
             "worker_id": ["", 5, " ", "a\x00b", "w\n1", "w-\udcff", "w" * 257],
             "lease_seconds": [0, -1, NAN, INF, True, "30", 86_401],
             "timeouts": [5, {"call": 1}, 1.0],
+            "connections": [0, -1, True, 2.0, "8", None],
         },
     ),
     PartialJson: ({}, {"growing_strings": ["yes", 1, None], "fences": ["no", 0, None]}),
