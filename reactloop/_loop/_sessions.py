@@ -113,7 +113,9 @@ async def read_session(
 
 
 async def _leading(store: SessionTurnsStore, session_id: str) -> tuple[Message, ...]:
-    """The system messages the session begins with (trimming never drops them)."""
+    """The system messages the session begins with (trimming never drops them). Its first run
+    is never the oldest one read when the read stops early: a run that begins with a system
+    message does not begin a turn, so the read never stops at it."""
     first = await store.session_turns(session_id, limit=1, oldest=True)
     messages = first[0].messages if first else ()
     count = 0
