@@ -2,9 +2,9 @@
 this checkout, alternately, so a change is measured against what it replaced on the same machine
 at the same time (a busy machine slows both sides alike).
 
-The earlier commit is checked out once with `git worktree` (in the temp folder); both sides run
-this checkout's benchmark code, each importing its own `reactloop`. Prints the median of each
-figure over the rounds, before and after.
+The earlier commit (and `--after`, when given) is checked out once with `git worktree` (in the
+temp folder); both sides run this checkout's benchmark code, each importing its own `reactloop`.
+Prints the median of each figure over the rounds, before and after.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.before_after", description=__doc__)
     parser.add_argument("--rev", required=True, help="the earlier commit (any git revision)")
+    parser.add_argument("--after", help="a later commit (default: this checkout as it is)")
     parser.add_argument("--only", action="append", required=True, help="scenarios (repeatable)")
     parser.add_argument("--rounds", type=int, default=3, help="alternations (default: 3)")
     parser.add_argument("--repeats", type=int, default=15, help="repeats per run (default: 15)")
@@ -63,7 +64,10 @@ def side(package_root: Path, args: argparse.Namespace, output: Path) -> dict[str
 def main(argv: Sequence[str] | None = None) -> int:
     """Alternate the two sides for `--rounds` rounds; print medians side by side."""
     args = parse(argv)
-    sides = {"before": worktree(args.rev), "after": ROOT}
+    sides = {
+        "before": worktree(args.rev),
+        "after": ROOT if args.after is None else worktree(args.after),
+    }
     samples: dict[str, dict[str, list[float]]] = {name: {} for name in sides}
     with tempfile.TemporaryDirectory() as folder:
         for round_ in range(args.rounds):

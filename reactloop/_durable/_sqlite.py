@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -108,11 +107,11 @@ class SqliteStore:
         )
         self.lease_seconds = checked_lease_seconds("SqliteStore.lease_seconds", lease_seconds)
         self.timeouts = timeouts_option("SqliteStore.timeouts", timeouts)
-        self._lock = threading.Lock()  # held by the writer thread, tried by inline appends
         self._connector = Connector(self.path, synchronous)
-        self._writer = Writer(self._connector, self._lock, self.timeouts.lock, self.timeouts.call)
+        self._writer = Writer(self._connector, self.timeouts.lock, self.timeouts.call)
         weakref.finalize(self, self._writer.stop)  # a store dropped unclosed stops its thread
         self._inline: sqlite3.Connection | None = None  # for appends on the event loop
+        self._inline_generation = 0  # the writer's generation it was opened in (forks)
         self._appends = 0
         # Runs this store wrote last, still running: their last record's number (the lease
         # keeps other writers out; a lease taken again forgets it).
@@ -131,6 +130,8 @@ class SqliteStore:
         """A second connection for short appends on the event loop: it never waits for a busy
         file (another process writing) and never checkpoints (a worker thread does that)."""
         file = self._connector.file
+        if self._inline_generation != self._writer.generation:  # a forked child: not its own
+            self._inline, self._inline_generation = None, self._writer.generation
         if self._inline is None and self._connector.opened and file is not None:
             opened = file.path  # the file, not a path relative to the working directory
             connection = sqlite3.connect(
@@ -150,7 +151,8 @@ class SqliteStore:
             return False
         if self._appends % _CHECKPOINT_EVERY == 0:
             return False
-        if not self._lock.acquire(blocking=False):
+        lock = self._writer.lock  # the writer thread holds it while it works
+        if not lock.acquire(blocking=False):
             return False
         try:
             connection = self._inline_connection()
@@ -166,7 +168,7 @@ class SqliteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"run store {self.path!r} failed: {exc}") from exc
         finally:
-            self._lock.release()
+            lock.release()
         after(value)
         return True
 
@@ -439,7 +441,7 @@ class SqliteStore:
         def work() -> None:
             if thread is not None:
                 thread.join()
-            with self._lock:
+            with self._writer.lock:
                 if self._inline is not None:
                     self._inline.close()
                 self._inline = None

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -128,19 +130,28 @@ class Writer:
     """The thread and its queue. Started by the first job; `stop` (also when the store is
     dropped) lets it finish the jobs already queued and exit; a later job starts a new one."""
 
-    def __init__(
-        self, connector: Connector, lock: threading.Lock, lock_seconds: float, call_seconds: float
-    ) -> None:
+    def __init__(self, connector: Connector, lock_seconds: float, call_seconds: float) -> None:
         self.connector = connector
-        self.lock = lock  # held while the thread works (the store's inline appends try it)
         self.lock_seconds = lock_seconds
         self.call_seconds = call_seconds
-        self.ready = threading.Condition(threading.Lock())  # guards the queue and job states
         self.commits = 0  # grouped transactions committed (appends per commit, for tests)
         self.submitted = 0  # jobs handed to the thread so far
+        self.generation = 0  # forks survived: a connection opened before one is not used after
+        self._fresh()
+        _WRITERS.add(self)
+
+    def _fresh(self) -> None:
+        """No thread, no queue, new locks (a forked child has none of its parent's threads)."""
+        self.lock = threading.Lock()  # held while the thread works (the store's inline appends)
+        self.ready = threading.Condition(threading.Lock())  # guards the queue and job states
         self._queue: collections.deque[Job[Any]] = collections.deque()
         self._thread: threading.Thread | None = None
         self._stopping = False
+
+    def forked(self) -> None:
+        """In a forked child: start afresh (the parent's connection is left alone, unclosed)."""
+        self.generation += 1
+        self._fresh()
 
     async def call(
         self,
@@ -256,6 +267,17 @@ class _Session:
         else:
             self.writer.connector.check()
         return self.connection
+
+
+_WRITERS: weakref.WeakSet[Writer] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    for writer in list(_WRITERS):
+        writer.forked()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def _serve(writer: Writer, queue: collections.deque[Job[Any]]) -> None:

@@ -5,10 +5,11 @@ the thread stops on `aclose` and when the store is dropped. Real files, asyncio 
 from __future__ import annotations
 
 import gc
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -52,11 +53,11 @@ async def until(condition: str, check: object) -> None:
 @contextmanager
 def writer_held(store: SqliteStore) -> Iterator[None]:
     """Hold the lock the writer thread takes for each transaction: what it took waits."""
-    store._lock.acquire()
+    store._writer.lock.acquire()
     try:
         yield
     finally:
-        store._lock.release()
+        store._writer.lock.release()
 
 
 async def test_appends_queued_during_a_transaction_commit_together_in_order(
@@ -207,3 +208,29 @@ async def test_a_store_dropped_unclosed_stops_its_thread(tmp_path: Path) -> None
     del store
     gc.collect()
     await until("the dropped store's thread exits", lambda: not thread.is_alive())
+
+
+async def bounded(call: Awaitable[None]) -> None:
+    with anyio.fail_after(30):  # far over a write; a child stuck on its parent's thread fails
+        await call
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_forked_child_writes_through_a_thread_of_its_own(tmp_path: Path, backend: str) -> None:
+    path = tmp_path / "runs.db"
+    store = SqliteStore(path)
+    anyio.run(store.create_run, created("parent"), backend=backend)
+    pid = os.fork()
+    if pid == 0:  # the child: its parent's writer thread is not here, nor its connection
+        code = 1
+        try:
+            anyio.run(bounded, store.append("parent", [started("from-the-child")]), backend=backend)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    anyio.run(store.append, "parent", [started("from-the-parent")], backend=backend)
+    assert call_ids(path, "parent") == ["from-the-child", "from-the-parent"]
+    anyio.run(store.aclose, backend=backend)
