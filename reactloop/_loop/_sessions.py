@@ -28,7 +28,6 @@ from reactloop._core import (
     UserMessage,
 )
 from reactloop._policies import ContextWindow
-from reactloop._unicode import repaired_record
 
 FIRST_PAGE = 8  # runs in the first page; the next ones are sized by what is still missing
 LARGEST_PAGE = 256
@@ -61,9 +60,9 @@ class _Tail:
     def add(self, turn: SessionTurn) -> bool:
         """Add the next older turn; True when what is read is enough (see the module)."""
         self.turns.append(turn)
-        estimator = self.window.estimator
-        for message in reversed(turn.messages):
-            self.tokens += estimator.count_message(repaired_record(message)[0])
+        estimator = self.window.estimator  # stored text is valid Unicode (no store takes a
+        for message in reversed(turn.messages):  # lone surrogate): the run's repair is a no-op
+            self.tokens += estimator.count_message(message)
             if isinstance(message, ToolMessage):
                 self.unanswered[message.call_id] += 1
             elif isinstance(message, AssistantMessage):
