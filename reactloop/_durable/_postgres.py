@@ -41,7 +41,13 @@ from reactloop._durable._leases import (
     default_worker,
     timeouts_option,
 )
-from reactloop._durable._postgres_blobs import blobs_where, delete_runs, put_blobs
+from reactloop._durable._postgres_blobs import (
+    blobs_of,
+    blobs_query,
+    blobs_where,
+    delete_runs,
+    put_blobs,
+)
 from reactloop._durable._postgres_pool import Connections, shown
 from reactloop._durable._replay import replay
 from reactloop._durable._turns import cache_of, postgres_turns
@@ -80,6 +86,7 @@ _FIRST = (  # its creation record, if the run was just made (an older run's is a
     " FROM reactloop_runs WHERE run_id = %(id)s AND lease_owner = %(owner)s AND fence = 1"
     " ON CONFLICT DO NOTHING"
 )
+_BODIES = "SELECT body FROM reactloop_records WHERE run_id = %s ORDER BY seq"
 _HOLDER = "SELECT lease_owner, fence FROM reactloop_runs WHERE run_id = %(id)s FOR UPDATE"
 _HOLDS = (  # true while this worker holds the run's lease with its fence (the row is locked)
     "EXISTS (SELECT FROM reactloop_runs WHERE run_id = %(id)s AND lease_owner = %(owner)s"
@@ -367,9 +374,14 @@ class PostgresStore:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
         checked_ids(run_id=run_id)
         key = _key(run_id)
-        bodies, blobs = await self._run(
-            lambda c: (_bodies(c, run_id), blobs_where(c, "run.run_id = %s", key))
-        )
+
+        def work(connection: psycopg.Connection[Any]) -> tuple[list[bytes], dict[str, bytes]]:
+            with connection.pipeline():  # both queries in one round trip
+                bodies = connection.execute(_BODIES, (key,))
+                blobs = connection.execute(blobs_query("run.run_id = %s"), (key,))
+            return [bytes(row[0]) for row in bodies.fetchall()], blobs_of(blobs.fetchall())
+
+        bodies, blobs = await self._run(work)
         if not bodies:
             raise RunNotFoundError(run_id)
         return replay([decode(body, blobs) for body in bodies]).stored
@@ -494,7 +506,5 @@ def _committed(connection: psycopg.Connection[Any], run_id: str, bodies: list[by
 
 
 def _bodies(connection: psycopg.Connection[Any], run_id: str) -> list[bytes]:
-    rows = connection.execute(
-        "SELECT body FROM reactloop_records WHERE run_id = %s ORDER BY seq", (_key(run_id),)
-    ).fetchall()
+    rows = connection.execute(_BODIES, (_key(run_id),)).fetchall()
     return [bytes(row[0]) for row in rows]

@@ -8,7 +8,7 @@ yet committed starts to refer to it. Every function runs inside the caller's tra
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -52,12 +52,20 @@ def put_blobs(
 
 def blobs_where(connection: psycopg.Connection[Any], where: str, *values: Any) -> dict[str, bytes]:
     """The blobs referred to by the runs matching `where` (on `run`, the runs table)."""
-    rows = connection.execute(
+    return blobs_of(connection.execute(blobs_query(where), values).fetchall())
+
+
+def blobs_query(where: str) -> str:
+    """The query `blobs_where` sends (for a caller pipelining it with others)."""
+    return (
         "SELECT DISTINCT b.digest, b.data FROM reactloop_runs AS run"
         " JOIN reactloop_run_blobs AS r ON r.run_id = run.run_id"
-        f" JOIN reactloop_blobs AS b ON b.digest = r.digest WHERE {where}",
-        values,
-    ).fetchall()
+        f" JOIN reactloop_blobs AS b ON b.digest = r.digest WHERE {where}"
+    )
+
+
+def blobs_of(rows: Sequence[Sequence[Any]]) -> dict[str, bytes]:
+    """The blobs by digest, from the rows of `blobs_query`."""
     return {digest: bytes(data) for digest, data in rows}
 
 

@@ -1,7 +1,7 @@
 """PostgresStore's writes on a real server: a run's creation and each append are one round trip
-(their statements pipelined in one implicit transaction), checked against the run's lease in that
-transaction, all or nothing, and concurrent appends on the store's connections keep every record
-once and in order."""
+(their statements pipelined in one implicit transaction; a load too), checked against the run's
+lease in that transaction, all or nothing, and concurrent appends on the store's connections keep
+every record once and in order."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def row(url: str, run_id: str) -> tuple[Any, ...]:
     return tuple(found)
 
 
-async def trips_of(trips: Turns, write: Awaitable[None]) -> int:
+async def trips_of(trips: Turns, write: Awaitable[object]) -> int:
     """The round trips `write` made (the server's ReadyForQuery messages the relay saw)."""
     before = trips.count
     await write
@@ -63,7 +63,9 @@ def ended() -> RunEnded:
     return RunEnded(StopReason.COMPLETED, "", "done", Usage(), 1.0)
 
 
-async def test_a_run_creation_and_each_append_are_one_round_trip(postgres_url: str) -> None:
+async def test_a_run_creation_each_append_and_a_load_are_one_round_trip(
+    postgres_url: str,
+) -> None:
     with relayed(postgres_url) as (url, trips):
         store = PostgresStore(url, worker_id="w1")
         try:
@@ -74,10 +76,11 @@ async def test_a_run_creation_and_each_append_are_one_round_trip(postgres_url: s
                 await trips_of(trips, store.create_run(RunCreated("r2", "go", None, (), 0.0,
                                                                   session_id="s"))),
                 await trips_of(trips, store.append("r2", [PhaseDataSaved({"n": 1})])),
+                await trips_of(trips, store.load("r1")),
             ]  # fmt: skip
         finally:
             await store.aclose()
-    assert counts == [1, 1, 1, 1]
+    assert counts == [1, 1, 1, 1, 1]
     assert row(postgres_url, "r1") == (None, 1, "finished")
     assert row(postgres_url, "r2") == ("w1", 1, "running")
 
