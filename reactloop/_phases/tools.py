@@ -48,6 +48,7 @@ class Refused:
 
 
 Outcome = Admitted | Refused | Held | Settled
+_NONE_HELD: Mapping[str, PendingCall] = {}
 
 
 async def _admit(run: Run, call: ToolCall, index: int, held: Mapping[str, PendingCall]) -> Outcome:
@@ -105,7 +106,7 @@ async def admit_all(
     run: Run,
     calls: tuple[ToolCall, ...],
     slots: list[Any],
-    held: Mapping[str, PendingCall] | None = None,
+    held: Mapping[str, PendingCall] = _NONE_HELD,
 ) -> list[Admitted]:
     """Decide for each call, in order, whether it runs; refusals go straight into `slots`, held
     calls into `run.state.pending` (`held`: the calls this step held before a resume)."""
@@ -119,7 +120,7 @@ async def admit_all(
         else:
             run.state.tool_calls_made += 1
             allowance = None if allowance is None else allowance - 1
-            outcome = await _admit(run, call, index, held or {})
+            outcome = await _admit(run, call, index, held)
         match outcome:
             case Admitted():
                 admitted.append(outcome)
@@ -132,7 +133,8 @@ async def admit_all(
         for index, item in sorted([*stopped, *((i, h.call) for i, h in waiting)]):
             slots[index] = await _settled(run, _not_run(run, item))
         return []
-    run.state.pending.extend(item.pending for _, item in waiting)
+    if waiting:
+        run.state.pending.extend(item.pending for _, item in waiting)
     return admitted
 
 
@@ -189,7 +191,7 @@ async def _results(run: Run, calls: tuple[ToolCall, ...]) -> list[Any]:
     concurrently, the others are settled; repeated calls get a nudge."""
     slots: list[Any] = [None] * len(calls)
     nudges = repetition_nudges(run, calls)
-    held = {pending.call_id: pending for pending in run.state.pending}
+    held = {pending.call_id: pending for pending in run.state.pending} if run.state.pending else {}
     run.state.pending.clear()
     admitted = await admit_all(run, calls, slots, held)
     try:
