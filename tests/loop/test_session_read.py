@@ -4,7 +4,9 @@ never split, and a store without `session_turns` is still read whole."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +33,7 @@ from reactloop._core._records import (
     StoredRun,
 )
 from reactloop._core._repair import pair_calls, repair_history
-from reactloop._durable._stores import MemoryStore, Store
+from reactloop._durable._stores import MemoryStore, SqliteStore, Store
 from reactloop._errors import ContextTooLongError
 from reactloop._loop._loop import ReActLoop
 from reactloop._loop._sessions import read_session
@@ -274,3 +276,18 @@ async def test_what_the_window_keeps_of_a_read_is_what_it_keeps_of_the_whole(
     read = await read_session(store, "s", context)
     assert read is not None
     assert fitted(context, read.history) == fitted(context, await store.session_history("s"))
+
+
+async def test_a_session_stored_by_version_0_1_takes_a_turn_read_by_pages(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "runs.db"
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "stores" / "runs-v1.db", path)
+    store = SqliteStore(path)
+    earlier = await store.session_history("sample")
+    seen: list[tuple[Message, ...]] = []
+    loop = ReActLoop(scripted(seen), tools=[FakeTool("search")], store=store,
+                     context_window=ContextWindow(50_000))  # fmt: skip
+    await loop.run("again", session_id="sample")
+    assert seen[0] == (*repair_history(earlier).messages, UserMessage("again"))
+    await store.aclose()
