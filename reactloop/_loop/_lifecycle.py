@@ -36,6 +36,7 @@ from reactloop._core import (
     blank_reason,
     repair_history,
 )
+from reactloop._durable import NULL_JOURNAL
 from reactloop._errors import ConfigurationError, ContractError, ReactLoopError, name_of
 from reactloop._loop._config import can_resume_paused
 from reactloop._loop._resume import Session, enter_session, open_journal
@@ -247,7 +248,8 @@ async def finish_run(run: Run, stop: Stop, departure: Departure | None = None) -
     result = result_of(run, stop)
     with nullcontext() if departure is None else departure.finishing:
         try:
-            await run.journal.run_ended(state, result, settled)
+            if run.journal is not NULL_JOURNAL:
+                await run.journal.run_ended(state, result, settled)
         except StoreError as error:
             stop, result = _unsaved_end(run, result, error, stop.error)
         result = await with_state(run, result)

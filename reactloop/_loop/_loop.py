@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from contextlib import nullcontext
 from functools import partial
 from typing import Any, TypeVar, Unpack, assert_never, overload
 
@@ -129,7 +128,9 @@ class ReActLoop(RunEntryPoints[OutputT]):
             await run.emit(RunStarted(run.state.run_id, _input_of(run)))
         limiter = self.config.run_limiter
         try:
-            async with limiter.slot() if limiter is not None else nullcontext():
+            if limiter is None:  # no slot to take: no context to enter
+                return await self._iterate_within_timeout(run)
+            async with limiter.slot():
                 return await self._iterate_within_timeout(run)
         except ReactLoopError as error:
             return Stop(StopReason.ERROR, error.message, error=error)
