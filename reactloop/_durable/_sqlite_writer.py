@@ -3,8 +3,8 @@
 Callers on the event loop hand it jobs through a queue (no thread hop per call) and wait on an
 event the thread sets through the loop's own thread-safe callback (`run_sync_soon`, asyncio and
 trio alike). Appends queued while a transaction is under way go into the next one together
-(group commit), each in a savepoint of its own, so one caller's failure never undoes another's
-write; each caller is woken when its transaction has committed (adr/0034).
+(group commit), and one caller's failure never undoes another's write; each caller is woken
+when its transaction has committed (adr/0035).
 """
 
 from __future__ import annotations
@@ -343,24 +343,15 @@ def _solo(session: _Session, job: Job[Any]) -> None:
 
 
 def _group(session: _Session, jobs: list[Job[Any]]) -> None:
-    """Grouped appends in one transaction, each in a savepoint; the callers of those that
-    succeeded learn so only once it committed."""
+    """Grouped appends in one transaction; the callers of those that succeeded learn so only
+    once it committed."""
     connection = session.connected()
-    attempts = _Attempts(session.writer)
-    while True:
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            break
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc) or not attempts.wait([]):
-                busy: Exception = attempts.gave_up() if is_busy(exc) else exc
-                for job in session.writer.begin(jobs):
-                    job.outcome = session.writer.connector.failed(busy)
-                return
+    if not _begun(session, connection, jobs):
+        return
     running = session.writer.begin(jobs)
     try:
-        failed = _each(session.writer, connection, running)
-        connection.execute("ROLLBACK" if failed else "COMMIT")
+        kept = _each(session.writer, connection, running)
+        connection.execute("COMMIT" if kept else "ROLLBACK")
     except BaseException as exc:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
@@ -368,29 +359,56 @@ def _group(session: _Session, jobs: list[Job[Any]]) -> None:
         for job in running:
             job.outcome = failure
         return
-    session.writer.commits += not failed
-    for job in running:
-        if job.after is not None and not isinstance(job.outcome, BaseException):
+    session.writer.commits += bool(kept)
+    for job in kept:
+        if job.after is not None:
             job.after(job.outcome)
 
 
-def _each(writer: Writer, connection: sqlite3.Connection, jobs: list[Job[Any]]) -> bool:
-    """Each job's work inside the open transaction; a failing one undoes only its own (a
-    savepoint each when there are several). True if the only job failed: roll it all back."""
-    alone = len(jobs) == 1
+def _begun(session: _Session, connection: sqlite3.Connection, jobs: list[Job[Any]]) -> bool:
+    """`BEGIN IMMEDIATE`, again while another process writes (for up to the lock bound);
+    False, the jobs failed, when it could not be had."""
+    attempts = _Attempts(session.writer)
+    while True:
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            return True
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or not attempts.wait([]):
+                busy: Exception = attempts.gave_up() if is_busy(exc) else exc
+                for job in session.writer.begin(jobs):
+                    job.outcome = session.writer.connector.failed(busy)
+                return False
+
+
+def _each(writer: Writer, connection: sqlite3.Connection, jobs: list[Job[Any]]) -> list[Job[Any]]:
+    """The jobs' work inside the open transaction: those that succeeded. Optimistic: no
+    savepoint per job; when one fails, what the group wrote is undone (to one savepoint taken
+    at its start) and the others run again without it, so a failure undoes only its own."""
+    if len(jobs) > 1:
+        connection.execute("SAVEPOINT jobs")
+    pending = list(jobs)
+    while pending:
+        failed = _first_failure(writer, connection, pending)
+        if failed is None:
+            return pending
+        pending.remove(failed)
+        if pending:  # (with none left, the caller rolls it all back)
+            connection.execute("ROLLBACK TO jobs")
+    return []
+
+
+def _first_failure(
+    writer: Writer, connection: sqlite3.Connection, jobs: list[Job[Any]]
+) -> Job[Any] | None:
+    """Run each job's work in order; the first that raised (its outcome the error), if any."""
     for job in jobs:
-        if not alone:
-            connection.execute("SAVEPOINT job")
         try:
             job.outcome = job.work(connection)
         except Exception as exc:
             job.outcome = writer.connector.failed(exc)
-            if alone:
-                return True
-            connection.execute("ROLLBACK TO job")
-        if not alone:
-            connection.execute("RELEASE job")
-    return not jobs
+            return job
+    return None
 
 
 class _Attempts:

@@ -89,6 +89,7 @@ async def test_one_failing_append_in_a_group_leaves_the_others_committed(tmp_pat
     store, thief = SqliteStore(path, worker_id="mine"), SqliteStore(path, worker_id="thief")
     await store.create_run(created("kept"))
     await store.create_run(created("taken"))
+    await store.create_run(created("other"))
     await store.release_lease("taken")
     await thief.acquire_lease("taken")  # our next append to it is refused, alone
     outcomes: dict[str, BaseException | None] = {}
@@ -109,11 +110,13 @@ async def test_one_failing_append_in_a_group_leaves_the_others_committed(tmp_pat
                 "the first append is handed over", lambda: store._writer.submitted == handed
             )
             await until("and taken", lambda: store._writer.queued() == 0)
-            group.start_soon(append, "taken")
-            group.start_soon(append, "kept")
-            await until("both queue up", lambda: store._writer.queued() == 2)
-    assert outcomes["kept"] is None and isinstance(outcomes["taken"], LeaseLostError)
+            for count, run_id in enumerate(("kept", "taken", "other"), 1):  # in this order
+                group.start_soon(append, run_id)
+                await until(f"{run_id} queues up", lambda n=count: store._writer.queued() == n)
+    assert outcomes["kept"] is None and outcomes["other"] is None
+    assert isinstance(outcomes["taken"], LeaseLostError)
     assert call_ids(path, "kept") == ["kept-0", "kept-1"]
+    assert call_ids(path, "other") == ["other-1"]
     assert call_ids(path, "taken") == []
     await store.aclose()
     await thief.aclose()
