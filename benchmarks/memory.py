@@ -222,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Measure, print the report, write the JSON if asked; 1 when a series is not flat."""
     args = parse(argv)
     print(
-        f"{args.runs} short runs ({args.steps} tool step(s) each), {args.backend}, "
+        f"{args.runs} runs of {args.steps} tool step(s) and an answer, {args.backend}, "
         f"Python {sys.version.split()[0]}, in this process only"
     )
     make_run = functools.partial(short_run, args.steps)
