@@ -1,12 +1,11 @@
-"""A peer for `../shared/bench/peer_overhead.py`: reactloop as an earlier commit had it, so that
-before and after are measured side by side in one run (each peer runs in its own process).
+"""A peer for the workplace's peer harness (`peer_overhead.py`, outside this repository: see
+docs/performance.md for the command): reactloop as an earlier commit had it, so that before and
+after are measured side by side in one run (each peer runs in its own process). Give the
+harness `--only reactloop,reactloop_before --extra benchmarks/peer_before.py`, with
+`REACTLOOP_BEFORE` naming a checkout of the earlier commit (`git worktree add DIR COMMIT`).
 
-    git worktree add /tmp/reactloop-before <commit>
-    REACTLOOP_BEFORE=/tmp/reactloop-before .venv/bin/python ../shared/bench/peer_overhead.py \\
-        --only reactloop,reactloop_before --extra benchmarks/peer_before.py --rounds 5
-
-The peer is the harness's own `reactloop` peer, built after importing reactloop from the
-checkout `REACTLOOP_BEFORE` names instead of this one.
+The peer is the harness's own `reactloop` peer, built after importing reactloop from that
+checkout instead of this one.
 """
 
 from __future__ import annotations
