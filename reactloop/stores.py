@@ -3,7 +3,9 @@
 Give a loop a store (`ReActLoop(model, store=SqliteStore("runs.db"))`, or a URL such as
 `"sqlite:///runs.db"`) and each run journals its model responses and tool results as they happen;
 `await loop.resume(run_id)` continues a run that stopped early, and `session_id=` continues a
-conversation. `RunStore` is the contract a store for another database implements.
+conversation. `RunStore` is the contract a store for another database implements;
+`SessionTurnsStore` adds reading a session a page at a time, newest first, so that a turn with
+a context window reads only what the window keeps (the stores here implement both).
 
 `PostgresStore` (`"postgresql://..."`) is shared by many workers: a run is driven by the worker
 holding its lease; `resume_claimable(loop)` resumes runs whose worker died, and parks a run it
