@@ -104,7 +104,9 @@ def sqlite_turns(
     read: list[tuple[str, Stamp, Found]] = []
     for run_id, position, last in rows:
         stamp = (position, last or 0)
-        read.append((run_id, stamp, known(run_id, stamp) or _journal(connection, run_id)))
+        found = known(run_id, stamp) or _journal(connection, run_id)
+        if isinstance(found, SessionTurn) or found[0]:  # no records: deleted since the page
+            read.append((run_id, stamp, found))
     return read
 
 
@@ -137,7 +139,11 @@ def postgres_turns(
     cached = {key: known(run_id, stamp) for run_id, stamp, key in stamped}
     wanted = [key for key, turn in cached.items() if turn is None]
     journals = _postgres_journals(connection, wanted) if wanted else {}
-    return [(run_id, stamp, cached[key] or journals[key]) for run_id, stamp, key in stamped]
+    return [
+        (run_id, stamp, found)
+        for run_id, stamp, key in stamped
+        if (found := cached[key] or journals.get(key))  # None: deleted since the page was read
+    ]
 
 
 def _postgres_journals(

@@ -4,6 +4,7 @@ and the pages together are exactly what `session_history` reads whole."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import psycopg
@@ -13,10 +14,10 @@ from reactloop._core._approvals import GivenDecision
 from reactloop._core._contracts import SessionTurnsStore
 from reactloop._core._decisions import StopReason
 from reactloop._core._messages import Usage, UserMessage
-from reactloop._core._records import RunEnded, RunStatus
+from reactloop._core._records import RunEnded, RunStatus, SessionTurn
 from reactloop._durable._codec import encode_apart
 from reactloop._durable._stores import PostgresStore, SqliteStore, Store
-from reactloop._durable._turns import TurnCache
+from reactloop._durable._turns import Stamp, TurnCache, postgres_turns, sqlite_turns
 from reactloop._errors import ConfigurationError
 from reactloop.approval import Approve, DecisionScope
 from tests.helpers.stored_sessions import Turn, journal, write_session
@@ -151,3 +152,33 @@ def test_a_stores_turn_cache_keeps_the_most_recently_used_turns() -> None:
     bodies = [encode_apart(record)[0] for record in journal("c", "s", Turn("q"), "t")]
     cache.turn("c", stamp, (bodies, {}))
     assert cache.cached("b", stamp) is None and cache.cached("a", stamp) is again
+
+
+async def test_a_run_deleted_while_its_page_is_read_is_left_out_on_sqlite(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "runs.db")
+    await write_session(store, "s", [Turn("kept"), Turn("gone")])
+    await store.aclose()
+
+    def deleting(run_id: str, stamp: Stamp) -> SessionTurn | None:
+        if run_id == "r1":  # another process deletes it between the page and its records
+            connection.execute("DELETE FROM records WHERE run_id = 'r1'")
+        return None
+
+    with sqlite3.connect(tmp_path / "runs.db") as connection:
+        read = sqlite_turns(connection, ("s", None, 10, False), deleting)
+    assert [run_id for run_id, _, _ in read] == ["r0"]
+
+
+async def test_a_run_deleted_while_its_page_is_read_is_left_out_on_postgres(
+    postgres_store: PostgresStore, postgres_url: str
+) -> None:
+    await write_session(postgres_store, "s", [Turn("kept"), Turn("gone")])
+
+    def deleting(run_id: str, stamp: Stamp) -> SessionTurn | None:
+        if run_id == "r1":
+            connection.execute("DELETE FROM reactloop_runs WHERE run_id = %s", (b"r1",))
+        return None
+
+    with psycopg.connect(postgres_url) as connection:
+        read = postgres_turns(connection, (b"s", None), (10, False), deleting)
+    assert [run_id for run_id, _, _ in read] == ["r0"]
