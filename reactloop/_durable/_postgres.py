@@ -87,6 +87,15 @@ _FIRST = (  # its creation record, if the run was just made (an older run's is a
     " ON CONFLICT DO NOTHING"
 )
 _BODIES = "SELECT body FROM reactloop_records WHERE run_id = %s ORDER BY seq"
+_LEASED = (  # the run row locked, its lease's owner and seconds left
+    "SELECT lease_owner, extract(epoch FROM lease_expires - now())::float8"
+    " FROM reactloop_runs WHERE run_id = %(id)s FOR UPDATE"
+)
+_TAKE = (  # a new fence, unless another worker holds a live lease (what `check_free` refuses)
+    f"UPDATE reactloop_runs SET {_LEASE}, fence = fence + 1 WHERE run_id = %(id)s AND"
+    " (lease_owner IS NULL OR lease_owner = %(owner)s OR coalesce(lease_expires <= now(), TRUE))"
+    " RETURNING fence"
+)
 _HOLDER = "SELECT lease_owner, fence FROM reactloop_runs WHERE run_id = %(id)s FOR UPDATE"
 _HOLDS = (  # true while this worker holds the run's lease with its fence (the row is locked)
     "EXISTS (SELECT FROM reactloop_runs WHERE run_id = %(id)s AND lease_owner = %(owner)s"
@@ -311,22 +320,18 @@ class PostgresStore:
         """Take (or renew) the run's lease for this worker, with a new fence; `LeaseHeldError`
         if another worker holds a live one, `RunNotFoundError` for an unknown id."""
 
+        values = self._lease(id=_key(run_id))
+
         def work(connection: psycopg.Connection[Any]) -> int:
-            with connection.transaction():
-                row = connection.execute(
-                    "SELECT lease_owner, extract(epoch FROM lease_expires - now())::float8"
-                    " FROM reactloop_runs WHERE run_id = %s FOR UPDATE",
-                    (_key(run_id),),
-                ).fetchone()
-                if row is None:
-                    raise RunNotFoundError(run_id)
-                check_free(run_id, self.worker_id, row[0], row[1] or 0.0)
-                taken = connection.execute(
-                    f"UPDATE reactloop_runs SET {_LEASE}, fence = fence + 1"
-                    " WHERE run_id = %(id)s RETURNING fence",
-                    self._lease(id=_key(run_id)),
-                ).fetchone()
-                return 0 if taken is None else int(taken[0])
+            with connection.pipeline():  # one implicit transaction, committed at its sync
+                held = connection.execute(_LEASED, values)
+                taken = connection.execute(_TAKE, values)
+            row = held.fetchone()
+            if row is None:
+                raise RunNotFoundError(run_id)
+            check_free(run_id, self.worker_id, row[0], row[1] or 0.0)  # else nothing was taken
+            fence = taken.fetchone()
+            return 0 if fence is None else int(fence[0])
 
         self._fences[run_id] = await self._run(work)
 

@@ -1,7 +1,7 @@
 """PostgresStore's writes on a real server: a run's creation and each append are one round trip
-(their statements pipelined in one implicit transaction; a load too), checked against the run's
-lease in that transaction, all or nothing, and concurrent appends on the store's connections keep
-every record once and in order."""
+(their statements pipelined in one implicit transaction; a load and each lease call too),
+checked against the run's lease in that transaction, all or nothing, and concurrent appends on
+the store's connections keep every record once and in order."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def ended() -> RunEnded:
     return RunEnded(StopReason.COMPLETED, "", "done", Usage(), 1.0)
 
 
-async def test_a_run_creation_each_append_and_a_load_are_one_round_trip(
+async def test_each_write_load_and_lease_call_is_one_round_trip(
     postgres_url: str,
 ) -> None:
     with relayed(postgres_url) as (url, trips):
@@ -77,12 +77,15 @@ async def test_a_run_creation_each_append_and_a_load_are_one_round_trip(
                                                                   session_id="s"))),
                 await trips_of(trips, store.append("r2", [PhaseDataSaved({"n": 1})])),
                 await trips_of(trips, store.load("r1")),
+                await trips_of(trips, store.acquire_lease("r2")),
+                await trips_of(trips, store.renew_lease("r2")),
+                await trips_of(trips, store.release_lease("r2")),
             ]  # fmt: skip
         finally:
             await store.aclose()
-    assert counts == [1, 1, 1, 1, 1]
+    assert counts == [1] * 8
     assert row(postgres_url, "r1") == (None, 1, "finished")
-    assert row(postgres_url, "r2") == ("w1", 1, "running")
+    assert row(postgres_url, "r2") == (None, 2, "running")
 
 
 async def test_a_stale_holders_ending_append_writes_nothing_and_frees_no_lease(
