@@ -143,7 +143,9 @@ class Writer:
     def _fresh(self) -> None:
         """No thread, no queue, new locks (a forked child has none of its parent's threads)."""
         self.lock = threading.Lock()  # held while the thread works (the store's inline appends)
-        self.ready = threading.Condition(threading.Lock())  # guards the queue and job states
+        # guards the queue and job states; re-entrant, since a finalizer (`stop`) may run in a
+        # garbage collection that starts while this thread holds it
+        self.ready = threading.Condition(threading.RLock())
         self._queue: collections.deque[Job[Any]] = collections.deque()
         self._thread: threading.Thread | None = None
         self._stopping = False
@@ -198,8 +200,9 @@ class Writer:
         """Withdraw a job not started yet (True); else wait, shielded, until it is done."""
         with self.ready:
             if job.state in (_QUEUED, _TAKEN):
-                if job.state == _QUEUED:
-                    self._queue.remove(job)
+                if job.state == _QUEUED:  # (in an earlier queue, its thread skips it)
+                    with contextlib.suppress(ValueError):
+                        self._queue.remove(job)
                 job.state = _WITHDRAWN
                 job.work = job.after = None  # type: ignore[assignment]
                 return True
@@ -225,15 +228,19 @@ class Writer:
         """In the thread: wait for the next solo job, or the grouped jobs at the head of the
         queue (marked taken); None once stopped with nothing left."""
         with self.ready:
-            while not queue:
-                if self._stopping or self._queue is not queue:
+            while not queue or queue[0].state == _WITHDRAWN:
+                if queue:
+                    queue.popleft()
+                elif self._stopping or self._queue is not queue:
                     return None
-                self.ready.wait()
+                else:
+                    self.ready.wait()
             first = queue.popleft()
             taken = [first]
             if first.grouped:
                 while queue and queue[0].grouped and len(taken) < _GROUP_MAX:
                     taken.append(queue.popleft())
+            taken = [job for job in taken if job.state == _QUEUED]
             for job in taken:
                 job.state = _TAKEN
             return taken

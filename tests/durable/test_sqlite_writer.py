@@ -237,3 +237,35 @@ def test_a_forked_child_writes_through_a_thread_of_its_own(tmp_path: Path, backe
     anyio.run(store.append, "parent", [started("from-the-parent")], backend=backend)
     assert call_ids(path, "parent") == ["from-the-child", "from-the-parent"]
     anyio.run(store.aclose, backend=backend)
+
+
+async def cancellable(scope: anyio.CancelScope, call: Awaitable[None]) -> None:
+    with scope:
+        await call
+
+
+async def test_a_write_queued_before_aclose_and_then_cancelled_is_withdrawn(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "runs.db"
+    store = SqliteStore(path)
+    await store.create_run(created("r"))
+    writer = store._writer
+    async with anyio.create_task_group() as group:
+        with writer_held(store):
+            handed = writer.submitted + 1
+            group.start_soon(store.append, "r", [started("first")])
+            await until("the first append is handed over", lambda: writer.submitted == handed)
+            await until("and taken", lambda: writer.queued() == 0)
+            scope = anyio.CancelScope()
+            group.start_soon(cancellable, scope, store.append("r", [started("withdrawn")]))
+            await until("it is queued", lambda: writer.queued() == 1)
+            group.start_soon(store.aclose)  # the thread stops after what it holds
+            await until("the thread is told to stop", lambda: writer._thread is None)
+            group.start_soon(store.append, "r", [started("after")])  # a new thread and queue
+            await until("the last append is handed over", lambda: writer.submitted == handed + 2)
+            scope.cancel()  # withdrawn from the stopping thread's queue, no longer the writer's
+            await until("its caller has left", lambda: scope.cancelled_caught)
+    await store.append("r", [started("last")])
+    assert call_ids(path, "r") == ["first", "after", "last"]
+    await store.aclose()
