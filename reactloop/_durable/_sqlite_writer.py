@@ -315,20 +315,18 @@ def _do(session: _Session, jobs: list[Job[Any]]) -> None:
                 _solo(session, jobs[0])
     except BaseException as exc:  # the file cannot be opened, or the thread is dying
         writer.begin(jobs)
-        failure = writer.connector.failed(exc)
-        for job in jobs:
-            job.outcome = failure
+        for job in jobs:  # an error of its own each: callers raise it in their own tasks
+            job.outcome = writer.connector.failed(exc)
     _wake([job for job in jobs if job.state == _RUNNING])
 
 
 def _overdue(writer: Writer, jobs: list[Job[Any]]) -> None:
     """Jobs the thread reached too late (a call before them hung): refused, unwritten."""
-    failure = StoreError(
-        f"run store {writer.connector.path!r} did not answer within {writer.call_seconds:g} s "
-        "(StoreTimeouts.call); nothing was written"
-    )
     for job in writer.begin(jobs):
-        job.outcome = failure
+        job.outcome = StoreError(
+            f"run store {writer.connector.path!r} did not answer within "
+            f"{writer.call_seconds:g} s (StoreTimeouts.call); nothing was written"
+        )
 
 
 def _solo(session: _Session, job: Job[Any]) -> None:
@@ -362,9 +360,8 @@ def _group(session: _Session, jobs: list[Job[Any]]) -> None:
     except BaseException as exc:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
-        failure = session.writer.connector.failed(exc)
         for job in running:
-            job.outcome = failure
+            job.outcome = session.writer.connector.failed(exc)
         return
     session.writer.commits += bool(kept)
     for job in kept:
@@ -382,9 +379,10 @@ def _begun(session: _Session, connection: sqlite3.Connection, jobs: list[Job[Any
             return True
         except sqlite3.OperationalError as exc:
             if not is_busy(exc) or not attempts.wait([]):
-                busy: Exception = attempts.gave_up() if is_busy(exc) else exc
                 for job in session.writer.begin(jobs):
-                    job.outcome = session.writer.connector.failed(busy)
+                    job.outcome = session.writer.connector.failed(
+                        attempts.gave_up() if is_busy(exc) else exc
+                    )
                 return False
 
 
