@@ -47,10 +47,9 @@ class Heard:
 async def interruptible(run: Run, call: Callable[[], Awaitable[T]]) -> T | None:
     """`call()`, or None when the run's interrupt cut it short (at once, if one was requested
     before it began). Only the interrupt's own cancellation ends here: one from outside goes on.
-    A run nothing outside its task can interrupt (`run()`, not a handle, stream or sub-run) gets
-    no cancel scope: an interrupt its own hooks request is taken at the next safe point."""
-    if not run.interruptible:
-        return await call() if run.interrupt is None else None
+    The reasoning phase calls the model through this only when the run is `interruptible` or an
+    interrupt was asked: a plain `run()` pays no cancel scope per call, and an interrupt its own
+    hooks request from another task is taken at the next safe point."""
     with anyio.CancelScope() as scope:
         run.model_calls.add(scope)
         if run.interrupt is not None:

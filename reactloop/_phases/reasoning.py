@@ -41,7 +41,7 @@ from reactloop._output import FINAL_TOOL, NOTHING, PartialAnswers
 from reactloop._phases._fallback import ask_fallback
 from reactloop._phases._interrupt import Heard, cut_short, interruptible
 from reactloop._phases.applier import park_stop
-from reactloop._policies import RetryNotice, call_with_retry
+from reactloop._policies import RetryNotice, retry_after
 from reactloop._providers import FallbackModel
 
 if TYPE_CHECKING:
@@ -249,7 +249,10 @@ class ReasoningPhase:
         if durable:
             await run.journal.check_lease()  # a worker that lost the run calls no model
         heard = Heard()
-        response = await interruptible(run, partial(_ask, run, plan.model, request, heard))
+        if run.interruptible or run.interrupt is not None:
+            response = await interruptible(run, partial(_ask, run, plan.model, request, heard))
+        else:  # nothing outside this task can cut the call (see `interruptible`)
+            response = await _ask(run, plan.model, request, heard)
         if response is None:
             return cut_short(run, heard.text)
         spent, stopped = response.usage, False
@@ -275,18 +278,25 @@ async def _ask(run: Run, model: Model, request: ModelRequest, heard: Heard) -> M
 
 
 async def _retried(run: Run, request: ModelRequest, heard: Heard, model: Model) -> ModelResponse:
-    """One model's answer, retried per the loop's policy (each retry a `ModelRetrying`)."""
-
-    async def retrying(notice: RetryNotice) -> None:
-        heard.clear()
-        await announce_retry(run, notice)
-
-    return await call_with_retry(
+    """One model's answer, retried per the loop's policy (each retry a `ModelRetrying`). The
+    first attempt is made here: what a retry needs is only built when one is needed."""
+    try:
+        return await call_model(run, model, request, heard)
+    except Exception as error:
+        failed = error
+    return await retry_after(
         run.config.retry,
-        lambda: call_model(run, model, request, heard),
+        partial(call_model, run, model, request, heard),
+        failed,
         sleep=run.config.sleep,
-        on_retry=retrying,
+        on_retry=partial(_retrying, run, heard),
     )
+
+
+async def _retrying(run: Run, heard: Heard, notice: RetryNotice) -> None:
+    """Before a retry: the text the failed attempt streamed is void."""
+    heard.clear()
+    await announce_retry(run, notice)
 
 
 def settle(run: Run, response: ModelResponse) -> PhaseDecision:

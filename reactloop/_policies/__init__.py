@@ -17,6 +17,7 @@ from reactloop._policies._retry import (
     Sleep,
     call_with_retry,
     is_retryable,
+    retry_after,
 )
 from reactloop._policies._stop import (
     CostBudget,
@@ -60,4 +61,5 @@ __all__ = [
     "call_with_retry",
     "estimate_text_tokens",
     "is_retryable",
+    "retry_after",
 ]

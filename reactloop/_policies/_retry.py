@@ -130,19 +130,38 @@ async def call_with_retry(
     `attempt` is a zero-argument factory called anew for every attempt, so each one starts from
     clean state. The last error is re-raised with `attempts` set (for model errors) and a note.
     """
+    try:
+        return await attempt()
+    except Exception as error:
+        failed = error
+    return await retry_after(policy, attempt, failed, sleep=sleep, rng=rng, on_retry=on_retry)
+
+
+async def retry_after(
+    policy: RetryPolicy,
+    attempt: Callable[[], Awaitable[T]],
+    failed: Exception,
+    *,
+    sleep: Sleep = anyio.sleep,
+    rng: random.Random | None = None,
+    on_retry: OnRetry | None = None,
+) -> T:
+    """`call_with_retry` once the first attempt failed with `failed` (a caller that made the
+    first attempt itself, with no closure built for a call that most often succeeds)."""
     chance = rng if rng is not None else _SHARED_RNG
-    number = 1
+    number, error = 1, failed
     while True:
-        try:
-            return await attempt()
-        except Exception as error:
-            if number > policy.max_retries or not is_retryable(error):
-                _annotate(error, number, policy)
-                raise
-            notice = RetryNotice(
-                number, error, policy.delay(error, number, chance), policy.max_retries - number
-            )
+        if number > policy.max_retries or not is_retryable(error):
+            _annotate(error, number, policy)
+            raise error
+        notice = RetryNotice(
+            number, error, policy.delay(error, number, chance), policy.max_retries - number
+        )
         if on_retry is not None:
             await on_retry(notice)
         await sleep(notice.delay)
         number += 1
+        try:
+            return await attempt()
+        except Exception as exc:
+            error = exc
