@@ -55,6 +55,9 @@ class NullJournal:
     async def response(self, state: RunState, response: ModelResponse, spent: Usage) -> None:
         """The model's response for the current step was accepted."""
 
+    def hold_response(self, state: RunState, response: ModelResponse, spent: Usage) -> None:
+        """The model's response, to be written with the next record (see `Journal`)."""
+
     async def call_started(self, state: RunState, call: ToolCall) -> None:
         """A tool call is about to run."""
 
@@ -154,6 +157,17 @@ class Journal(NullJournal):
     async def response(self, state: RunState, response: ModelResponse, spent: Usage) -> None:
         """Write the accepted response of the current step."""
         await self._write(state, ResponseSaved(_step(state), response, spent))
+
+    def hold_response(self, state: RunState, response: ModelResponse, spent: Usage) -> None:
+        """Hold the accepted response for the next write (its first call's start, the calls
+        held, the run's end), when the loop lets nothing act on it before then: one commit per
+        tool step saved (see `response_may_wait`). Phase data that cannot be saved fails here,
+        as the write would have (a `ContractError`)."""
+        if self.lost is not None:
+            raise self.lost
+        if state.phase_data:
+            json_snapshot(state.phase_data)
+        self._held.append(ResponseSaved(_step(state), response, spent))
 
     async def call_started(self, state: RunState, call: ToolCall) -> None:
         """Write that a call starts, before its tool is invoked."""

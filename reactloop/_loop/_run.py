@@ -136,6 +136,8 @@ class Run:
     # Whether something outside the run's own task can interrupt it (a handle, a stream, a parent
     # run): only then is each model call given a cancel scope (about 5 us per call; adr/0007).
     interruptible: bool = False
+    # Whether the response may be committed with its first call's start (`response_may_wait`).
+    response_waits: bool = False
 
     @property
     def listening(self) -> bool:

@@ -3,6 +3,8 @@ approval gate, structured output) and the default sequences. Published by `react
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from reactloop._core import Phase
 from reactloop._phases._ask import ask_model
 from reactloop._phases._execute import Admitted
@@ -33,6 +35,21 @@ def default_phases() -> list[Phase]:
     ]
 
 
+_BETWEEN = (HookDecisionApplier, OutputPhase)  # act on nothing outside the run
+
+
+def response_may_wait(phases: Sequence[Phase], hooked: bool) -> bool:
+    """Whether a step's response may be committed with its first call's start (or the calls
+    held, or the run's end) instead of on its own: only when nothing can act on it between the
+    two, i.e. the loop has no hooks and only built-in phases that act on nothing outside the run
+    stand between the reasoning phase and the tool phase (adr/0010)."""
+    kinds = [type(phase) for phase in phases]
+    if hooked or kinds.count(ReasoningPhase) != 1 or ToolPhase not in kinds:
+        return False
+    start, end = kinds.index(ReasoningPhase), kinds.index(ToolPhase)
+    return start < end and all(kind in _BETWEEN for kind in kinds[start + 1 : end])
+
+
 __all__ = [
     "Admitted",
     "HookDecisionApplier",
@@ -44,5 +61,6 @@ __all__ = [
     "ask_model",
     "default_phases",
     "default_start_phases",
+    "response_may_wait",
     "traced_model",
 ]

@@ -33,6 +33,7 @@ from reactloop._core import (
     ToolCallDelta,
     ToolCallStreamed,
     ToolChoice,
+    Usage,
     session_keyed,
 )
 from reactloop._durable import NULL_JOURNAL
@@ -264,8 +265,17 @@ class ReasoningPhase:
             stopped = park_stop(run, verdict_after)
         response = run.state.record_response(response, spent)  # call ids unique in the run
         if durable:
-            await run.journal.response(run.state, response, spent)
+            await journal_response(run, response, spent)
         return PROCEED if stopped else settle(run, response)
+
+
+async def journal_response(run: Run, response: ModelResponse, spent: Usage) -> None:
+    """Commit the step's response now, or hold it for its first call's start when nothing can
+    act on it before then (`Run.response_waits`)."""
+    if run.response_waits:
+        run.journal.hold_response(run.state, response, spent)
+    else:
+        await run.journal.response(run.state, response, spent)
 
 
 async def _ask(run: Run, model: Model, request: ModelRequest, heard: Heard) -> ModelResponse:
