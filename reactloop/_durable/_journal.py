@@ -135,14 +135,7 @@ class Journal(NullJournal):
             raise self.lost
         records = self._held
         self._held = []
-        if data and (state.phase_data or self._phase_data != _EMPTY):
-            snapshot = json_snapshot(state.phase_data)
-            if snapshot != self._phase_data:
-                records.append(PhaseDataSaved(_copy(state.phase_data)))
-                self._phase_data = snapshot
-        if state.instructions != self._instructions:
-            self._instructions = state.instructions
-            records.append(InstructionsSaved(state.instructions))
+        records.extend(self._changes(state, data))
         records.append(record)
         try:
             await self.store.append(self.run_id, records)
@@ -154,6 +147,20 @@ class Journal(NullJournal):
                 f"{_what(record)} of run {self.run_id} could not be saved: {error.message}"
             ) from error
 
+    def _changes(self, state: RunState, data: bool) -> list[Record]:
+        """The phase data and instructions that changed since they were last journaled (phase
+        data that cannot be saved raises its `ContractError`), to go before the next record."""
+        changes: list[Record] = []
+        if data and (state.phase_data or self._phase_data != _EMPTY):
+            snapshot = json_snapshot(state.phase_data)
+            if snapshot != self._phase_data:
+                changes.append(PhaseDataSaved(_copy(state.phase_data)))
+                self._phase_data = snapshot
+        if state.instructions != self._instructions:
+            self._instructions = state.instructions
+            changes.append(InstructionsSaved(state.instructions))
+        return changes
+
     async def response(self, state: RunState, response: ModelResponse, spent: Usage) -> None:
         """Write the accepted response of the current step."""
         await self._write(state, ResponseSaved(_step(state), response, spent))
@@ -161,12 +168,12 @@ class Journal(NullJournal):
     def hold_response(self, state: RunState, response: ModelResponse, spent: Usage) -> None:
         """Hold the accepted response for the next write (its first call's start, the calls
         held, the run's end), when the loop lets nothing act on it before then: one commit per
-        tool step saved (see `response_may_wait`). Phase data that cannot be saved fails here,
-        as the write would have (a `ContractError`)."""
+        tool step saved (see `response_may_wait`). What changed before it (phase data,
+        instructions) is held before it, as a write would have put it; phase data that cannot be
+        saved fails here, as the write would have (a `ContractError`)."""
         if self.lost is not None:
             raise self.lost
-        if state.phase_data:
-            json_snapshot(state.phase_data)
+        self._held.extend(self._changes(state, data=True))
         self._held.append(ResponseSaved(_step(state), response, spent))
 
     async def call_started(self, state: RunState, call: ToolCall) -> None:
