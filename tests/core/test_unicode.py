@@ -170,7 +170,9 @@ def count_files() -> int:
 class ReplaceWithBadText(Hook):
     """Replaces every tool result by one whose text is not valid Unicode."""
 
-    async def after_tool_call(self, run: Run, call: ToolCall, result: ToolResult) -> Override[ToolResult]:
+    async def after_tool_call(
+        self, run: Run, call: ToolCall, result: ToolResult
+    ) -> Override[ToolResult]:
         return Override(attrs.evolve(result, content=BAD))
 
 
