@@ -36,7 +36,6 @@ from benchmarks._measure import interleave
 from reactloop import ReActLoop
 from reactloop._core import (
     AssistantMessage,
-    Message,
     ModelRequest,
     ModelResponse,
     Record,
@@ -45,10 +44,8 @@ from reactloop._core import (
     RunCreated,
     RunEnded,
     RunStore,
-    RunSummary,
     StepClosed,
     StopReason,
-    StoredRun,
     ToolCall,
     ToolResult,
     Usage,
@@ -58,42 +55,11 @@ from reactloop._durable import MemoryStore, PostgresStore, SqliteStore
 from reactloop._durable._turns import cache_of
 from reactloop.context import ContextWindow
 from tests.helpers.postgres_server import binaries, fresh_schema, throwaway_cluster
+from tests.helpers.stored_sessions import WholeRead
 
 AGES = (100, 1_000, 5_000)
 WINDOW = ContextWindow(8_000, reserved_output=1_000)
 FILLER = "the parcel left the depot on time and should arrive tomorrow morning "
-
-
-class WholeRead:
-    """The store as a turn saw it before `session_turns`: every call but that one goes to
-    `inner`, so a turn reads the whole session."""
-
-    def __init__(self, inner: RunStore) -> None:
-        self.inner = inner
-
-    async def create_run(self, created: RunCreated) -> None:
-        await self.inner.create_run(created)
-
-    async def append(self, run_id: str, records: Sequence[Record]) -> None:
-        await self.inner.append(run_id, records)
-
-    async def load(self, run_id: str) -> StoredRun:
-        return await self.inner.load(run_id)
-
-    async def list_runs(self, **filters: Any) -> list[RunSummary]:
-        return await self.inner.list_runs(**filters)
-
-    async def delete_run(self, run_id: str) -> bool:
-        return await self.inner.delete_run(run_id)
-
-    async def delete_session(self, session_id: str) -> int:
-        return await self.inner.delete_session(session_id)
-
-    async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
-        return await self.inner.session_history(session_id, before=before)
-
-    async def aclose(self) -> None:
-        """Its owner closes the inner store."""
 
 
 class Answering:

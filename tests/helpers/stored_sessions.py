@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from attrs import frozen
 
@@ -24,7 +25,9 @@ from reactloop._core._records import (
     ResultSaved,
     RunCreated,
     RunEnded,
+    RunSummary,
     StepClosed,
+    StoredRun,
 )
 from reactloop._core._state import ToolResult
 
@@ -101,3 +104,35 @@ async def write_session(
         await store.append(run_id, records[1:])
         ids.append(run_id)
     return ids
+
+
+class WholeRead:
+    """The store as a turn saw it before `session_turns`, and as a store written before it
+    is: every call but that one goes to `inner`, so a turn reads the whole session."""
+
+    def __init__(self, inner: RunStore) -> None:
+        self.inner = inner
+
+    async def create_run(self, created: RunCreated) -> None:
+        await self.inner.create_run(created)
+
+    async def append(self, run_id: str, records: Sequence[Record]) -> None:
+        await self.inner.append(run_id, records)
+
+    async def load(self, run_id: str) -> StoredRun:
+        return await self.inner.load(run_id)
+
+    async def list_runs(self, **filters: Any) -> list[RunSummary]:
+        return await self.inner.list_runs(**filters)
+
+    async def delete_run(self, run_id: str) -> bool:
+        return await self.inner.delete_run(run_id)
+
+    async def delete_session(self, session_id: str) -> int:
+        return await self.inner.delete_session(session_id)
+
+    async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
+        return await self.inner.session_history(session_id, before=before)
+
+    async def aclose(self) -> None:
+        """Its owner closes the inner store."""

@@ -25,12 +25,8 @@ from reactloop._core._messages import (
     UserMessage,
 )
 from reactloop._core._records import (
-    Record,
-    RunCreated,
     RunStatus,
-    RunSummary,
     SessionTurn,
-    StoredRun,
 )
 from reactloop._core._repair import pair_calls, repair_history
 from reactloop._durable._stores import MemoryStore, SqliteStore, Store
@@ -41,43 +37,12 @@ from reactloop._policies._context import ContextWindow
 from reactloop._stored_errors import SessionBusyError
 from reactloop.approval import Approve, DecisionScope
 from reactloop.testing import FakeTool, FunctionModel, reply
-from tests.helpers.stored_sessions import Turn, write_session
+from tests.helpers.stored_sessions import Turn, WholeRead, write_session
 
 pytestmark = pytest.mark.anyio
 
 
-class WholeStore:
-    """A run store written before `session_turns` existed: every call goes to `inner`."""
-
-    def __init__(self, inner: RunStore) -> None:
-        self.inner = inner
-
-    async def create_run(self, created: RunCreated) -> None:
-        await self.inner.create_run(created)
-
-    async def append(self, run_id: str, records: Sequence[Record]) -> None:
-        await self.inner.append(run_id, records)
-
-    async def load(self, run_id: str) -> StoredRun:
-        return await self.inner.load(run_id)
-
-    async def list_runs(self, **filters: Any) -> list[RunSummary]:
-        return await self.inner.list_runs(**filters)
-
-    async def delete_run(self, run_id: str) -> bool:
-        return await self.inner.delete_run(run_id)
-
-    async def delete_session(self, session_id: str) -> int:
-        return await self.inner.delete_session(session_id)
-
-    async def session_history(self, session_id: str, *, before: str | None = None) -> list[Message]:
-        return await self.inner.session_history(session_id, before=before)
-
-    async def aclose(self) -> None:
-        """The inner store is closed by its owner."""
-
-
-class CountingStore(WholeStore):
+class CountingStore(WholeRead):
     """A store that reads by pages, counting the runs it reads."""
 
     def __init__(self, inner: Store) -> None:
@@ -137,7 +102,7 @@ async def test_a_turn_sends_what_a_whole_read_would_and_reads_fewer_runs(
     window = ContextWindow(800, reserved_output=100, drop_to=drop_to)
     counting = CountingStore(any_store)
     paged = await three_turns(counting, "paged", window)
-    whole = await three_turns(WholeStore(any_store), "whole", window)
+    whole = await three_turns(WholeRead(any_store), "whole", window)
     assert paged == whole and len(paged) == 6
     assert 3 <= counting.read < 3 * 30  # each turn read far fewer than the session's 60+ runs
 
@@ -180,7 +145,7 @@ async def test_the_sessions_leading_system_messages_are_read(any_store: Store) -
 
 async def test_a_store_without_session_turns_still_serves_sessions(any_store: Store) -> None:
     seen: list[tuple[Message, ...]] = []
-    store = WholeStore(any_store)
+    store = WholeRead(any_store)
     loop = ReActLoop(
         scripted(seen),
         tools=[FakeTool("lookup")],
