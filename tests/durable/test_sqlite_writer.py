@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
 from reactloop._core._records import CallStarted, RunCreated
@@ -60,6 +61,19 @@ def writer_held(store: SqliteStore) -> Iterator[None]:
         store._writer.lock.release()
 
 
+async def hand_over_first(
+    store: SqliteStore, group: anyio.abc.TaskGroup, run_id: str, call_id: str
+) -> int:
+    """With the writer held, start an append and wait until the writer thread has taken it (it
+    waits there); returns how many jobs the writer has been handed so far."""
+    writer = store._writer
+    handed = writer.submitted + 1
+    group.start_soon(store.append, run_id, [started(call_id)])
+    await until("the first append is handed over", lambda: writer.submitted == handed)
+    await until("and taken", lambda: writer.queued() == 0)
+    return handed
+
+
 async def test_appends_queued_during_a_transaction_commit_together_in_order(
     tmp_path: Path,
 ) -> None:
@@ -104,12 +118,7 @@ async def test_one_failing_append_in_a_group_leaves_the_others_committed(tmp_pat
 
     async with anyio.create_task_group() as group:
         with writer_held(store):
-            handed = store._writer.submitted + 1
-            group.start_soon(store.append, "kept", [started("kept-0")])
-            await until(
-                "the first append is handed over", lambda: store._writer.submitted == handed
-            )
-            await until("and taken", lambda: store._writer.queued() == 0)
+            await hand_over_first(store, group, "kept", "kept-0")
             for count, run_id in enumerate(("kept", "taken", "other"), 1):  # in this order
                 group.start_soon(append, run_id)
                 await until(f"{run_id} queues up", lambda n=count: store._writer.queued() == n)
@@ -130,12 +139,7 @@ async def test_a_caller_cancelled_before_its_append_started_writes_nothing(
     await store.create_run(created("r"))
     async with anyio.create_task_group() as group:
         with writer_held(store):
-            handed = store._writer.submitted + 1
-            group.start_soon(store.append, "r", [started("first")])
-            await until(
-                "the first append is handed over", lambda: store._writer.submitted == handed
-            )
-            await until("and taken", lambda: store._writer.queued() == 0)
+            await hand_over_first(store, group, "r", "first")
             with anyio.CancelScope() as scope:
                 scope.cancel()
                 await store.append("r", [started("withdrawn")])
@@ -253,10 +257,7 @@ async def test_a_write_queued_before_aclose_and_then_cancelled_is_withdrawn(
     writer = store._writer
     async with anyio.create_task_group() as group:
         with writer_held(store):
-            handed = writer.submitted + 1
-            group.start_soon(store.append, "r", [started("first")])
-            await until("the first append is handed over", lambda: writer.submitted == handed)
-            await until("and taken", lambda: writer.queued() == 0)
+            handed = await hand_over_first(store, group, "r", "first")
             scope = anyio.CancelScope()
             group.start_soon(cancellable, scope, store.append("r", [started("withdrawn")]))
             await until("it is queued", lambda: writer.queued() == 1)
