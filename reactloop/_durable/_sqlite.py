@@ -50,7 +50,7 @@ from reactloop._durable._leases import (
     timeouts_option,
 )
 from reactloop._durable._replay import replay
-from reactloop._durable._sqlite_blobs import forget_blobs, put_blobs, run_blobs
+from reactloop._durable._sqlite_blobs import forget_blobs, put_blobs, run_journal
 from reactloop._durable._sqlite_file import is_busy, transaction
 from reactloop._durable._sqlite_writer import Connector, Writer
 from reactloop._durable._turns import cache_of, sqlite_turns
@@ -352,7 +352,7 @@ class SqliteStore:
     async def load(self, run_id: str) -> StoredRun:
         """The stored run rebuilt from its journal; `RunNotFoundError` for an unknown id."""
         checked_ids(run_id=run_id)
-        bodies, blobs = await self._run(lambda connection: _journal(connection, run_id))
+        bodies, blobs = await self._run(lambda connection: run_journal(connection, run_id))
         if not bodies:
             raise RunNotFoundError(run_id)
         return replay([decode(body, blobs) for body in bodies]).stored
@@ -409,7 +409,7 @@ class SqliteStore:
                 " ORDER BY position",
                 (session_id, before),
             ).fetchall()
-            return [_journal(connection, run_id) for (run_id,) in ids]
+            return [run_journal(connection, run_id) for (run_id,) in ids]
 
         messages: list[Message] = []
         for bodies, blobs in await self._run(work):
@@ -496,14 +496,6 @@ def _last_seq(connection: sqlite3.Connection, run_id: str) -> int:
         raise RunNotFoundError(run_id)
     last_seq: int = last
     return last_seq
-
-
-def _journal(connection: sqlite3.Connection, run_id: str) -> tuple[list[bytes], dict[str, bytes]]:
-    """The run's record bodies in order, and the blobs they refer to."""
-    rows = connection.execute(
-        "SELECT body FROM records WHERE run_id = ? ORDER BY seq", (run_id,)
-    ).fetchall()
-    return [row[0] for row in rows], run_blobs(connection, run_id)
 
 
 def _delete(connection: sqlite3.Connection, where: str, value: Any) -> int:

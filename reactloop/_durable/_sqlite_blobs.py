@@ -43,6 +43,16 @@ def run_blobs(connection: sqlite3.Connection, run_id: str) -> dict[str, bytes]:
     return {digest: bytes(data) for digest, data in rows}
 
 
+def run_journal(
+    connection: sqlite3.Connection, run_id: str
+) -> tuple[list[bytes], dict[str, bytes]]:
+    """The run's record bodies in order, and the blobs they refer to."""
+    rows = connection.execute(
+        "SELECT body FROM records WHERE run_id = ? ORDER BY seq", (run_id,)
+    ).fetchall()
+    return [row[0] for row in rows], run_blobs(connection, run_id)
+
+
 def forget_blobs(connection: sqlite3.Connection, where: str, value: object) -> None:
     """Before runs matching `where` are deleted: drop their references, and the blobs no other
     run refers to."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from reactloop._core import SessionTurn
 from reactloop._durable._codec import decode
 from reactloop._durable._replay import replay
-from reactloop._durable._sqlite_blobs import run_blobs
+from reactloop._durable._sqlite_blobs import run_journal
 
 if TYPE_CHECKING:
     import psycopg
@@ -104,17 +104,10 @@ def sqlite_turns(
     read: list[tuple[str, Stamp, Found]] = []
     for run_id, position, last in rows:
         stamp = (position, last or 0)
-        found = known(run_id, stamp) or _journal(connection, run_id)
+        found = known(run_id, stamp) or run_journal(connection, run_id)
         if isinstance(found, SessionTurn) or found[0]:  # no records: deleted since the page
             read.append((run_id, stamp, found))
     return read
-
-
-def _journal(connection: sqlite3.Connection, run_id: str) -> Journal:
-    rows = connection.execute(
-        "SELECT body FROM records WHERE run_id = ? ORDER BY seq", (run_id,)
-    ).fetchall()
-    return [row[0] for row in rows], run_blobs(connection, run_id)
 
 
 def postgres_turns(
