@@ -11,8 +11,9 @@ from __future__ import annotations
 import faulthandler
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -84,6 +85,21 @@ def postgres_store(postgres_url: str) -> Iterator[PostgresStore]:
 def close(store: PostgresStore) -> None:
     """Close a store's connections from synchronous teardown code."""
     store._connections.close_all()
+
+
+@pytest.fixture
+def worker(postgres_url: str) -> Iterator[Callable[..., PostgresStore]]:
+    """Make workers (stores with their own connections, `worker("w2")`) on one fresh schema;
+    closed after the test."""
+    made: list[PostgresStore] = []
+
+    def make(name: str = "w1", **options: Any) -> PostgresStore:
+        made.append(PostgresStore(postgres_url, worker_id=name, **options))
+        return made[-1]
+
+    yield make
+    for store in made:
+        close(store)
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])

@@ -24,24 +24,10 @@ from reactloop._loop._loop import ReActLoop
 from reactloop._stored_errors import StoreError
 from reactloop._tools._tool import tool
 from reactloop.testing import FunctionModel, call, reply
-from tests.conftest import close
 from tests.helpers.postgres_server import backend_pids, restart, terminate
 
 pytestmark = pytest.mark.anyio
 HANG_GUARD = 60.0  # each faulty call returns long before this unless it hangs
-
-
-@pytest.fixture
-def worker(postgres_url: str) -> Iterator[Callable[..., PostgresStore]]:
-    made: list[PostgresStore] = []
-
-    def make(name: str = "w1", **options: Any) -> PostgresStore:
-        made.append(PostgresStore(postgres_url, worker_id=name, **options))
-        return made[-1]
-
-    yield make
-    for store in made:
-        close(store)
 
 
 def fault_in_tool(fault: Callable[[], object], ran: list[int]) -> Any:

@@ -7,7 +7,7 @@ would have; the leases are the server's, so two stores in one test race as two m
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -28,26 +28,10 @@ from reactloop._loop._workers import resume_claimable
 from reactloop._stored_errors import LeaseHeldError, LeaseLostError, SessionBusyError, StoreError
 from reactloop._tools._tool import tool
 from reactloop.testing import FakeTool, FunctionModel, ScriptedModel
-from tests.conftest import close
 from tests.helpers.postgres_server import expire
 
 pytestmark = pytest.mark.anyio
 Workers = Callable[..., PostgresStore]
-
-
-@pytest.fixture
-def worker(postgres_url: str) -> Iterator[Workers]:
-    """Make workers (stores with their own connection) on one fresh schema; closed after."""
-    made: list[PostgresStore] = []
-
-    def make(name: str, **options: Any) -> PostgresStore:
-        store = PostgresStore(postgres_url, worker_id=name, **options)
-        made.append(store)
-        return store
-
-    yield make
-    for store in made:
-        close(store)
 
 
 def created(run_id: str, session_id: str | None = None) -> RunCreated:

@@ -5,7 +5,7 @@ the store's connections keep every record once and in order."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -20,25 +20,10 @@ from reactloop._durable._postgres_pool import Disconnected
 from reactloop._durable._stores import PostgresStore
 from reactloop._errors import ConfigurationError
 from reactloop._stored_errors import LeaseLostError, RunNotFoundError, StoreError
-from tests.conftest import close
 from tests.helpers.postgres_server import backend_pids, expire
 
 pytestmark = pytest.mark.anyio
 Workers = Callable[..., PostgresStore]
-
-
-@pytest.fixture
-def worker(postgres_url: str) -> Iterator[Workers]:
-    """Make workers (stores with their own connections) on one fresh schema; closed after."""
-    made: list[PostgresStore] = []
-
-    def make(name: str, **options: Any) -> PostgresStore:
-        made.append(PostgresStore(postgres_url, worker_id=name, **options))
-        return made[-1]
-
-    yield make
-    for store in made:
-        close(store)
 
 
 def row(url: str, run_id: str) -> tuple[Any, ...]:
