@@ -93,7 +93,6 @@ class ReActLoop(RunEntryPoints[OutputT]):
         self.phases = phase_sequence("phases", phases, default_phases)
         self.start_phases = phase_sequence("start_phases", start_phases, default_start_phases)
         check_output_phase(self.config, self.phases)
-        self._waits: tuple[object, object, bool] | None = None  # see `_response_may_wait`
 
     @overload
     def with_output(self, output_type: type[T], **options: Any) -> ReActLoop[T]: ...
@@ -110,20 +109,11 @@ class ReActLoop(RunEntryPoints[OutputT]):
 
     async def drive(self, run: Run, departure: Departure | None = None) -> RunResult[Any]:
         """Execute a prepared run to its end: the one code path of run(), start() and stream()."""
-        run.response_waits = self._response_may_wait()
+        run.response_waits = response_may_wait(self.phases, self.config.hooks.hooked)
         tracing = self.config.tracing
         if tracing is None:
             return await self._drive(run, departure)
         return await tracing.invoke_agent(run, partial(self._drive, run, departure))
-
-    def _response_may_wait(self) -> bool:
-        """`response_may_wait` for the phases and hooks as they are now (found again when
-        either was replaced: `loop.phases` may be reassigned)."""
-        phases, hooks = self.phases, self.config.hooks
-        known = self._waits
-        if known is None or known[0] is not phases or known[1] is not hooks:
-            known = self._waits = (phases, hooks, response_may_wait(phases, hooks.hooked))
-        return known[2]
 
     async def _drive(self, run: Run, departure: Departure | None) -> RunResult[Any]:
         async with leased(run):
