@@ -199,7 +199,8 @@ class Workers:
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
             for process in self.running:
-                process.kill()
+                if process.returncode is None:
+                    process.kill()
                 await process.wait()
                 await process.aclose()
             self.running.clear()

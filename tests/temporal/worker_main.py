@@ -1,11 +1,17 @@
 """One worker process of the Temporal tests: `python -m tests.temporal.worker_main --address
 HOST:PORT --task-queue Q --vendor URL --counts FILE` serves the test loop
 (tests/temporal/agents.py) on the task queue, prints `ready` once it polls, and runs until
-SIGTERM (a clean stop) or SIGKILL (a lost worker)."""
+SIGTERM (a clean stop) or SIGKILL (a lost worker).
+
+After a clean stop the process leaves without the interpreter's teardown (`os._exit(0)`): the
+Temporal SDK's core threads outlive the worker and can abort a finalizing interpreter
+(temporalio/sdk-python#300, "PyGILState_Release: thread state ... must be current"), which
+would turn a clean stop into exit code -6 at random."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from datetime import timedelta
@@ -48,7 +54,11 @@ async def serve(options: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    """Serve, then exit 0 at once once the worker stopped cleanly (an error still raises)."""
     anyio.run(serve, arguments(sys.argv[1:]))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
